@@ -1,0 +1,275 @@
+"""The command line: options in, calls into the core, rendering out. No logic of its own.
+
+Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 could not check (bad usage, bad
+rule file, unreadable snapshot), 3 internal error (a crash log is written), 130 interrupted.
+"""
+
+import os
+import sys
+from enum import Enum
+from typing import List, Optional
+
+import typer
+
+from . import __version__
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Says what is wrong with a GPU host for AI workloads, and the exact command that fixes it.",
+    pretty_exceptions_enable=False,
+)
+rules_app = typer.Typer(no_args_is_help=True, help="List, show and validate rules.")
+app.add_typer(rules_app, name="rules")
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class FailOn(str, Enum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+    never = "never"
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"gpudoctor {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(
+    version: Optional[bool] = typer.Option(
+        None, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    pass
+
+
+SnapshotOpt = typer.Option(None, "--snapshot", help="Replay a snapshot (.tar.gz or directory) instead of this host.")
+PythonOpt = typer.Option(
+    None, "--python", help="Interpreter whose environment to inspect (default: active venv, else this one)."
+)
+TimeoutOpt = typer.Option(10.0, "--timeout", min=0.1, help="Deadline in seconds for the whole check.")
+
+
+def _fail(message: str, code: int = 2) -> None:
+    typer.echo(f"gpudoctor: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _collect(snapshot: Optional[str], python: Optional[str], timeout: float):
+    from .check import open_host
+    from .host.base import Deadline
+    from .host.snapshot import SnapshotError
+
+    deadline = Deadline(timeout)
+    try:
+        host, source = open_host(snapshot, python, deadline)
+    except SnapshotError as e:
+        _fail(str(e))
+    return host, source, deadline
+
+
+@app.command()
+def check(
+    snapshot: Optional[str] = SnapshotOpt,
+    python: Optional[str] = PythonOpt,
+    rules: List[str] = typer.Option([], "--rules", help="More rule files or directories (repeatable)."),
+    fmt: Format = typer.Option(Format.text, "--format", help="Output format."),
+    fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", help="Lowest severity that makes the exit code 1."),
+    timeout: float = TimeoutOpt,
+) -> None:
+    """Check this host (or a snapshot) and print what is wrong, with the command that fixes it."""
+    from .check import exit_code, run_check
+    from .engine.loader import RuleLoadError
+
+    host, source, deadline = _collect(snapshot, python, timeout)
+    try:
+        result = run_check(host, source, deadline, rules)
+    except RuleLoadError as e:
+        _fail("rule files have problems:\n" + "\n".join(f"  {p}" for p in e.problems))
+    code = exit_code(result.findings, fail_on.value)
+    if fmt is Format.json:
+        from .report import json_report
+
+        sys.stdout.write(json_report.render(result, fail_on.value))
+    elif _use_color():
+        from .report.text import print_rich
+
+        print_rich(result, fail_on.value)
+    else:
+        from .report.text import render_plain
+
+        sys.stdout.write(render_plain(result, fail_on.value))
+    _exit(code, result.timed_out)
+
+
+@app.command()
+def facts(
+    snapshot: Optional[str] = SnapshotOpt,
+    python: Optional[str] = PythonOpt,
+    fmt: Format = typer.Option(Format.text, "--format", help="Output format."),
+    timeout: float = TimeoutOpt,
+) -> None:
+    """Print every fact the probes collected, with where it came from (for bug reports)."""
+    import json
+
+    from .collect import collect
+
+    host, _source, deadline = _collect(snapshot, python, timeout)
+    facts_, _ = collect(host, deadline)
+    if fmt is Format.json:
+        sys.stdout.write(json.dumps(facts_.tree(), indent=2, default=str) + "\n")
+    else:
+        from .report.facts_text import render
+
+        sys.stdout.write(render(facts_))
+    _exit(0, list(getattr(host, "timed_out", [])))
+
+
+@app.command()
+def snapshot(
+    output: str = typer.Option("gpudoctor-snapshot.tar.gz", "-o", "--output", help="Where to write it."),
+    python: Optional[str] = PythonOpt,
+    no_redact: bool = typer.Option(False, "--no-redact", help="Keep GPU UUIDs, serial numbers and hostname."),
+    timeout: float = TimeoutOpt,
+) -> None:
+    """Record what the probes read on this host into a file anyone can replay with check --snapshot."""
+    import socket
+
+    from .collect import collect
+    from .host.base import Deadline
+    from .host.live import LiveHost
+    from .host.snapshot import RecordingHost, redact, save
+
+    deadline = Deadline(timeout)
+    recorder = RecordingHost(LiveHost(deadline=deadline, python=python))
+    collect(recorder, deadline)
+    rec = recorder.recording
+    if not no_redact:
+        rec = redact(rec, hostnames=(socket.gethostname(),))
+    try:
+        save(rec, output, __version__)
+    except OSError as e:
+        _fail(f"cannot write {output}: {e}")
+    typer.echo(
+        f"wrote {output}: {len(rec.files)} files, {len(rec.commands)} commands, "
+        f"{len(rec.nvml_system) + sum(len(d) for d in rec.nvml_devices.values())} NVML readings"
+        + ("" if no_redact else "; GPU UUIDs, serial numbers and hostname redacted")
+    )
+    _exit(0, list(recorder.timed_out))
+
+
+@app.command()
+def explain(message: str = typer.Argument(..., help="An error message, pasted.")) -> None:
+    """Find the rules that explain an error message you met, and what fixes it."""
+    from .engine.loader import RuleLoadError, load_rules
+    from .report.rules_text import explain_text
+
+    try:
+        all_rules = load_rules([])
+    except RuleLoadError as e:
+        _fail(str(e))
+    text, found = explain_text(all_rules, message)
+    typer.echo(text, nl=False)
+    raise typer.Exit(0 if found else 1)
+
+
+@rules_app.command("list")
+def rules_list(
+    rules: List[str] = typer.Option([], "--rules", help="More rule files or directories."),
+) -> None:
+    """List every rule: id, severity, area and title."""
+    from .engine.loader import RuleLoadError, load_rules
+    from .report.rules_text import rule_table
+
+    try:
+        all_rules = load_rules(rules)
+    except RuleLoadError as e:
+        _fail(str(e))
+    typer.echo(rule_table(all_rules), nl=False)
+
+
+@rules_app.command("show")
+def rules_show(
+    rule_id: str = typer.Argument(..., help="A rule id, e.g. GD-PCIE-001."),
+    rules: List[str] = typer.Option([], "--rules", help="More rule files or directories."),
+) -> None:
+    """Show one rule in full."""
+    from .engine.loader import RuleLoadError, load_rules
+    from .report.rules_text import rule_detail
+
+    try:
+        all_rules = load_rules(rules)
+    except RuleLoadError as e:
+        _fail(str(e))
+    match = [r for r in all_rules if r.id == rule_id.upper()]
+    if not match:
+        _fail(f"no rule {rule_id!r}; `gpudoctor rules list` shows them all", 2)
+    typer.echo(rule_detail(match[0]), nl=False)
+
+
+@rules_app.command("validate")
+def rules_validate(paths: List[str] = typer.Argument(..., help="Rule files or directories.")) -> None:
+    """Check rule files strictly; print every problem with file, line and rule id (exit 2 on any)."""
+    from .engine.loader import RuleLoadError, load_rules
+
+    try:
+        loaded = load_rules(paths, include_shipped=False)
+    except RuleLoadError as e:
+        for p in e.problems:
+            typer.echo(str(p), err=True)
+        typer.echo(f"{len(e.problems)} problem(s) found", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"{len(loaded)} rule(s) valid")
+
+
+def _use_color() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def _exit(code: int, timed_out: List[str]) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if timed_out:
+        # A call that never returned may still hold a thread inside a C library; do not wait for it.
+        os._exit(code)
+    raise typer.Exit(code)
+
+
+def main() -> None:
+    """Console entry point: exit codes for interruptions and crashes, with a crash log."""
+    try:
+        app(standalone_mode=False)
+    except KeyboardInterrupt:
+        sys.stderr.write("gpudoctor: interrupted\n")
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception as e:  # noqa: BLE001 - anything unexpected becomes exit 3 with a crash log
+        code = _handle_click_or_crash(e)
+        sys.exit(code)
+    sys.exit(0)
+
+
+def _handle_click_or_crash(e: Exception) -> int:
+    import click
+
+    if isinstance(e, click.exceptions.Exit):
+        return e.exit_code
+    if isinstance(e, click.ClickException):
+        e.show()
+        return 2
+    if isinstance(e, click.exceptions.Abort):
+        sys.stderr.write("gpudoctor: aborted\n")
+        return 130
+    from .crashlog import write_crash_log
+
+    path = write_crash_log(e)
+    sys.stderr.write(f"gpudoctor: internal error: {type(e).__name__}: {e}\ncrash log: {path}\n")
+    return 3

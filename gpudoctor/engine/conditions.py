@@ -1,0 +1,256 @@
+"""Rule conditions: their grammar (validated when rule files load) and their evaluation over Facts.
+
+    condition  := {all: [condition, ...]} | {any: [condition, ...]} | {not: condition} | comparison
+    comparison := {fact: NAME, OPERATOR: VALUE}      VALUE may be {fact: NAME} to compare two facts
+
+Evaluation is three-valued: True, False, or None when a fact it needs is unknown. `all` is False if any
+part is False, else None if any part is None; `any` is True if any part is True, else None if any is None;
+`not None` is None. A rule fires only on True. `exists` and `unknown` look at knowledge itself and are
+never None.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Optional
+
+from packaging.version import InvalidVersion, Version
+
+from ..facts import Facts, spec_for
+from . import nvidia_require
+
+
+def _num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _version(v: Any) -> Optional[Version]:
+    try:
+        return Version(str(v))
+    except InvalidVersion:
+        return None
+
+
+def _vcmp(test: Callable[[Version, Version], bool]) -> Callable[[Any, Any], Optional[bool]]:
+    def compare(a: Any, b: Any) -> Optional[bool]:
+        va, vb = _version(a), _version(b)
+        return None if va is None or vb is None else test(va, vb)
+
+    return compare
+
+
+def _ncmp(test: Callable[[float, float], bool]) -> Callable[[Any, Any], Optional[bool]]:
+    def compare(a: Any, b: Any) -> Optional[bool]:
+        return test(a, b) if _num(a) and _num(b) else None
+
+    return compare
+
+
+def _mask(v: Any) -> Optional[int]:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str):
+        try:
+            return int(v, 0)
+        except ValueError:
+            return None
+    return None
+
+
+def _bits(test: Callable[[int, int], bool]) -> Callable[[Any, Any], Optional[bool]]:
+    def compare(a: Any, b: Any) -> Optional[bool]:
+        ma, mb = _mask(a), _mask(b)
+        return None if ma is None or mb is None else test(ma, mb)
+
+    return compare
+
+
+def _matches(a: Any, pattern: Any) -> Optional[bool]:
+    return re.search(str(pattern), str(a)) is not None
+
+
+def _contains(a: Any, b: Any) -> Optional[bool]:
+    return b in a if isinstance(a, (list, tuple, str)) else None
+
+
+def _in(a: Any, b: Any) -> Optional[bool]:
+    return a in b if isinstance(b, (list, tuple)) else None
+
+
+# operator -> (what VALUE must be, for validation; how to compare a fact's value with it)
+OPERATORS: dict[str, tuple[str, Callable[[Any, Any], Optional[bool]]]] = {
+    "eq": ("scalar", lambda a, b: a == b),
+    "ne": ("scalar", lambda a, b: a != b),
+    "lt": ("number", _ncmp(lambda a, b: a < b)),
+    "le": ("number", _ncmp(lambda a, b: a <= b)),
+    "gt": ("number", _ncmp(lambda a, b: a > b)),
+    "ge": ("number", _ncmp(lambda a, b: a >= b)),
+    "version_eq": ("version", _vcmp(lambda a, b: a == b)),
+    "version_ne": ("version", _vcmp(lambda a, b: a != b)),
+    "version_lt": ("version", _vcmp(lambda a, b: a < b)),
+    "version_le": ("version", _vcmp(lambda a, b: a <= b)),
+    "version_gt": ("version", _vcmp(lambda a, b: a > b)),
+    "version_ge": ("version", _vcmp(lambda a, b: a >= b)),
+    "in": ("list", _in),
+    "not_in": ("list", lambda a, b: None if _in(a, b) is None else not _in(a, b)),
+    "contains": ("scalar", _contains),
+    "matches": ("regex", _matches),
+    "bits_any": ("mask", _bits(lambda a, b: a & b != 0)),
+    "bits_all": ("mask", _bits(lambda a, b: a & b == b)),
+    "bits_none": ("mask", _bits(lambda a, b: a & b == 0)),
+    "exists": ("bool", lambda a, b: a),  # handled before evaluation: see _compare
+    "unknown": ("bool", lambda a, b: a),
+    "nvidia_require": ("require", lambda a, b: a),
+}
+LOGIC = ("all", "any", "not")
+
+
+# --- validation ----------------------------------------------------------------------------------------
+
+
+def validate(cond: Any, where: str, for_each: Optional[str], errors: list[tuple[str, str]]) -> None:
+    """Append (where, problem) for everything wrong with a condition tree; never raises."""
+    if not isinstance(cond, dict) or not cond:
+        errors.append((where, f"a condition must be a mapping (all/any/not or fact + operator), got {cond!r}"))
+        return
+    logic = [k for k in cond if k in LOGIC]
+    if logic:
+        if len(cond) != 1:
+            errors.append((where, f"'{logic[0]}' must stand alone in its mapping; found {sorted(cond)}"))
+            return
+        key = logic[0]
+        body = cond[key]
+        if key == "not":
+            validate(body, f"{where}.not", for_each, errors)
+        elif not isinstance(body, list) or not body:
+            errors.append((f"{where}.{key}", "expected a non-empty list of conditions"))
+        else:
+            for i, part in enumerate(body):
+                validate(part, f"{where}.{key}[{i}]", for_each, errors)
+        return
+    if "fact" not in cond:
+        errors.append((where, f"expected 'all', 'any', 'not' or 'fact', got {sorted(cond)}"))
+        return
+    check_fact_name(cond["fact"], f"{where}.fact", for_each, errors)
+    ops = [k for k in cond if k != "fact"]
+    if len(ops) != 1:
+        errors.append((where, f"a comparison needs exactly one operator, got {ops or 'none'}"))
+        return
+    op = ops[0]
+    if op not in OPERATORS:
+        errors.append((f"{where}.{op}", f"unknown operator '{op}'; expected one of: {', '.join(OPERATORS)}"))
+        return
+    _validate_value(op, cond[op], f"{where}.{op}", for_each, errors)
+
+
+def _validate_value(op: str, value: Any, where: str, for_each: Optional[str], errors: list) -> None:
+    kind = OPERATORS[op][0]
+    if isinstance(value, dict):
+        if set(value) == {"fact"} and kind not in ("bool", "regex", "require"):
+            check_fact_name(value["fact"], f"{where}.fact", for_each, errors)
+        else:
+            errors.append((where, f"'{op}' takes a value or {{fact: NAME}}, got {value!r}"))
+        return
+    bad = {
+        "scalar": not isinstance(value, (str, int, float, bool)),
+        "number": not _num(value),
+        "version": not isinstance(value, (str, int, float)) or _version(value) is None,
+        "list": not isinstance(value, list) or not all(isinstance(v, (str, int, float, bool)) for v in value),
+        "mask": _mask(value) is None,
+        "bool": not isinstance(value, bool),
+        "require": value not in ("met", "unmet"),
+        "regex": not isinstance(value, str),
+    }[kind]
+    hint = {
+        "number": "a number",
+        "version": "a version such as '525.60.13' (quote it)",
+        "list": "a list of plain values",
+        "mask": "an integer or a string such as '0xE8'",
+        "bool": "true or false",
+        "require": "'met' or 'unmet'",
+        "regex": "a regular expression string",
+        "scalar": "a plain value",
+    }[kind]
+    if bad:
+        errors.append((where, f"'{op}' expects {hint}, got {value!r}"))
+        return
+    if kind == "regex":
+        try:
+            re.compile(value)
+        except re.error as e:
+            errors.append((where, f"not a valid regular expression: {e}"))
+
+
+def check_fact_name(name: Any, where: str, for_each: Optional[str], errors: list) -> None:
+    if not isinstance(name, str):
+        errors.append((where, f"a fact name must be a string, got {name!r}"))
+        return
+    if "[i]" in name:
+        head = name.split("[i]")[0]
+        if for_each is None:
+            errors.append((where, f"'{name}' uses [i] but the rule has no for_each"))
+            return
+        if head != for_each:
+            errors.append((where, f"'{name}' uses [i] of '{head}' but the rule iterates '{for_each}'"))
+            return
+    if spec_for(name.replace("[i]", "[0]")) is None:
+        errors.append((where, f"unknown fact '{name}' (see docs/facts.md for the names facts have)"))
+
+
+# --- evaluation ----------------------------------------------------------------------------------------
+
+
+class Evaluation:
+    """Evaluates one rule's condition for one item, remembering which facts it read."""
+
+    def __init__(self, facts: Facts, item: Optional[int]) -> None:
+        self.facts = facts
+        self.item = item
+        self.read: dict[str, Any] = {}  # fact name -> value or None
+        self.unknown: dict[str, str] = {}  # fact name -> reason
+
+    def name(self, pattern: str) -> str:
+        return pattern.replace("[i]", f"[{self.item}]") if self.item is not None else pattern
+
+    def fact(self, pattern: str) -> tuple[bool, Any]:
+        name = self.name(pattern)
+        fact = self.facts.get(name)
+        if fact.known:
+            self.read[name] = fact.value
+            return True, fact.value
+        self.unknown[name] = fact.unknown or "unknown"
+        return False, None
+
+    def __call__(self, cond: dict) -> Optional[bool]:
+        if "all" in cond:
+            results = [self(c) for c in cond["all"]]
+            return False if False in results else (None if None in results else True)
+        if "any" in cond:
+            results = [self(c) for c in cond["any"]]
+            return True if True in results else (None if None in results else False)
+        if "not" in cond:
+            inner = self(cond["not"])
+            return None if inner is None else not inner
+        return self._compare(cond)
+
+    def _compare(self, cond: dict) -> Optional[bool]:
+        op = next(k for k in cond if k != "fact")
+        expected = cond[op]
+        name = self.name(cond["fact"])
+        if op in ("exists", "unknown"):
+            is_known = self.facts.get(name).known
+            self.read[name] = self.facts.get(name).value
+            return is_known == expected if op == "exists" else (not is_known) == expected
+        ok, actual = self.fact(cond["fact"])
+        if not ok:
+            return None
+        if op == "nvidia_require":
+            met = nvidia_require.satisfied(str(actual), self.facts)
+            return None if met is None else (met if expected == "met" else not met)
+        if isinstance(expected, dict):
+            ok, expected = self.fact(expected["fact"])
+            if not ok:
+                return None
+        return OPERATORS[op][1](actual, expected)

@@ -1,0 +1,61 @@
+"""Evaluates rules on Facts: each rule, for each item it iterates, gives findings or a pass or unknown."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..facts import Facts
+from .conditions import Evaluation
+from .model import Finding, FixStep, Rule, RuleResult
+from .template import UnsafeArgument, render, render_arg
+
+
+def evaluate(rules: list[Rule], facts: Facts) -> list[RuleResult]:
+    return [evaluate_rule(rule, facts) for rule in rules]
+
+
+def evaluate_rule(rule: Rule, facts: Facts) -> RuleResult:
+    items: list[Optional[int]]
+    if rule.for_each is None:
+        items = [None]
+    else:
+        count_fact = facts.get(f"{rule.for_each}.count")
+        if not count_fact.known:
+            return RuleResult(rule, "unknown", unknown_facts=((f"{rule.for_each}.count", count_fact.unknown or ""),))
+        items = list(range(facts.count(rule.for_each)))
+    findings: list[Finding] = []
+    unknown: dict[str, str] = {}
+    for item in items:
+        ev = Evaluation(facts, item)
+        result = ev(rule.when)
+        if result is True:
+            findings.append(
+                Finding(
+                    rule=rule,
+                    message=render(rule.message, facts, item),
+                    why=render(rule.why, facts, item),
+                    fix=tuple(_render_step(s, facts, item) for s in rule.fix),
+                    item=item,
+                    evidence=tuple(sorted(ev.read.items())),
+                )
+            )
+        elif result is None:
+            unknown.update(ev.unknown)
+    if findings:
+        return RuleResult(rule, "fired", tuple(findings))
+    if unknown:
+        return RuleResult(rule, "unknown", unknown_facts=tuple(sorted(unknown.items())))
+    return RuleResult(rule, "passed")
+
+
+def _render_step(step: FixStep, facts: Facts, item: Optional[int]) -> FixStep:
+    text = render(step.text, facts, item)
+    if not step.argv:
+        return FixStep(step.kind, (), text)
+    try:
+        argv = tuple(render_arg(a, facts, item) for a in step.argv)
+    except UnsafeArgument as e:
+        # A command that cannot be filled in safely is shown as what to do, never run.
+        shown = " ".join(render(a, facts, item) for a in step.argv)
+        return FixStep("manual", (), f"{text + ' ' if text else ''}Run, after checking it: {shown} ({e})")
+    return FixStep(step.kind, argv, text)

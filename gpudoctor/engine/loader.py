@@ -1,0 +1,249 @@
+"""Loads rule files and validates them strictly: every problem at once, each with file, line and rule id.
+
+A rule file is YAML: `rules:` followed by a list of rules (see docs/writing-rules.md). Shipped rules load
+from the package; user files and directories (--rules) load beside them. A duplicate id is an error unless
+the later rule says `overrides: true`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from ..facts import LISTS
+from . import conditions, template, yamlsafe
+from .model import CATEGORIES, FIX_KINDS, SEVERITIES, FixStep, Rule
+
+ID_PATTERN = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Z0-9]+)+$")
+REQUIRED = ("id", "title", "severity", "category", "when", "message", "why")
+OPTIONAL = ("for_each", "references", "errors", "fix", "overrides")
+FIX_KEYS = ("kind", "argv", "text")
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int
+    rule_id: str
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        rule = f" {self.rule_id}:" if self.rule_id else ""
+        where = f" at {self.where}:" if self.where else ""
+        return f"{self.file}:{self.line}:{rule}{where} {self.message}"
+
+
+class RuleLoadError(Exception):
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("\n".join(str(p) for p in problems))
+        self.problems = problems
+
+
+def shipped_rules_dir() -> Path:
+    """The rules installed with the package, or the repository's rules/ in a source checkout."""
+    here = Path(__file__).resolve().parent.parent
+    installed = here / "_rules"
+    return installed if installed.is_dir() else here.parent / "rules"
+
+
+def rule_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(p for p in path.glob("*.yaml") if p.is_file()) + sorted(
+            p for p in path.glob("*.yml") if p.is_file()
+        )
+    return [path]
+
+
+def load_rules(paths: list[str], include_shipped: bool = True) -> list[Rule]:
+    """All rules from the shipped set and the given files/directories; RuleLoadError lists every problem."""
+    files: list[Path] = []
+    if include_shipped:
+        files += rule_files(shipped_rules_dir())
+    problems: list[Problem] = []
+    for p in paths:
+        path = Path(p)
+        if not path.exists():
+            problems.append(Problem(p, 0, "", "", "no such file or directory"))
+            continue
+        files += rule_files(path)
+    rules: list[Rule] = []
+    for f in files:
+        file_rules, file_problems = load_file(f)
+        rules += file_rules
+        problems += file_problems
+    rules, dup_problems = _merge(rules)
+    problems += dup_problems
+    if problems:
+        raise RuleLoadError(problems)
+    return rules
+
+
+def load_file(path: Path) -> tuple[list[Rule], list[Problem]]:
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        return [], [Problem(name, 0, "", "", f"cannot read: {e}")]
+    return parse_rules(text, name)
+
+
+def parse_rules(text: str, name: str) -> tuple[list[Rule], list[Problem]]:
+    try:
+        data, lines = yamlsafe.load(text)
+    except yamlsafe.YamlError as e:
+        return [], [Problem(name, e.line, "", "", e.message)]
+    if not isinstance(data, dict) or "rules" not in data:
+        return [], [Problem(name, 1, "", "", "a rule file is a mapping with a 'rules' list")]
+    problems = [
+        Problem(name, lines.get((k,), 1), "", k, "unknown top-level key (expected only 'rules')")
+        for k in data
+        if k != "rules"
+    ]
+    if not isinstance(data["rules"], list):
+        return [], problems + [Problem(name, lines.get(("rules",), 1), "", "rules", "expected a list of rules")]
+    rules = []
+    for i, raw in enumerate(data["rules"]):
+        rule, rule_problems = _rule(raw, ("rules", i), lines, name)
+        problems += rule_problems
+        if rule is not None and not rule_problems:
+            rules.append(rule)
+    return rules, problems
+
+
+def _line(lines: dict, path: tuple, where: str = "") -> int:
+    """The line of the deepest node named by a dotted/indexed `where` below `path`."""
+    full = list(path)
+    for piece in re.findall(r"[^.\[\]]+|\[\d+\]", where):
+        full.append(int(piece[1:-1]) if piece.startswith("[") else piece)
+        if tuple(full) not in lines:
+            full.pop()
+            break
+    return lines.get(tuple(full), lines.get(path, 0))
+
+
+def _rule(raw: Any, path: tuple, lines: dict, name: str) -> tuple[Optional[Rule], list[Problem]]:
+    line = lines.get(path, 0)
+    if not isinstance(raw, dict):
+        return None, [Problem(name, line, "", f"rules[{path[1]}]", "a rule must be a mapping")]
+    rid = raw.get("id") if isinstance(raw.get("id"), str) else ""
+    found: list[tuple[str, str]] = []
+    for key in REQUIRED:
+        if key not in raw:
+            found.append(("", f"missing required key '{key}'"))
+    for key in raw:
+        if key not in REQUIRED and key not in OPTIONAL:
+            found.append((str(key), f"unknown key (expected: {', '.join(REQUIRED + OPTIONAL)})"))
+    if "id" in raw and (not isinstance(raw["id"], str) or not ID_PATTERN.match(raw["id"])):
+        found.append(("id", f"an id looks like GD-PCIE-001 (letters, digits, dashes), got {raw['id']!r}"))
+    for key in ("title", "message", "why"):
+        if key in raw and (not isinstance(raw[key], str) or not raw[key].strip()):
+            found.append((key, "expected a non-empty string"))
+    if "severity" in raw and raw["severity"] not in SEVERITIES:
+        found.append(("severity", f"expected one of {', '.join(SEVERITIES)}, got {raw['severity']!r}"))
+    if "category" in raw and raw["category"] not in CATEGORIES:
+        found.append(("category", f"expected one of {', '.join(CATEGORIES)}, got {raw['category']!r}"))
+    for_each = raw.get("for_each")
+    if for_each is not None and for_each not in LISTS:
+        found.append(("for_each", f"expected one of {', '.join(LISTS)}, got {for_each!r}"))
+        for_each = None
+    for key in ("references", "errors"):
+        value = raw.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            found.append((key, "expected a list of strings"))
+    if "overrides" in raw and not isinstance(raw["overrides"], bool):
+        found.append(("overrides", "expected true or false"))
+    if "when" in raw:
+        conditions.validate(raw["when"], "when", for_each, found)
+    for key in ("message", "why", "title"):
+        if isinstance(raw.get(key), str):
+            _check_template(raw[key], key, for_each, found)
+    steps = _fix_steps(raw.get("fix", []), for_each, found)
+    problems = [Problem(name, _line(lines, path, where), rid, where, msg) for where, msg in found]
+    if problems:
+        return None, problems
+    rule = Rule(
+        id=raw["id"],
+        title=raw["title"].strip(),
+        severity=raw["severity"],
+        category=raw["category"],
+        when=raw["when"],
+        message=raw["message"].strip(),
+        why=" ".join(raw["why"].split()),
+        for_each=for_each,
+        references=tuple(raw.get("references", [])),
+        errors=tuple(raw.get("errors", [])),
+        fix=steps,
+        overrides=bool(raw.get("overrides", False)),
+        file=name,
+        line=line,
+    )
+    return rule, []
+
+
+def _check_template(text: str, where: str, for_each: Optional[str], found: list) -> None:
+    for fact, flt in template.placeholders(text):
+        conditions.check_fact_name(fact, where, for_each, found)
+        if flt is not None and flt not in template.FILTERS:
+            found.append((where, f"unknown filter '|{flt}' (expected: {', '.join(template.FILTERS)})"))
+
+
+def _fix_steps(raw: Any, for_each: Optional[str], found: list) -> tuple[FixStep, ...]:
+    if not isinstance(raw, list):
+        found.append(("fix", "expected a list of steps"))
+        return ()
+    steps = []
+    for i, step in enumerate(raw):
+        where = f"fix[{i}]"
+        if not isinstance(step, dict):
+            found.append((where, "a fix step is a mapping with 'kind' and 'argv' or 'text'"))
+            continue
+        for key in step:
+            if key not in FIX_KEYS:
+                found.append((f"{where}.{key}", f"unknown key (expected: {', '.join(FIX_KEYS)})"))
+        kind = step.get("kind")
+        if kind not in FIX_KINDS:
+            found.append((f"{where}.kind", f"expected one of {', '.join(FIX_KINDS)}, got {kind!r}"))
+        argv = step.get("argv", [])
+        text = step.get("text", "")
+        if not isinstance(argv, list) or not all(isinstance(a, str) and a for a in argv):
+            found.append((f"{where}.argv", "expected a list of non-empty strings (one per argument; no shell)"))
+            argv = []
+        if not isinstance(text, str):
+            found.append((f"{where}.text", "expected a string"))
+            text = ""
+        if kind == "manual" and not text:
+            found.append((where, "a manual step needs 'text'"))
+        if kind in FIX_KINDS and kind not in ("manual", "env") and not argv:
+            found.append((where, f"a {kind} step needs 'argv'"))
+        if kind == "env" and not (argv or text):
+            found.append((where, "an env step needs 'text' or 'argv'"))
+        for a in argv:
+            _check_template(a, f"{where}.argv", for_each, found)
+        _check_template(text, f"{where}.text", for_each, found)
+        steps.append(FixStep(kind=str(kind), argv=tuple(argv), text=text))
+    return tuple(steps)
+
+
+def _merge(rules: list[Rule]) -> tuple[list[Rule], list[Problem]]:
+    by_id: dict[str, Rule] = {}
+    problems = []
+    for rule in rules:
+        first = by_id.get(rule.id)
+        if first is None:
+            by_id[rule.id] = rule
+        elif rule.overrides:
+            by_id[rule.id] = rule
+        else:
+            problems.append(
+                Problem(
+                    rule.file,
+                    rule.line,
+                    rule.id,
+                    "id",
+                    f"duplicate id (first defined at {first.file}:{first.line}); add 'overrides: true' to replace it",
+                )
+            )
+    return list(by_id.values()), problems

@@ -1,0 +1,61 @@
+"""What rules and their results are: plain, immutable data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+SEVERITIES = ("error", "warning", "info")
+SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
+# Report areas, in the order a report shows them.
+CATEGORIES = ("driver", "gpu", "cuda", "cudnn", "frameworks", "container", "system")
+FIX_KINDS = ("pip", "uv", "conda", "apt", "env", "driver", "reboot", "command", "manual")
+
+
+@dataclass(frozen=True)
+class FixStep:
+    kind: str
+    argv: tuple[str, ...] = ()  # templates until rendered
+    text: str = ""  # for manual steps, and a short note for the others
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    title: str
+    severity: str
+    category: str
+    when: Any  # the condition tree, validated
+    message: str
+    why: str
+    for_each: Optional[str] = None
+    references: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()  # error messages users meet when this bites
+    fix: tuple[FixStep, ...] = ()
+    overrides: bool = False
+    file: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: Rule
+    message: str
+    why: str
+    fix: tuple[FixStep, ...]
+    item: Optional[int] = None  # the list index (GPU, framework, ...) for for_each rules
+    evidence: tuple[tuple[str, Any], ...] = ()  # (fact name, value) the condition read
+
+    @property
+    def severity(self) -> str:
+        return self.rule.severity
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """One rule's outcome: `fired` (with findings), `passed`, or `unknown` (facts it needs are unknown)."""
+
+    rule: Rule
+    status: str
+    findings: tuple[Finding, ...] = ()
+    unknown_facts: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (fact, reason)

@@ -1,0 +1,80 @@
+"""Message and fix templates: `{fact.name}` placeholders, with an optional `|filter`.
+
+    "GPU {gpus[i].index} runs PCIe x{gpus[i].pcie.width_current}; /dev/shm is {system.shm_bytes|size}"
+
+Filters: size (bytes as KiB/MiB/GiB), join (a list as "a, b"), hex. Unknown facts render as "unknown".
+A fact placed into a command (a fix step's argv) must match a strict pattern, so that no fact value, such
+as a version string from a package's metadata, can smuggle options or paths into a command.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Optional
+
+from ..facts import Facts
+
+PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_.\[\]]*)(?:\|([a-z]+))?\}")
+SAFE_ARG = re.compile(r"^[A-Za-z0-9/][A-Za-z0-9._+:=@/,-]*$")  # never an option (-x)
+
+
+def size(value: Any) -> str:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return str(value)
+    if value < 0:
+        return "unlimited"
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if value >= scale:
+            return f"{value / scale:.1f} {unit}".replace(".0 ", " ")
+    return f"{value} B"
+
+
+FILTERS: dict[str, Callable[[Any], str]] = {
+    "size": size,
+    "join": lambda v: ", ".join(str(x) for x in v) if isinstance(v, (list, tuple)) else str(v),
+    "hex": lambda v: hex(v) if isinstance(v, int) else str(v),
+}
+
+
+def placeholders(template: str) -> list[tuple[str, Optional[str]]]:
+    return [(m.group(1), m.group(2)) for m in PLACEHOLDER.finditer(template)]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def render(template: str, facts: Facts, item: Optional[int]) -> str:
+    def sub(m: re.Match) -> str:
+        name = m.group(1).replace("[i]", f"[{item}]") if item is not None else m.group(1)
+        fact = facts.get(name)
+        if not fact.known:
+            return "unknown"
+        flt = m.group(2)
+        return FILTERS[flt](fact.value) if flt else _text(fact.value)
+
+    return PLACEHOLDER.sub(sub, template)
+
+
+class UnsafeArgument(ValueError):
+    pass
+
+
+def render_arg(template: str, facts: Facts, item: Optional[int]) -> str:
+    """One argv element. Placeholders must resolve to known facts whose text is a plain token."""
+
+    def sub(m: re.Match) -> str:
+        name = m.group(1).replace("[i]", f"[{item}]") if item is not None else m.group(1)
+        fact = facts.get(name)
+        if not fact.known:
+            raise UnsafeArgument(f"{name} is unknown ({fact.unknown})")
+        text = _text(fact.value)
+        if not SAFE_ARG.match(text):
+            raise UnsafeArgument(f"{name} = {text!r} is not a plain token")
+        return text
+
+    return PLACEHOLDER.sub(sub, template)

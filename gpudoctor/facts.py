@@ -1,0 +1,272 @@
+"""The Facts tree: every fact a probe may produce, with its type, unit and meaning.
+
+This table is the public contract that rules (shipped and user-written) are written against. Names are
+dotted; list members are written `gpus[0].name` and documented as `gpus[].name`, and every list has a
+`<list>.count` fact. A fact that could not be read is *unknown*, with a reason, never a guessed value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact: its value, where it came from, and, when it could not be read, why not."""
+
+    value: Any = None
+    source: str = ""
+    unknown: Optional[str] = None
+
+    @property
+    def known(self) -> bool:
+        return self.unknown is None
+
+
+def known(value: Any, source: str) -> Fact:
+    return Fact(value=value, source=source)
+
+
+def unknown(reason: str, source: str = "") -> Fact:
+    return Fact(value=None, source=source, unknown=reason)
+
+
+@dataclass(frozen=True)
+class FactSpec:
+    name: str  # with [] for list members
+    type: str  # str | int | float | bool | version | list[str] | list[int]
+    unit: str  # "" when the value has none
+    doc: str
+
+
+def _s(name: str, type_: str, unit: str, doc: str) -> FactSpec:
+    return FactSpec(name, type_, unit, doc)
+
+
+SCHEMA: tuple[FactSpec, ...] = (
+    # --- host -------------------------------------------------------------------------------------
+    _s("host.kind", "str", "", "`live` or `snapshot`: where the raw data came from"),
+    _s("host.hostname", "str", "", "the machine's hostname (redacted in snapshots unless --no-redact)"),
+    # --- driver -----------------------------------------------------------------------------------
+    _s("driver.loaded", "bool", "", "the NVIDIA kernel module is loaded (/proc/driver/nvidia/version exists)"),
+    _s("driver.version", "version", "", "driver version as NVML reports it, else as the kernel module does"),
+    _s("driver.kernel_version", "version", "", "version of the loaded kernel module (/proc/driver/nvidia/version)"),
+    _s("driver.kernel_module", "str", "", "`open` (NVIDIA open GPU kernel modules) or `proprietary`"),
+    _s("driver.userspace_version", "version", "", "version of libnvidia-ml.so the loader finds (file name)"),
+    _s("driver.nvml_version", "str", "", "NVML library version (nvmlSystemGetNVMLVersion)"),
+    _s("driver.nvml_status", "str", "", "`ok`, or the NVML error name nvmlInit failed with"),
+    _s("driver.max_cuda", "version", "", "newest CUDA the driver supports (cuDriverGetVersion), e.g. 13.0"),
+    _s("driver.max_cuda_major", "int", "", "major part of driver.max_cuda"),
+    _s("driver.branch", "int", "", "driver branch: the major part of driver.version, e.g. 580"),
+    _s("pci.nvidia_gpus", "int", "", "NVIDIA display/3D controllers on the PCI bus (sysfs)"),
+    _s("pci.unbound", "int", "", "of those, how many have no kernel driver bound"),
+    _s("pci.unbound_addresses", "list[str]", "", "PCI addresses of NVIDIA GPUs with no driver bound"),
+    # --- GPUs -------------------------------------------------------------------------------------
+    _s("gpus.count", "int", "", "GPUs NVML can see (0 without a working driver)"),
+    _s("gpus[].index", "int", "", "NVML index"),
+    _s("gpus[].name", "str", "", "product name, e.g. NVIDIA H200"),
+    _s("gpus[].uuid", "str", "", "GPU UUID (redacted in snapshots unless --no-redact)"),
+    _s("gpus[].bus_id", "str", "", "PCI address, domain:bus:device.function, e.g. 0000:00:06.0"),
+    _s("gpus[].brand", "str", "", "brand as NVIDIA_REQUIRE_* names it: tesla, geforce, nvidia, quadro, ..."),
+    _s("gpus[].architecture", "str", "", "architecture name: Volta, Turing, Ampere, Ada, Hopper, Blackwell"),
+    _s("gpus[].compute_capability", "version", "", "CUDA compute capability, e.g. 9.0"),
+    _s("gpus[].memory.total_bytes", "int", "bytes", "framebuffer memory"),
+    _s("gpus[].memory.used_bytes", "int", "bytes", "framebuffer memory in use"),
+    _s("gpus[].pcie.gen_current", "int", "", "PCIe generation the link runs at now (drops when idle)"),
+    _s("gpus[].pcie.gen_max", "int", "", "highest PCIe generation of GPU and slot together"),
+    _s("gpus[].pcie.gen_gpu_max", "int", "", "highest PCIe generation the GPU supports"),
+    _s("gpus[].pcie.width_current", "int", "lanes", "PCIe link width now"),
+    _s("gpus[].pcie.width_max", "int", "lanes", "widest PCIe link of GPU and slot together"),
+    _s("gpus[].pcie.replay_counter", "int", "", "PCIe replays (link-level retransmissions) since boot"),
+    _s("gpus[].pcie.sysfs_gen_current", "int", "", "PCIe generation now, from sysfs current_link_speed"),
+    _s("gpus[].pcie.sysfs_gen_max", "int", "", "PCIe generation maximum, from sysfs max_link_speed"),
+    _s("gpus[].pcie.sysfs_width_current", "int", "lanes", "PCIe width now, from sysfs current_link_width"),
+    _s("gpus[].pcie.sysfs_width_max", "int", "lanes", "PCIe width maximum, from sysfs max_link_width"),
+    _s("gpus[].nvlink.links", "int", "", "NVLink links NVML reports a state for"),
+    _s("gpus[].nvlink.links_up", "int", "", "links whose state is active"),
+    _s("gpus[].nvlink.links_down", "int", "", "links whose state is inactive"),
+    _s("gpus[].nvlink.down", "list[int]", "", "numbers of the inactive links"),
+    _s("gpus[].nvlink.version", "int", "", "NVLink version of the first active link"),
+    _s("gpus[].clocks.sm_mhz", "int", "MHz", "SM clock now"),
+    _s("gpus[].clocks.sm_max_mhz", "int", "MHz", "highest SM clock"),
+    _s("gpus[].clocks.mem_mhz", "int", "MHz", "memory clock now"),
+    _s("gpus[].clocks.mem_max_mhz", "int", "MHz", "highest memory clock"),
+    _s("gpus[].clocks.event_reasons", "int", "bitmask", "active clock event (throttle) reasons, nvml.h bits"),
+    _s("gpus[].clocks.event_reason_names", "list[str]", "", "the active reasons by name, e.g. SwPowerCap"),
+    _s("gpus[].utilization.gpu", "int", "%", "time a kernel ran over the last sample period"),
+    _s("gpus[].utilization.memory", "int", "%", "time memory was read or written over the last period"),
+    _s("gpus[].temperature.gpu_c", "int", "°C", "GPU core temperature"),
+    _s("gpus[].temperature.slowdown_c", "int", "°C", "temperature at which the GPU slows down"),
+    _s("gpus[].temperature.shutdown_c", "int", "°C", "temperature at which the GPU shuts down"),
+    _s("gpus[].power.draw_w", "float", "W", "power draw"),
+    _s("gpus[].power.limit_w", "float", "W", "power management limit in force"),
+    _s("gpus[].power.default_limit_w", "float", "W", "default power management limit"),
+    _s("gpus[].persistence_mode", "bool", "", "persistence mode is on"),
+    _s("gpus[].compute_mode", "str", "", "Default, Exclusive_Thread, Prohibited or Exclusive_Process"),
+    _s("gpus[].mig.current", "bool", "", "MIG mode is on"),
+    _s("gpus[].mig.pending", "bool", "", "MIG mode after the next GPU reset"),
+    _s("gpus[].ecc.enabled", "bool", "", "ECC is on"),
+    _s("gpus[].ecc.pending", "bool", "", "ECC mode after the next reboot"),
+    _s("gpus[].ecc.uncorrected_volatile", "int", "", "uncorrected ECC errors since the driver loaded"),
+    _s("gpus[].ecc.uncorrected_aggregate", "int", "", "uncorrected ECC errors over the GPU's life"),
+    _s("gpus[].ecc.corrected_volatile", "int", "", "corrected ECC errors since the driver loaded"),
+    _s("gpus[].remapped_rows.correctable", "int", "", "rows remapped after correctable errors"),
+    _s("gpus[].remapped_rows.uncorrectable", "int", "", "rows remapped after uncorrectable errors"),
+    _s("gpus[].remapped_rows.pending", "bool", "", "a row remap waits for a GPU reset"),
+    _s("gpus[].remapped_rows.failed", "bool", "", "a row remap failed"),
+    _s("gpus[].virtualization_mode", "str", "", "None, Passthrough, vGPU, Host vGPU or Host vSGA"),
+    # --- CUDA -------------------------------------------------------------------------------------
+    _s("cuda.home", "str", "", "CUDA_HOME (or CUDA_PATH), else /usr/local/cuda when it exists"),
+    _s("cuda.toolkit.version", "version", "", "CUDA toolkit version (version.json, else nvcc --version)"),
+    _s("cuda.runtimes.count", "int", "", "copies of libcudart found"),
+    _s("cuda.runtimes[].version", "version", "", "libcudart version"),
+    _s("cuda.runtimes[].path", "str", "", "where it lives"),
+    _s("cuda.runtimes[].origin", "str", "", "`system` (loader path), `toolkit`, `pip` (nvidia-* wheel) or `conda`"),
+    _s("cuda.compat.version", "version", "", "forward-compatibility libcuda version ($CUDA_HOME/compat)"),
+    _s("cuda.compat.active", "bool", "", "the compat libcuda's directory is on LD_LIBRARY_PATH"),
+    # --- cuDNN and NCCL ---------------------------------------------------------------------------
+    _s("cudnn.installs.count", "int", "", "copies of cuDNN found"),
+    _s("cudnn.installs[].version", "version", "", "cuDNN version"),
+    _s("cudnn.installs[].path", "str", "", "where it lives"),
+    _s("cudnn.installs[].origin", "str", "", "`system`, `pip` or `conda`"),
+    _s("cudnn.versions", "list[str]", "", "the distinct cuDNN versions found, newest first"),
+    _s("cudnn.distinct_versions", "int", "", "how many distinct cuDNN versions are installed"),
+    _s("cudnn.ld_library_path_version", "version", "", "version of the first cuDNN in an LD_LIBRARY_PATH dir"),
+    _s("nccl.installs.count", "int", "", "copies of NCCL found"),
+    _s("nccl.installs[].version", "version", "", "NCCL version"),
+    _s("nccl.installs[].path", "str", "", "where it lives"),
+    _s("nccl.installs[].origin", "str", "", "`system`, `pip` or `conda`"),
+    _s("nccl.versions", "list[str]", "", "the distinct NCCL versions found, newest first"),
+    # --- Python environment -----------------------------------------------------------------------
+    _s("python.executable", "str", "", "the interpreter inspected (--python, else the active venv, else gpudoctor's)"),
+    _s("python.version", "version", "", "its version, e.g. 3.12.3"),
+    _s("python.prefix", "str", "", "sys.prefix of that interpreter"),
+    _s("python.venv", "bool", "", "it runs in a virtual environment"),
+    _s("python.installer", "str", "", "what manages the environment: pip, uv, conda or poetry"),
+    _s("frameworks.count", "int", "", "ML frameworks installed (torch, tensorflow, jax, cupy, onnxruntime)"),
+    _s("frameworks[].name", "str", "", "torch, tensorflow, jax, cupy or onnxruntime"),
+    _s("frameworks[].distribution", "str", "", "the installed distribution, e.g. cupy-cuda13x, onnxruntime-gpu"),
+    _s("frameworks[].version", "version", "", "installed version, without a local tag"),
+    _s("frameworks[].build", "str", "", "`cpu`, `cuda` or `rocm`"),
+    _s("frameworks[].cuda", "version", "", "CUDA version the build targets, e.g. 13.0 (major only when only that is known)"),
+    _s("frameworks[].cuda_major", "int", "", "major part of frameworks[].cuda"),
+    _s("frameworks[].cudnn", "version", "", "cuDNN version the build pins or bundles"),
+    _s("frameworks[].rocm", "version", "", "ROCm version of a rocm build"),
+    # --- system and container ---------------------------------------------------------------------
+    _s("system.os", "str", "", "distribution name and version, e.g. Ubuntu 24.04.1 LTS"),
+    _s("system.os_id", "str", "", "os-release ID, e.g. ubuntu"),
+    _s("system.os_version", "version", "", "os-release VERSION_ID, e.g. 24.04"),
+    _s("system.kernel", "str", "", "kernel release"),
+    _s("system.glibc", "version", "", "glibc version of the inspected interpreter"),
+    _s("system.cpus", "int", "", "online CPUs"),
+    _s("system.memory_bytes", "int", "bytes", "total RAM (MemTotal)"),
+    _s("system.memlock_bytes", "int", "bytes", "max locked memory of this process; -1 when unlimited"),
+    _s("system.shm_bytes", "int", "bytes", "size of /dev/shm"),
+    _s("system.virtualization", "str", "", "none, or the hypervisor seen: kvm, vmware, hyperv, xen, ..."),
+    _s("env.ld_library_path", "str", "", "LD_LIBRARY_PATH"),
+    _s("env.cuda_visible_devices", "str", "", "CUDA_VISIBLE_DEVICES"),
+    _s("container.detected", "bool", "", "running inside a container"),
+    _s("container.runtime", "str", "", "docker, podman, kubernetes, containerd, lxc, or none"),
+    _s("container.nvidia_require_cuda", "str", "", "NVIDIA_REQUIRE_CUDA as the image declares it"),
+    _s("container.nvidia_disable_require", "bool", "", "NVIDIA_DISABLE_REQUIRE is true"),
+    _s("container.nvidia_visible_devices", "str", "", "NVIDIA_VISIBLE_DEVICES"),
+    _s("container.nvidia_driver_capabilities", "str", "", "NVIDIA_DRIVER_CAPABILITIES"),
+)
+
+SPECS: dict[str, FactSpec] = {s.name: s for s in SCHEMA}
+LISTS: tuple[str, ...] = tuple(sorted({s.name.split("[]")[0] for s in SCHEMA if "[]" in s.name}))
+
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def spec_name(path: str) -> str:
+    """`gpus[3].pcie.gen_current` -> `gpus[].pcie.gen_current`."""
+    return _INDEX.sub("[]", path)
+
+
+def spec_for(path: str) -> Optional[FactSpec]:
+    return SPECS.get(spec_name(path))
+
+
+class Facts:
+    """All facts of one check: a flat mapping from dotted name to Fact, read-only once built."""
+
+    def __init__(self, items: Optional[dict[str, Fact]] = None, missing: Optional[dict[str, str]] = None) -> None:
+        self._items: dict[str, Fact] = dict(items or {})
+        # Why facts under a prefix are absent: {"gpus": "timed out"} when the GPU probe did not finish.
+        self.missing: dict[str, str] = dict(missing or {})
+
+    def __contains__(self, path: str) -> bool:
+        return path in self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, path: str) -> Fact:
+        """The fact, or an unknown one when no probe produced it."""
+        fact = self._items.get(path)
+        if fact is None:
+            head = re.split(r"[.\[]", path, maxsplit=1)[0]
+            return unknown(self.missing.get(head, "not collected"))
+        return fact
+
+    def value(self, path: str, default: Any = None) -> Any:
+        fact = self._items.get(path)
+        return fact.value if fact is not None and fact.known else default
+
+    def count(self, list_name: str) -> int:
+        n = self.value(f"{list_name}.count", 0)
+        return n if isinstance(n, int) else 0
+
+    def items(self) -> list[tuple[str, Fact]]:
+        return sorted(self._items.items(), key=lambda kv: _sort_key(kv[0]))
+
+    def tree(self) -> dict:
+        """Nested plain data for JSON: values, or {"unknown": reason} where a fact could not be read.
+
+        Lists become JSON arrays; their `.count` facts are implied by the array's length."""
+        root: dict = {}
+        for path, fact in self.items():
+            parts = _split(path)
+            is_count = parts[-1] == "count" and ".".join(map(str, parts[:-1])) in LISTS
+            if is_count:
+                parts, leaf = parts[:-1], []
+            else:
+                leaf = fact.value if fact.known else {"unknown": fact.unknown}
+            node: Any = root
+            for part, nxt in zip(parts, parts[1:]):
+                if isinstance(part, int):
+                    while len(node) <= part:
+                        node.append({})
+                    node = node[part]
+                else:
+                    node = node.setdefault(part, [] if isinstance(nxt, int) else {})
+            if not (is_count and parts[-1] in node):
+                node[parts[-1]] = leaf
+        return root
+
+
+def _split(path: str) -> list:
+    parts: list = []
+    for piece in path.split("."):
+        m = re.fullmatch(r"([a-z_0-9]+)\[(\d+)\]", piece)
+        if m:
+            parts += [m.group(1), int(m.group(2))]
+        else:
+            parts.append(piece)
+    return parts
+
+
+def _sort_key(path: str) -> list:
+    return [(0, p, "") if isinstance(p, int) else (1, 0, p) for p in _split(path)]
+
+
+def list_facts(name: str, members: list[dict[str, Fact]], source: str) -> dict[str, Fact]:
+    """Flatten list members ({field: Fact}) into `name[i].field` facts plus `name.count`."""
+    out: dict[str, Fact] = {f"{name}.count": known(len(members), source)}
+    for i, member in enumerate(members):
+        for field, fact in member.items():
+            out[f"{name}[{i}].{field}"] = fact
+    return out

@@ -1,0 +1,109 @@
+"""The Host interface: the only way probes read the machine.
+
+A Host answers five kinds of question, each with raw data or a HostError naming why not:
+`read(path)`, `listdir(path)`, `run(argv)`, `nvml(function, device, arg)`, `python(interpreter)`, and
+`env(name)` for the few environment variables the probes ask about by name (the whole environment is never
+read, so that a snapshot cannot carry secrets). The live Host does the real thing under a deadline; the
+snapshot Host replays what a live Host recorded.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Optional, Protocol
+
+# Reasons a read can fail. They become the `unknown` reason of the facts built from that read.
+NOT_FOUND = "not found"
+NO_PERMISSION = "no permission"
+TIMED_OUT = "timed out"
+NOT_RECORDED = "not recorded in snapshot"
+TOO_LARGE = "too large"
+
+
+class HostError(Exception):
+    """A read that did not produce data. `reason` is short and stable; `detail` is for humans."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+class NvmlError(HostError):
+    """An NVML call that failed; `name` is pynvml's exception class name, e.g. NVMLError_NotSupported."""
+
+    def __init__(self, name: str, detail: str = "") -> None:
+        super().__init__(nvml_reason(name), detail or name)
+        self.name = name
+
+
+def nvml_reason(name: str) -> str:
+    """The unknown-reason a failed NVML call gives its facts."""
+    return {
+        "NVMLError_NotSupported": "not supported",
+        "NVMLError_NoPermission": "no permission",
+        "NVMLError_Timeout": TIMED_OUT,
+        "NVMLError_TimedOut": TIMED_OUT,
+        "NVMLError_GpuIsLost": "GPU is lost",
+        "NVMLError_LibraryNotFound": "NVML library not found",
+        "NVMLError_DriverNotLoaded": "driver not loaded",
+        "NVMLError_LibRmVersionMismatch": "driver/library version mismatch",
+        "NVMLError_NotFound": NOT_FOUND,
+        "NVMLError_FunctionNotFound": "not supported by this driver",
+        "NVMLError_InvalidArgument": "not supported",
+        "NVMLError_Uninitialized": "NVML not initialised",
+        "NVMLError_Unknown": "NVML error",
+        "NVMLError_NotRecorded": NOT_RECORDED,
+    }.get(name, f"NVML error ({name})")
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What a command printed and how it ended. `rc` is None when it did not end by itself."""
+
+    argv: tuple[str, ...]
+    rc: Optional[int]
+    stdout: str
+    stderr: str = ""
+
+
+class Host(Protocol):
+    """What every probe is given. Implementations: host.live.LiveHost, host.snapshot.SnapshotHost."""
+
+    kind: str  # "live" or "snapshot"
+
+    def read(self, path: str) -> str: ...
+
+    def listdir(self, path: str) -> list[str]: ...
+
+    def run(self, argv: tuple[str, ...], timeout: float = 2.0) -> CommandResult: ...
+
+    def nvml(self, function: str, device: Optional[int] = None, arg: Optional[str] = None) -> Any: ...
+
+    def python(self, interpreter: Optional[str] = None) -> dict: ...
+
+    def env(self, name: str) -> Optional[str]: ...
+
+
+def nvml_key(function: str, arg: Optional[str] = None) -> str:
+    """The key a reading is stored under: the pynvml function name with its symbolic argument."""
+    return f"{function}({arg})" if arg is not None else function
+
+
+class Deadline:
+    """A point in time after which nothing new is started; shared by the whole check."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        return max(0.0, self.end - time.monotonic())
+
+    def expired(self) -> bool:
+        return self.remaining() <= 0.0
+
+    def clamp(self, timeout: float) -> float:
+        """The smaller of `timeout` and the time left."""
+        return min(timeout, self.remaining())

@@ -1,0 +1,148 @@
+"""NVML through pynvml, isolated in one worker thread so that a hung call cannot hold the run.
+
+Every call is handed to a daemon thread and waited for with a timeout. When a call does not come back in
+time, the session is marked hung: that call and every later one fail with NVMLError_Timeout at once, and the
+stuck thread is abandoned (it is a daemon thread, so it never holds the process at exit).
+Readings are converted to plain data exactly as snapshots store them.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Any, Callable, Optional
+
+from .base import NvmlError
+
+TIMED_OUT_NAME = "NVMLError_Timeout"
+
+_CLOCKS = {"GRAPHICS": 0, "SM": 1, "MEM": 2, "VIDEO": 3}
+# Symbolic arguments, as snapshot keys spell them, and the integers pynvml takes.
+SYMBOLIC_ARGS: dict[str, dict[str, tuple[int, ...]]] = {
+    "nvmlDeviceGetClockInfo": {k: (v,) for k, v in _CLOCKS.items()},
+    "nvmlDeviceGetMaxClockInfo": {k: (v,) for k, v in _CLOCKS.items()},
+    "nvmlDeviceGetApplicationsClock": {k: (v,) for k, v in _CLOCKS.items()},
+    "nvmlDeviceGetTemperature": {"GPU": (0,)},
+    "nvmlDeviceGetTemperatureThreshold": {"SHUTDOWN": (0,), "SLOWDOWN": (1,), "MEM_MAX": (2,), "GPU_MAX": (3,)},
+    "nvmlDeviceGetTotalEccErrors": {
+        "CORRECTED,VOLATILE": (0, 0),
+        "CORRECTED,AGGREGATE": (0, 1),
+        "UNCORRECTED,VOLATILE": (1, 0),
+        "UNCORRECTED,AGGREGATE": (1, 1),
+    },
+    "nvmlDeviceGetPcieThroughput": {"TX": (0,), "RX": (1,)},
+}
+
+
+def to_plain(value: Any) -> Any:
+    """pynvml results as JSON-ready data: bytes decoded, ctypes structures as dicts of their fields."""
+    if isinstance(value, bytes):
+        return value.decode(errors="replace")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v) for v in value]
+    fields = getattr(value, "_fields_", None)
+    if fields:
+        return {f[0]: to_plain(getattr(value, f[0])) for f in fields}
+    return repr(value)
+
+
+def call_args(function: str, arg: Optional[str]) -> tuple:
+    if arg is None:
+        return ()
+    table = SYMBOLIC_ARGS.get(function)
+    if table is not None and arg in table:
+        return table[arg]
+    if arg.isdigit():
+        return (int(arg),)
+    raise NvmlError("NVMLError_InvalidArgument", f"unknown argument {arg!r} for {function}")
+
+
+class NvmlSession:
+    """One NVML session for one check. Not shared between checks."""
+
+    def __init__(self, loader: Optional[Callable[[], Any]] = None) -> None:
+        self._loader = loader or _import_pynvml
+        self._jobs: queue.Queue = queue.Queue()
+        self._thread: Optional[threading.Thread] = None
+        self._hung_in: Optional[str] = None
+        self._init_error: Optional[NvmlError] = None
+        self._initialised = False
+        self._handles: dict[int, Any] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def hung_in(self) -> Optional[str]:
+        """The call that did not return, if one did not."""
+        return self._hung_in
+
+    def call(self, function: str, device: Optional[int], arg: Optional[str], timeout: float) -> Any:
+        with self._lock:
+            if self._hung_in is not None:
+                raise NvmlError(TIMED_OUT_NAME, f"NVML stopped answering in {self._hung_in}")
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="gpudoctor-nvml", daemon=True)
+                self._thread.start()
+        done = threading.Event()
+        box: dict = {}
+        self._jobs.put((function, device, arg, box, done))
+        if not done.wait(max(timeout, 0.0)):
+            label = function if device is None else f"{function} on GPU {device}"
+            self._hung_in = label
+            raise NvmlError(TIMED_OUT_NAME, f"{label} did not return within {timeout:.1f} s")
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    # Everything below runs in the worker thread.
+    def _serve(self) -> None:
+        while True:
+            function, device, arg, box, done = self._jobs.get()
+            try:
+                box["value"] = self._do(function, device, arg)
+            except NvmlError as e:
+                box["error"] = e
+            except Exception as e:  # noqa: BLE001 - any pynvml failure becomes a named NVML error
+                box["error"] = NvmlError(type(e).__name__, str(e))
+            done.set()
+
+    def _do(self, function: str, device: Optional[int], arg: Optional[str]) -> Any:
+        pynvml = self._init()
+        if function == "nvmlInit":
+            return None
+        fn = getattr(pynvml, function, None)
+        if fn is None:
+            raise NvmlError("NVMLError_FunctionNotFound", f"pynvml has no {function}")
+        args = call_args(function, arg)
+        if device is not None:
+            args = (self._handle(pynvml, device), *args)
+        return to_plain(fn(*args))
+
+    def _init(self) -> Any:
+        if self._init_error is not None:
+            raise self._init_error
+        try:
+            pynvml = self._loader()
+        except ImportError as e:
+            self._init_error = NvmlError("NVMLError_LibraryNotFound", f"pynvml is not importable: {e}")
+            raise self._init_error from e
+        if not self._initialised:
+            try:
+                pynvml.nvmlInit()
+            except Exception as e:  # noqa: BLE001 - recorded by name (NVMLError_DriverNotLoaded, ...)
+                self._init_error = NvmlError(type(e).__name__, str(e))
+                raise self._init_error from e
+            self._initialised = True
+        return pynvml
+
+    def _handle(self, pynvml: Any, index: int) -> Any:
+        if index not in self._handles:
+            self._handles[index] = pynvml.nvmlDeviceGetHandleByIndex(index)
+        return self._handles[index]
+
+
+def _import_pynvml() -> Any:
+    import pynvml  # from nvidia-ml-py; imported only when a check asks NVML something
+
+    return pynvml

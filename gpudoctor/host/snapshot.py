@@ -1,0 +1,386 @@
+"""Snapshots: record what a live Host answered, and replay it anywhere.
+
+A snapshot stores raw sources, never derived facts, so a parser fix re-diagnoses old snapshots correctly.
+The format is documented in docs/snapshot-format.md. A snapshot is a .tar.gz, or the same tree unpacked
+into a directory. Snapshots from strangers are data: members are size-capped, only regular files under
+safe relative names are read, JSON is parsed with the standard library, nothing is extracted to disk.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tarfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from .base import NOT_RECORDED, CommandResult, HostError, NvmlError, nvml_key
+
+FORMAT = "gpudoctor-snapshot"
+VERSION = 1
+MAX_MEMBER = 64 * 1024 * 1024
+MAX_TOTAL = 256 * 1024 * 1024
+MAX_MEMBERS = 100_000
+JSON_PARTS = ("reads.json", "dirs.json", "commands.json", "nvml.json", "python.json", "env.json")
+
+
+class SnapshotError(Exception):
+    """A snapshot that cannot be read; the message says why."""
+
+
+@dataclass
+class Recording:
+    """Everything one check read, in snapshot form."""
+
+    files: dict[str, str] = field(default_factory=dict)  # path -> verbatim text
+    read_errors: dict[str, str] = field(default_factory=dict)  # path -> reason
+    dirs: dict[str, Any] = field(default_factory=dict)  # path -> [names] | {"error": reason}
+    commands: list[dict] = field(default_factory=list)  # {"argv", "rc", "stdout", "stderr"} | {"argv", "error"}
+    nvml_system: dict[str, Any] = field(default_factory=dict)  # key -> value | {"error": name, "msg": ...}
+    nvml_devices: dict[str, dict[str, Any]] = field(default_factory=dict)  # "0" -> {key -> value}
+    python: dict[str, Any] = field(default_factory=dict)  # "default" -> path; path -> dump | {"error": ...}
+    env: dict[str, Optional[str]] = field(default_factory=dict)
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+
+class RecordingHost:
+    """Wraps a Host and records every answer (and every failure) it gives."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.kind = inner.kind
+        self.recording = Recording()
+
+    def __getattr__(self, name: str) -> Any:  # timed_out, deadline, target_python of the live host
+        return getattr(self.inner, name)
+
+    def read(self, path: str) -> str:
+        try:
+            text = self.inner.read(path)
+        except HostError as e:
+            self.recording.read_errors[path] = e.reason
+            raise
+        self.recording.files[path] = text
+        return text
+
+    def listdir(self, path: str) -> list[str]:
+        try:
+            names = self.inner.listdir(path)
+        except HostError as e:
+            self.recording.dirs[path] = {"error": e.reason}
+            raise
+        self.recording.dirs[path] = list(names)
+        return names
+
+    def run(self, argv: tuple[str, ...], timeout: float = 2.0) -> CommandResult:
+        try:
+            result = self.inner.run(argv, timeout)
+        except HostError as e:
+            self._add_command({"argv": list(argv), "error": e.reason, "detail": e.detail})
+            raise
+        self._add_command({"argv": list(argv), "rc": result.rc, "stdout": result.stdout, "stderr": result.stderr})
+        return result
+
+    def _add_command(self, entry: dict) -> None:
+        if not any(c["argv"] == entry["argv"] for c in self.recording.commands):
+            self.recording.commands.append(entry)
+
+    def nvml(self, function: str, device: Optional[int] = None, arg: Optional[str] = None) -> Any:
+        table = self.recording.nvml_system if device is None else self.recording.nvml_devices.setdefault(
+            str(device), {}
+        )
+        key = nvml_key(function, arg)
+        try:
+            value = self.inner.nvml(function, device, arg)
+        except NvmlError as e:
+            table[key] = {"error": e.name, "msg": e.detail}
+            raise
+        table[key] = value
+        return value
+
+    def python(self, interpreter: Optional[str] = None) -> dict:
+        target = interpreter or self.inner.target_python()
+        self.recording.python.setdefault("default", target)
+        try:
+            data = self.inner.python(target)
+        except HostError as e:
+            self.recording.python[target] = {"error": e.reason, "detail": e.detail}
+            raise
+        self.recording.python[target] = data
+        return data
+
+    def env(self, name: str) -> Optional[str]:
+        value = self.inner.env(name)
+        self.recording.env[name] = value
+        return value
+
+
+class SnapshotHost:
+    """Answers as the recorded host did; what was never recorded is unknown ("not recorded")."""
+
+    kind = "snapshot"
+
+    def __init__(self, recording: Recording, source: str = "") -> None:
+        self.rec = recording
+        self.source = source
+        self.timed_out: list[str] = []
+
+    def read(self, path: str) -> str:
+        if path in self.rec.files:
+            return self.rec.files[path]
+        raise HostError(self.rec.read_errors.get(path, NOT_RECORDED), path)
+
+    def listdir(self, path: str) -> list[str]:
+        entry = self.rec.dirs.get(path)
+        if entry is None:
+            raise HostError(NOT_RECORDED, path)
+        if isinstance(entry, dict):
+            raise HostError(str(entry.get("error", NOT_RECORDED)), path)
+        return list(entry)
+
+    def run(self, argv: tuple[str, ...], timeout: float = 2.0) -> CommandResult:
+        for cmd in self.rec.commands:
+            if list(cmd.get("argv", [])) == list(argv):
+                if "error" in cmd:
+                    if cmd["error"] == "timed out":
+                        self.timed_out.append(" ".join(argv))
+                    raise HostError(str(cmd["error"]), str(cmd.get("detail", "")))
+                return CommandResult(tuple(argv), cmd.get("rc"), cmd.get("stdout", ""), cmd.get("stderr", ""))
+        raise HostError(NOT_RECORDED, " ".join(argv))
+
+    def nvml(self, function: str, device: Optional[int] = None, arg: Optional[str] = None) -> Any:
+        table = self.rec.nvml_system if device is None else self.rec.nvml_devices.get(str(device), {})
+        key = nvml_key(function, arg)
+        if key not in table:
+            raise NvmlError("NVMLError_NotRecorded", f"{key} was not recorded") from None
+        value = table[key]
+        if isinstance(value, dict) and set(value) <= {"error", "msg"} and "error" in value:
+            if value["error"] == "NVMLError_Timeout":
+                self.timed_out.append(f"NVML {function}")
+            raise NvmlError(str(value["error"]), str(value.get("msg", "")))
+        return value
+
+    def target_python(self) -> str:
+        return str(self.rec.python.get("default", ""))
+
+    def python(self, interpreter: Optional[str] = None) -> dict:
+        target = interpreter or self.target_python()
+        data = self.rec.python.get(target)
+        if not isinstance(data, dict):
+            raise HostError(NOT_RECORDED, f"python {target}")
+        if "error" in data and "format" not in data:
+            raise HostError(str(data["error"]), str(data.get("detail", "")))
+        return data
+
+    def env(self, name: str) -> Optional[str]:
+        value = self.rec.env.get(name)
+        return value if isinstance(value, str) else None
+
+
+# --- redaction -----------------------------------------------------------------------------------------
+
+_UUID = re.compile(r"\b(GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+
+
+def redact(rec: Recording, hostnames: tuple[str, ...] = ()) -> Recording:
+    """Replace GPU/MIG UUIDs, serial numbers and the hostname everywhere in a recording, consistently."""
+    secrets: dict[str, str] = {}
+    for dev in sorted(rec.nvml_devices, key=lambda k: int(k) if k.isdigit() else 0):
+        serial = rec.nvml_devices[dev].get("nvmlDeviceGetSerial")
+        if isinstance(serial, str) and serial.strip("0 ") and serial not in secrets:
+            secrets[serial] = f"REDACTED-SERIAL-{dev}"
+    names = set(hostnames)
+    for path in ("/proc/sys/kernel/hostname", "/etc/hostname"):
+        names.add(rec.files.get(path, "").strip())
+    for name in sorted(n for n in names if len(n) >= 2 and n not in ("localhost",)):
+        secrets.setdefault(name, "redacted-host")
+
+    uuids: dict[str, str] = {}
+
+    def fix(text: str) -> str:
+        def sub_uuid(m: re.Match) -> str:
+            found = m.group(0)
+            if found not in uuids:
+                uuids[found] = f"{m.group(1)}-00000000-0000-0000-0000-{len(uuids):012d}"
+            return uuids[found]
+
+        text = _UUID.sub(sub_uuid, text)
+        for secret, placeholder in secrets.items():
+            if secret in text:
+                text = re.sub(rf"(?<![\w.-]){re.escape(secret)}(?![\w-])", placeholder, text)
+        return text
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return fix(value)
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, dict):
+            return {fix(k): walk(v) for k, v in value.items()}
+        return value
+
+    out = Recording(
+        files={fix(k): fix(v) for k, v in rec.files.items()},
+        read_errors=walk(rec.read_errors),
+        dirs=walk(rec.dirs),
+        commands=walk(rec.commands),
+        nvml_system=walk(rec.nvml_system),
+        nvml_devices=walk(rec.nvml_devices),
+        python=walk(rec.python),
+        env=walk(rec.env),
+        manifest=dict(rec.manifest, redacted=True),
+    )
+    return out
+
+
+# --- save and load -------------------------------------------------------------------------------------
+
+
+def _parts(rec: Recording) -> dict[str, Any]:
+    return {
+        "reads.json": {"errors": rec.read_errors},
+        "dirs.json": rec.dirs,
+        "commands.json": rec.commands,
+        "nvml.json": {"system": rec.nvml_system, "devices": rec.nvml_devices},
+        "python.json": rec.python,
+        "env.json": rec.env,
+    }
+
+
+def save(rec: Recording, path: str, tool_version: str) -> None:
+    """Write a recording as a .tar.gz snapshot."""
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "gpudoctor": tool_version,
+        "redacted": bool(rec.manifest.get("redacted", False)),
+    }
+    members: list[tuple[str, bytes]] = [("manifest.json", _dump(manifest))]
+    members += [(name, _dump(data)) for name, data in _parts(rec).items()]
+    members += [("files" + p, text.encode("utf-8")) for p, text in sorted(rec.files.items()) if p.startswith("/")]
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mtime = int(time.time())
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+
+
+def write_dir(rec: Recording, root: str, manifest: dict) -> None:
+    """Write a recording unpacked into a directory (the form test fixtures are kept in)."""
+    base = Path(root)
+    base.mkdir(parents=True, exist_ok=True)
+    (base / "manifest.json").write_bytes(_dump(manifest))
+    for name, data in _parts(rec).items():
+        (base / name).write_bytes(_dump(data))
+    for p, text in rec.files.items():
+        target = base / "files" / p.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+
+def load(path: str) -> Recording:
+    """Read a snapshot (.tar.gz or directory) into a Recording, or raise SnapshotError."""
+    p = Path(path)
+    if p.is_dir():
+        members = _read_dir(p)
+    elif p.is_file():
+        members = _read_tar(p)
+    else:
+        raise SnapshotError(f"{path}: no such file or directory")
+    return _from_members(members, path)
+
+
+def _dump(data: Any) -> bytes:
+    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False).encode("utf-8")
+
+
+def _safe_name(name: str) -> bool:
+    return bool(name) and not name.startswith("/") and ".." not in name.split("/") and "\\" not in name
+
+
+def _read_dir(root: Path) -> dict[str, bytes]:
+    members: dict[str, bytes] = {}
+    total = 0
+    for f in sorted(root.rglob("*")):
+        if f.is_symlink() or not f.is_file():
+            continue
+        size = f.stat().st_size
+        total += size
+        if size > MAX_MEMBER or total > MAX_TOTAL or len(members) >= MAX_MEMBERS:
+            raise SnapshotError(f"{root}: snapshot is larger than gpudoctor reads")
+        members[f.relative_to(root).as_posix()] = f.read_bytes()
+    return members
+
+
+def _read_tar(path: Path) -> dict[str, bytes]:
+    members: dict[str, bytes] = {}
+    total = 0
+    try:
+        with tarfile.open(path, "r:*") as tar:
+            for info in tar:
+                if len(members) >= MAX_MEMBERS:
+                    raise SnapshotError(f"{path}: too many members")
+                if not info.isfile():
+                    continue
+                name = info.name[2:] if info.name.startswith("./") else info.name
+                if not _safe_name(name):
+                    raise SnapshotError(f"{path}: unsafe member name {info.name!r}")
+                if info.size > MAX_MEMBER:
+                    raise SnapshotError(f"{path}: member {name} is larger than {MAX_MEMBER} bytes")
+                total += info.size
+                if total > MAX_TOTAL:
+                    raise SnapshotError(f"{path}: snapshot unpacks to more than {MAX_TOTAL} bytes")
+                stream = tar.extractfile(info)
+                members[name] = stream.read(MAX_MEMBER + 1) if stream else b""
+    except (tarfile.TarError, OSError, EOFError, ValueError) as e:
+        raise SnapshotError(f"{path}: not a readable snapshot ({e})") from e
+    return members
+
+
+def _from_members(members: dict[str, bytes], source: str) -> Recording:
+    def part(name: str, default: Any) -> Any:
+        raw = members.get(name)
+        if raw is None:
+            return default
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:
+            raise SnapshotError(f"{source}: {name} is not valid JSON ({e})") from e
+
+    manifest = part("manifest.json", None)
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise SnapshotError(f"{source}: not a gpudoctor snapshot (manifest.json missing or of another format)")
+    if manifest.get("version") != VERSION:
+        raise SnapshotError(f"{source}: snapshot format version {manifest.get('version')!r}; this gpudoctor reads {VERSION}")
+    reads = _expect(part("reads.json", {}), dict, "reads.json", source)
+    nvml = _expect(part("nvml.json", {}), dict, "nvml.json", source)
+    rec = Recording(
+        files={
+            "/" + name[len("files/") :]: data.decode("utf-8", errors="replace")
+            for name, data in members.items()
+            if name.startswith("files/")
+        },
+        read_errors=_expect(reads.get("errors", {}), dict, "reads.json", source),
+        dirs=_expect(part("dirs.json", {}), dict, "dirs.json", source),
+        commands=_expect(part("commands.json", []), list, "commands.json", source),
+        nvml_system=_expect(nvml.get("system", {}), dict, "nvml.json", source),
+        nvml_devices=_expect(nvml.get("devices", {}), dict, "nvml.json", source),
+        python=_expect(part("python.json", {}), dict, "python.json", source),
+        env=_expect(part("env.json", {}), dict, "env.json", source),
+        manifest=manifest,
+    )
+    if not all(isinstance(c, dict) for c in rec.commands):
+        raise SnapshotError(f"{source}: commands.json must be a list of objects")
+    return rec
+
+
+def _expect(value: Any, kind: type, name: str, source: str) -> Any:
+    if not isinstance(value, kind):
+        raise SnapshotError(f"{source}: {name} has the wrong shape (expected a JSON {kind.__name__})")
+    return value

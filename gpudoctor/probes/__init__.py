@@ -1,0 +1,29 @@
+"""Probes: one module per domain. Each has pure parse functions (text in, data out) and one
+`probe(host) -> dict[str, Fact]` entry that reads only through the Host and never judges.
+
+PROBES lists them with the fact-name prefixes each one owns, so that a probe that crashed or ran out of
+time leaves its facts unknown with that reason.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..facts import Fact
+
+Probe = Callable[..., "dict[str, Fact]"]
+
+
+def registry() -> list[tuple[str, tuple[str, ...], Probe]]:
+    """(name, owned prefixes, probe). Imported lazily so `gpudoctor --help` stays fast."""
+    from . import container, cuda, driver, gpus, libraries, python_env, system
+
+    return [
+        ("driver", ("driver", "pci"), driver.probe),
+        ("gpus", ("gpus",), gpus.probe),
+        ("cuda", ("cuda",), cuda.probe),
+        ("libraries", ("cudnn", "nccl"), libraries.probe),
+        ("python", ("python", "frameworks"), python_env.probe),
+        ("system", ("system", "env", "host"), system.probe),
+        ("container", ("container",), container.probe),
+    ]

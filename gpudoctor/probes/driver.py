@@ -1,0 +1,205 @@
+"""The driver probe: kernel module, NVML, userspace library and the PCI view of NVIDIA GPUs.
+
+Produces `driver.*` and `pci.*`. The three views (kernel module, NVML, loader) are read independently so
+that a mismatch between them, the commonest broken-driver state, shows up as facts instead of one error.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Optional
+
+from ..facts import Fact, known, unknown
+from ..host.base import NOT_FOUND, HostError, NvmlError
+from .ldcache import find_soname, parse_ldconfig, versioned_name
+
+PROC_VERSION = "/proc/driver/nvidia/version"
+PCI_DEVICES = "/sys/bus/pci/devices"
+NVIDIA_VENDOR = "0x10de"
+# VGA-compatible (0x0300) and 3D (0x0302) controllers; data-centre GPUs are the latter.
+GPU_CLASSES = ("0x0300", "0x0302")
+NVML_LIBRARY = "libnvidia-ml.so.1"
+LDCONFIG_ARGVS = (("ldconfig", "-p"), ("/sbin/ldconfig", "-p"))
+
+# The version is the first whitespace-delimited dotted number; "x86_64" and "aarch64" never match.
+_KERNEL_VERSION = re.compile(r"(?<!\S)(\d+\.\d+(?:\.\d+)*)(?!\S)")
+
+
+# --- pure parsing ---------------------------------------------------------------------------------------
+
+
+def parse_proc_version(text: str) -> Optional[tuple[str, str]]:
+    """(version, "open" | "proprietary") from /proc/driver/nvidia/version, or None if unrecognised."""
+    for line in text.splitlines():
+        if line.startswith("NVRM version:"):
+            m = _KERNEL_VERSION.search(line)
+            if not m:
+                return None
+            return m.group(1), "open" if "Open Kernel Module" in line else "proprietary"
+    return None
+
+
+def decode_cuda_version(value: int) -> tuple[str, int]:
+    """cuDriverGetVersion's integer as (version, major): 13000 -> ("13.0", 13), 12040 -> ("12.4", 12)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"not a CUDA version: {value!r}")
+    major, minor = value // 1000, (value % 1000) // 10
+    return f"{major}.{minor}", major
+
+
+def branch_of(version: str) -> int:
+    """The driver branch: 580.159.04 -> 580."""
+    return int(version.split(".", 1)[0])
+
+
+def is_gpu_class(pci_class: str) -> bool:
+    return pci_class.strip().lower().startswith(GPU_CLASSES)
+
+
+# --- probe ----------------------------------------------------------------------------------------------
+
+
+def probe(host: Any) -> dict[str, Fact]:
+    facts: dict[str, Fact] = {}
+    facts.update(_kernel(host))
+    facts.update(_nvml(host, facts["driver.kernel_version"]))
+    facts["driver.userspace_version"] = _userspace(host)
+    facts.update(_pci(host))
+    return facts
+
+
+def _kernel(host: Any) -> dict[str, Fact]:
+    src = PROC_VERSION
+    try:
+        text = host.read(PROC_VERSION)
+    except HostError as e:
+        # Only a missing file means "not loaded"; unreadable or unrecorded says nothing either way.
+        loaded = known(False, src) if e.reason == NOT_FOUND else unknown(e.reason, src)
+        why = "driver not loaded" if e.reason == NOT_FOUND else e.reason
+        return {
+            "driver.loaded": loaded,
+            "driver.kernel_version": unknown(why, src),
+            "driver.kernel_module": unknown(why, src),
+        }
+    parsed = parse_proc_version(text)
+    if parsed is None:
+        bad = unknown("unrecognised format", src)
+        return {"driver.loaded": known(True, src), "driver.kernel_version": bad, "driver.kernel_module": bad}
+    version, module = parsed
+    return {
+        "driver.loaded": known(True, src),
+        "driver.kernel_version": known(version, src),
+        "driver.kernel_module": known(module, src),
+    }
+
+
+def _nvml(host: Any, kernel_version: Fact) -> dict[str, Fact]:
+    out: dict[str, Fact] = {}
+    init_error: Optional[str] = None
+    src = "nvml:nvmlInit"
+    try:
+        host.nvml("nvmlInit")
+        out["driver.nvml_status"] = known("ok", src)
+    except NvmlError as e:
+        init_error = e.reason
+        # A snapshot that never recorded nvmlInit tells us nothing about whether it worked.
+        recorded = not e.name.endswith("NotRecorded")
+        out["driver.nvml_status"] = known(e.name, src) if recorded else unknown(e.reason, src)
+    except HostError as e:
+        init_error = e.reason
+        out["driver.nvml_status"] = unknown(e.reason, src)
+
+    def system(function: str) -> Fact:
+        source = f"nvml:{function}"
+        if init_error is not None:
+            return unknown(init_error, source)
+        try:
+            return known(host.nvml(function), source)
+        except HostError as e:
+            return unknown(e.reason, source)
+
+    version_fact = system("nvmlSystemGetDriverVersion")
+    if not (version_fact.known and isinstance(version_fact.value, str) and version_fact.value):
+        # The kernel module's version is the driver's version when NVML cannot say.
+        version_fact = kernel_version if kernel_version.known else version_fact
+    out["driver.version"] = version_fact
+    out["driver.branch"] = _derived(version_fact, branch_of)
+
+    out["driver.nvml_version"] = _derived(system("nvmlSystemGetNVMLVersion"), str)
+    cuda = system("nvmlSystemGetCudaDriverVersion_v2")
+    out["driver.max_cuda"] = _derived(cuda, lambda v: decode_cuda_version(v)[0])
+    out["driver.max_cuda_major"] = _derived(cuda, lambda v: decode_cuda_version(v)[1])
+    return out
+
+
+def _derived(fact: Fact, convert: Any) -> Fact:
+    """A fact computed from another: unknown for the same reason, or because the value will not convert."""
+    if not fact.known:
+        return fact
+    try:
+        return known(convert(fact.value), fact.source)
+    except (TypeError, ValueError, IndexError, AttributeError):
+        return unknown(f"unexpected value {fact.value!r}"[:80], fact.source)
+
+
+def _userspace(host: Any) -> Fact:
+    result = None
+    for argv in LDCONFIG_ARGVS:
+        try:
+            result = host.run(argv)
+            break
+        except HostError as e:
+            if e.reason != NOT_FOUND:
+                return unknown(e.reason, "ldconfig")
+    if result is None:
+        return unknown("ldconfig not found", "ldconfig")
+    path = find_soname(parse_ldconfig(result.stdout), NVML_LIBRARY)
+    if path is None:
+        missing = f"{NVML_LIBRARY} not in the loader cache"
+        return unknown(f"ldconfig failed (rc={result.rc})" if result.rc != 0 else missing, "ldconfig")
+    directory = os.path.dirname(path)
+    try:
+        names = host.listdir(directory)
+    except HostError as e:
+        return unknown(e.reason, directory)
+    version = versioned_name(names, "libnvidia-ml.so.")
+    if version is None:
+        return unknown("no versioned libnvidia-ml.so file", directory)
+    return known(version, f"{directory}/libnvidia-ml.so.{version}")
+
+
+def _pci(host: Any) -> dict[str, Fact]:
+    src = "sysfs"
+    try:
+        gpus, unbound = _scan_pci(host)
+    except HostError as e:
+        bad = unknown(e.reason, src)
+        return {"pci.nvidia_gpus": bad, "pci.unbound": bad, "pci.unbound_addresses": bad}
+    return {
+        "pci.nvidia_gpus": known(len(gpus), src),
+        "pci.unbound": known(len(unbound), src),
+        "pci.unbound_addresses": known(unbound, src),
+    }
+
+
+def _scan_pci(host: Any) -> tuple[list[str], list[str]]:
+    """(NVIDIA GPU addresses, those of them with no driver bound), sorted; HostError if unreadable."""
+    gpus: list[str] = []
+    unbound: list[str] = []
+    for addr in sorted(host.listdir(PCI_DEVICES)):
+        base = f"{PCI_DEVICES}/{addr}"
+        try:
+            vendor = host.read(f"{base}/vendor")
+        except HostError as e:
+            if e.reason == NOT_FOUND:  # hot-unplugged between listing and reading
+                continue
+            raise
+        if vendor.strip().lower() != NVIDIA_VENDOR:
+            continue
+        if not is_gpu_class(host.read(f"{base}/class")):
+            continue  # NVIDIA audio, USB-C and NVSwitch functions are not GPUs
+        gpus.append(addr)
+        if "driver" not in host.listdir(base):
+            unbound.append(addr)
+    return gpus, unbound

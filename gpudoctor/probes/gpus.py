@@ -1,0 +1,277 @@
+"""The GPU probe: what NVML says about each GPU, plus the PCIe link as sysfs sees it.
+
+Produces `gpus.count` and `gpus[i].*`. Each reading is its own fact, so one unsupported call (common on
+virtual GPUs and consumer cards) costs only that fact. A GPU that stops answering (fallen off the bus,
+NVML hung) costs only that GPU: all its facts become unknown with the reason, the other GPUs stay intact.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from ..facts import SCHEMA, Fact, known, list_facts, unknown
+from ..host.base import HostError, NvmlError, nvml_key
+
+Convert = Optional[Callable[[Any], Any]]
+FIELDS: tuple[str, ...] = tuple(s.name[len("gpus[].") :] for s in SCHEMA if s.name.startswith("gpus[]."))
+MAX_NVLINKS = 18  # NVML_NVLINK_MAX_LINKS
+PCI_DEVICES = "/sys/bus/pci/devices"
+
+# Spelled as libnvidia-container spells them, because NVIDIA_REQUIRE_* constraints match these words.
+BRANDS = dict(enumerate((
+    "unknown", "quadro", "tesla", "nvs", "grid", "geforce", "titan", "vapps", "vpc", "vcs", "vws",
+    "cloudgaming", "quadrortx", "nvidiartx", "nvidia", "geforcertx", "titanrtx",
+)))  # fmt: skip
+ARCHITECTURES = {
+    2: "Kepler", 3: "Maxwell", 4: "Pascal", 5: "Volta", 6: "Turing", 7: "Ampere", 8: "Ada", 9: "Hopper",
+    10: "Blackwell",
+}  # fmt: skip
+COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
+VIRTUALIZATIONS = {0: "None", 1: "Passthrough", 2: "vGPU", 3: "Host vGPU", 4: "Host vSGA"}
+# nvml.h nvmlClocksEventReason* bits, in bit order.
+EVENT_REASONS = (
+    (0x1, "GpuIdle"), (0x2, "ApplicationsClocksSetting"), (0x4, "SwPowerCap"), (0x8, "HwSlowdown"),
+    (0x10, "SyncBoost"), (0x20, "SwThermalSlowdown"), (0x40, "HwThermalSlowdown"),
+    (0x80, "HwPowerBrakeSlowdown"), (0x100, "DisplayClockSetting"),
+)  # fmt: skip
+# sysfs link speed in GT/s -> PCIe generation.
+PCIE_SPEEDS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6, 128.0: 7}
+
+# After these nothing more can be read from the GPU (or from NVML at all), so reading on only repeats them.
+_FATAL = frozenset((
+    "NVMLError_GpuIsLost", "NVMLError_Timeout", "NVMLError_TimedOut", "NVMLError_Uninitialized",
+    "NVMLError_DriverNotLoaded", "NVMLError_LibraryNotFound", "NVMLError_LibRmVersionMismatch",
+))  # fmt: skip
+# Failures meaning "no such reading here", as opposed to a reading that went wrong.
+_ABSENT = ("NotSupported", "FunctionNotFound", "InvalidArgument", "NotRecorded")
+
+
+# --- pure decoding --------------------------------------------------------------------------------------
+
+
+def _int(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"not an integer: {value!r}")
+    return value
+
+
+def _on(value: Any) -> bool:
+    """NVML's enable states (NVML_FEATURE_ENABLED, NVML_DEVICE_MIG_ENABLE, ...) are 1 for on."""
+    return _int(value) == 1
+
+
+def bus_id(pci_info: dict) -> str:
+    """NVML's busId "00000000:00:06.0" (32-bit domain) -> sysfs spelling "0000:00:06.0"."""
+    return str(pci_info["busId"])[-12:].lower()
+
+
+def brand_name(value: int) -> str:
+    return BRANDS[_int(value)]
+
+
+def architecture_name(value: int) -> str:
+    return ARCHITECTURES[_int(value)]
+
+
+def compute_capability(value: Any) -> str:
+    major, minor = value
+    return f"{_int(major)}.{_int(minor)}"
+
+
+def watts(milliwatts: Any) -> float:
+    return _int(milliwatts) / 1000.0
+
+
+def event_reason_names(mask: Any) -> list[str]:
+    """Names of the set bits, e.g. 0x44 -> ["SwPowerCap", "HwThermalSlowdown"]; unknown bits are left out."""
+    m = _int(mask)
+    return [name for bit, name in EVENT_REASONS if m & bit]
+
+
+def pcie_generation(speed: str) -> int:
+    """sysfs link speed ("32.0 GT/s PCIe", older kernels "16 GT/s") -> PCIe generation (5, 4)."""
+    return PCIE_SPEEDS[float(speed.split()[0])]
+
+
+def link_width(text: str) -> int:
+    return int(text.strip())
+
+
+SYSFS_LINK = (
+    ("pcie.sysfs_gen_current", "current_link_speed", pcie_generation),
+    ("pcie.sysfs_gen_max", "max_link_speed", pcie_generation),
+    ("pcie.sysfs_width_current", "current_link_width", link_width),
+    ("pcie.sysfs_width_max", "max_link_width", link_width),
+)
+NVLINK_FIELDS = ("nvlink.links", "nvlink.links_up", "nvlink.links_down", "nvlink.down", "nvlink.version")
+
+
+def _convert(value: Any, convert: Convert, source: str) -> Fact:
+    try:
+        return known(convert(value) if convert else value, source)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+        return unknown(f"unexpected value {value!r}"[:80], source)
+
+
+# --- probe ----------------------------------------------------------------------------------------------
+
+
+class _Lost(Exception):
+    """The GPU stopped answering; args[0] is the reason."""
+
+
+def _is(error: Optional[HostError], names: tuple[str, ...]) -> bool:
+    return isinstance(error, NvmlError) and error.name.endswith(names)
+
+
+class _Gpu:
+    """Reads one GPU, each call once (several facts share a call), raising _Lost on a fatal error."""
+
+    def __init__(self, host: Any, index: int) -> None:
+        self.host = host
+        self.index = index
+        self._cache: dict[tuple[str, Optional[str]], tuple[Any, Optional[HostError]]] = {}
+
+    def raw(self, function: str, arg: Optional[str] = None) -> tuple[Any, Optional[HostError]]:
+        key = (function, arg)
+        if key not in self._cache:
+            try:
+                self._cache[key] = (self.host.nvml(function, device=self.index, arg=arg), None)
+            except NvmlError as e:
+                if e.name in _FATAL:
+                    raise _Lost(e.reason) from e
+                self._cache[key] = (None, e)
+            except HostError as e:
+                self._cache[key] = (None, e)
+        return self._cache[key]
+
+    def fact(self, function: str, convert: Convert = None, arg: Optional[str] = None) -> Fact:
+        source = f"nvml:{nvml_key(function, arg)}"
+        value, error = self.raw(function, arg)
+        if error is not None:
+            return unknown(error.reason, source)
+        return _convert(value, convert, source)
+
+
+def probe(host: Any) -> dict[str, Fact]:
+    source = "nvml:nvmlDeviceGetCount"
+    try:
+        count = host.nvml("nvmlDeviceGetCount")
+    except NvmlError as e:
+        # No library or no kernel module: certainly no GPU a program could use. Other failures say nothing.
+        if e.name in ("NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded"):
+            return {"gpus.count": known(0, f"{source} ({e.reason})")}
+        return {"gpus.count": unknown(e.reason, source)}
+    except HostError as e:
+        return {"gpus.count": unknown(e.reason, source)}
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        return {"gpus.count": unknown(f"unexpected value {count!r}"[:80], source)}
+    return list_facts("gpus", [read_gpu(host, i) for i in range(count)], source)
+
+
+def read_gpu(host: Any, index: int) -> dict[str, Fact]:
+    """Every gpus[].* field of GPU `index`, in schema order."""
+    gpu = _Gpu(host, index)
+    try:
+        facts = _read(gpu)
+    except _Lost as e:
+        facts = {field: unknown(e.args[0], f"nvml:GPU {index}") for field in FIELDS}
+    facts["index"] = known(index, "nvml:nvmlDeviceGetCount")
+    return {field: facts[field] for field in FIELDS}
+
+
+def _read(g: _Gpu) -> dict[str, Fact]:
+    reasons = "nvmlDeviceGetCurrentClocksEventReasons"
+    # Drivers and pynvml before 535 only know the older name for the same bitmask.
+    if _is(g.raw(reasons)[1], ("NotSupported", "FunctionNotFound", "NotRecorded")):
+        reasons = "nvmlDeviceGetCurrentClocksThrottleReasons"
+    f: dict[str, Fact] = {
+        "name": g.fact("nvmlDeviceGetName", str),
+        "uuid": g.fact("nvmlDeviceGetUUID", str),
+        "bus_id": g.fact("nvmlDeviceGetPciInfo", bus_id),
+        "brand": g.fact("nvmlDeviceGetBrand", brand_name),
+        "architecture": g.fact("nvmlDeviceGetArchitecture", architecture_name),
+        "compute_capability": g.fact("nvmlDeviceGetCudaComputeCapability", compute_capability),
+        "memory.total_bytes": g.fact("nvmlDeviceGetMemoryInfo", lambda m: _int(m["total"])),
+        "memory.used_bytes": g.fact("nvmlDeviceGetMemoryInfo", lambda m: _int(m["used"])),
+        "pcie.gen_current": g.fact("nvmlDeviceGetCurrPcieLinkGeneration", _int),
+        "pcie.gen_max": g.fact("nvmlDeviceGetMaxPcieLinkGeneration", _int),
+        "pcie.gen_gpu_max": g.fact("nvmlDeviceGetGpuMaxPcieLinkGeneration", _int),
+        "pcie.width_current": g.fact("nvmlDeviceGetCurrPcieLinkWidth", _int),
+        "pcie.width_max": g.fact("nvmlDeviceGetMaxPcieLinkWidth", _int),
+        "pcie.replay_counter": g.fact("nvmlDeviceGetPcieReplayCounter", _int),
+        "clocks.sm_mhz": g.fact("nvmlDeviceGetClockInfo", _int, "SM"),
+        "clocks.sm_max_mhz": g.fact("nvmlDeviceGetMaxClockInfo", _int, "SM"),
+        "clocks.mem_mhz": g.fact("nvmlDeviceGetClockInfo", _int, "MEM"),
+        "clocks.mem_max_mhz": g.fact("nvmlDeviceGetMaxClockInfo", _int, "MEM"),
+        "clocks.event_reasons": g.fact(reasons, _int),
+        "clocks.event_reason_names": g.fact(reasons, event_reason_names),
+        "utilization.gpu": g.fact("nvmlDeviceGetUtilizationRates", lambda u: _int(u["gpu"])),
+        "utilization.memory": g.fact("nvmlDeviceGetUtilizationRates", lambda u: _int(u["memory"])),
+        "temperature.gpu_c": g.fact("nvmlDeviceGetTemperature", _int, "GPU"),
+        "temperature.slowdown_c": g.fact("nvmlDeviceGetTemperatureThreshold", _int, "SLOWDOWN"),
+        "temperature.shutdown_c": g.fact("nvmlDeviceGetTemperatureThreshold", _int, "SHUTDOWN"),
+        "power.draw_w": g.fact("nvmlDeviceGetPowerUsage", watts),
+        "power.limit_w": g.fact("nvmlDeviceGetPowerManagementLimit", watts),
+        "power.default_limit_w": g.fact("nvmlDeviceGetPowerManagementDefaultLimit", watts),
+        "persistence_mode": g.fact("nvmlDeviceGetPersistenceMode", _on),
+        "compute_mode": g.fact("nvmlDeviceGetComputeMode", lambda v: COMPUTE_MODES[_int(v)]),
+        "mig.current": g.fact("nvmlDeviceGetMigMode", lambda v: _on(v[0])),
+        "mig.pending": g.fact("nvmlDeviceGetMigMode", lambda v: _on(v[1])),
+        "ecc.enabled": g.fact("nvmlDeviceGetEccMode", lambda v: _on(v[0])),
+        "ecc.pending": g.fact("nvmlDeviceGetEccMode", lambda v: _on(v[1])),
+        "ecc.uncorrected_volatile": g.fact("nvmlDeviceGetTotalEccErrors", _int, "UNCORRECTED,VOLATILE"),
+        "ecc.uncorrected_aggregate": g.fact("nvmlDeviceGetTotalEccErrors", _int, "UNCORRECTED,AGGREGATE"),
+        "ecc.corrected_volatile": g.fact("nvmlDeviceGetTotalEccErrors", _int, "CORRECTED,VOLATILE"),
+        "remapped_rows.correctable": g.fact("nvmlDeviceGetRemappedRows", lambda v: _int(v[0])),
+        "remapped_rows.uncorrectable": g.fact("nvmlDeviceGetRemappedRows", lambda v: _int(v[1])),
+        "remapped_rows.pending": g.fact("nvmlDeviceGetRemappedRows", lambda v: _int(v[2]) != 0),
+        "remapped_rows.failed": g.fact("nvmlDeviceGetRemappedRows", lambda v: _int(v[3]) != 0),
+        "virtualization_mode": g.fact("nvmlDeviceGetVirtualizationMode", lambda v: VIRTUALIZATIONS[_int(v)]),
+    }
+    f.update(_nvlink(g))
+    f.update(_sysfs_link(g.host, f["bus_id"]))
+    return f
+
+
+def _nvlink(g: _Gpu) -> dict[str, Fact]:
+    src = "nvml:nvmlDeviceGetNvLinkState"
+    states: list[Any] = []
+    stop = "no NVLink"
+    for link in range(MAX_NVLINKS):
+        value, error = g.raw("nvmlDeviceGetNvLinkState", str(link))
+        if error is None:
+            states.append(value)
+            continue
+        # A link with no state ends the list; but a snapshot that never asked about link 0 says nothing.
+        if not _is(error, _ABSENT) or (link == 0 and _is(error, ("NotRecorded",))):
+            return dict.fromkeys(NVLINK_FIELDS, unknown(error.reason, src))
+        stop = error.reason
+        break
+    up = [i for i, state in enumerate(states) if state == 1]
+    down = [i for i, state in enumerate(states) if state != 1]
+    if up:
+        version = g.fact("nvmlDeviceGetNvLinkVersion", _int, str(up[0]))
+    else:
+        version = unknown("no active link" if states else stop, src)
+    return {
+        "nvlink.links": known(len(states), src),
+        "nvlink.links_up": known(len(up), src),
+        "nvlink.links_down": known(len(down), src),
+        "nvlink.down": known(down, src),
+        "nvlink.version": version,
+    }
+
+
+def _sysfs_link(host: Any, bus: Fact) -> dict[str, Fact]:
+    out: dict[str, Fact] = {}
+    for field, name, parse in SYSFS_LINK:
+        if not bus.known:
+            out[field] = unknown(bus.unknown or "bus id unknown", "sysfs")
+            continue
+        path = f"{PCI_DEVICES}/{bus.value}/{name}"
+        try:
+            out[field] = _convert(host.read(path), parse, path)
+        except HostError as e:
+            out[field] = unknown(e.reason, path)
+    return out

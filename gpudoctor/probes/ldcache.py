@@ -1,0 +1,58 @@
+"""Pure helpers for finding shared libraries the way the dynamic loader does.
+
+`ldconfig -p` prints the loader cache: which file a program gets for each soname. The version of a library
+is rarely in its soname (libnvidia-ml.so.1, libcudnn.so.9) but almost always in the real file's name beside
+it (libnvidia-ml.so.580.159.04, libcudnn.so.9.14.0), so callers list that directory and pass the names to
+`versioned_name`. Used by the driver probe (libnvidia-ml) and the libraries probe (cuDNN, NCCL).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Optional
+
+# "\tlibnvidia-ml.so.1 (libc6,x86-64) => /usr/local/nvidia/lib64/libnvidia-ml.so.1"; some builds add
+# ", OS ABI: Linux 3.2.0" or "hwcap: ..." inside the parentheses, hence the lazy match up to "=>".
+_LINE = re.compile(r"^\s*(\S+)\s+\(.*?\)\s+=>\s+(\S.*?)\s*$")
+_VERSION = re.compile(r"\d+(?:\.\d+)+")
+
+
+def parse_ldconfig(text: str) -> list[tuple[str, str]]:
+    """(soname, path) for every library line of `ldconfig -p` output, in the order printed.
+
+    The loader picks the first matching line, so order matters. The header ("123 libs found in cache")
+    and anything else that is not a library line are skipped. Names can repeat (one per directory or
+    architecture)."""
+    out: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        m = _LINE.match(line)
+        if m:
+            out.append((m.group(1), m.group(2)))
+    return out
+
+
+def find_soname(entries: Iterable[tuple[str, str]], soname: str) -> Optional[str]:
+    """The path the loader uses for `soname`: the first entry with that exact name."""
+    for name, path in entries:
+        if name == soname:
+            return path
+    return None
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """A sort key for dotted numeric versions: "580.159.04" -> (580, 159, 4)."""
+    return tuple(int(p) for p in version.split("."))
+
+
+def versioned_name(names: Iterable[str], stem: str) -> Optional[str]:
+    """The version suffix of the file named `stem` + version, e.g. stem "libnvidia-ml.so." among
+    ["libnvidia-ml.so.1", "libnvidia-ml.so.580.159.04"] -> "580.159.04".
+
+    Only suffixes of at least two numeric parts count, so the soname links ("libcudnn.so.9") are passed
+    over in favour of the real file ("libcudnn.so.9.14.0"). When a directory holds several versions
+    (a half-finished upgrade), the highest one is returned. None when there is none."""
+    found = [
+        name[len(stem) :] for name in names if name.startswith(stem) and _VERSION.fullmatch(name[len(stem) :])
+    ]
+    return max(found, key=version_key) if found else None

@@ -1,0 +1,267 @@
+"""The Python probe: the inspected interpreter and the ML frameworks installed in it.
+
+Produces `python.*` and `frameworks.*` from the dump `host.python()` returns: distribution metadata and a
+few build-description files, read without importing anything. Each framework records the CUDA it was built
+for in its own way, so each has its own small parser; none of them runs framework code.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, Optional
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+from ..facts import Fact, known, list_facts, unknown
+from ..host.base import HostError
+
+PYTHON_FIELDS = ("executable", "version", "prefix", "venv", "installer")
+FRAMEWORK_FIELDS = ("name", "distribution", "version", "build", "cuda", "cuda_major", "cudnn", "rocm")
+TORCH_VERSION_PY = "torch/version.py"
+TF_BUILD_INFO = "tensorflow/python/platform/build_info.py"
+ORT_VERSION_INFO = "onnxruntime/capi/version_info.py"
+Build = dict[str, Optional[str]]  # build, cuda, cudnn, rocm; "why" is the reason for what stays unknown
+
+# --- pure parsing ---------------------------------------------------------------------------------------
+
+
+def assignments(text: str) -> dict[str, Any]:
+    """Top-level `name = literal` and `name: T = literal` lines, evaluated as literals (never executed)."""
+    out: dict[str, Any] = {}
+    for m in re.finditer(r"^([A-Za-z_]\w*)\s*(?::[^=\n]*)?=\s*(.+?)\s*$", text, re.M):
+        try:
+            out[m.group(1)] = ast.literal_eval(m.group(2))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    return out
+
+
+def parse_torch_version_py(text: str) -> dict[str, Optional[str]]:
+    """{"version", "cuda", "hip"} of torch/version.py, e.g. "2.11.0+cu130", "13.0", None."""
+    values = assignments(text)
+    names = (("version", "__version__"), ("cuda", "cuda"), ("hip", "hip"))
+    return {key: (str(values[name]) if values.get(name) else None) for key, name in names}
+
+
+def parse_tf_build_info(text: str) -> dict[str, Any]:
+    """TensorFlow's build_info, written `build_info = {...}` or `collections.OrderedDict([(k, v), ...])`."""
+    try:
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.Assign) and any(
+                getattr(t, "id", "") == "build_info" for t in node.targets
+            ):
+                value = node.value
+                if isinstance(value, ast.Call) and len(value.args) == 1:
+                    value = value.args[0]  # the OrderedDict's literal argument; the call is never made
+                return dict(ast.literal_eval(value))
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        pass
+    return {}
+
+
+def tf_version(raw: Any) -> Optional[str]:
+    """A build_info version as major.minor: "12.5.1" -> "12.5", "9" -> "9", Windows "64_112" -> "11.2"."""
+    text = str(raw or "")
+    if text.startswith("64_"):
+        digits = text[3:]
+        text = f"{digits[:-1]}.{digits[-1]}" if len(digits) > 1 else digits
+    return ".".join(text.split(".")[:2]) if re.fullmatch(r"\d+(\.\d+)*", text) else None
+
+
+def public_version(version: str) -> str:
+    """Without the local tag: "2.11.0+cu130" -> "2.11.0"."""
+    try:
+        return Version(version).public
+    except InvalidVersion:
+        return version.split("+", 1)[0]
+
+
+def local_tag(version: str) -> str:
+    return version.split("+", 1)[1].lower() if "+" in version else ""
+
+
+def local_build(local: str) -> Build:
+    """What a local version tag says: "cu121" -> cuda 12.1, "cpu" -> cpu, "rocm6.2" -> rocm 6.2."""
+    m = re.fullmatch(r"cu(\d+)(\d)", local)  # the last digit is the minor version
+    if m:
+        return {"build": "cuda", "cuda": f"{m.group(1)}.{m.group(2)}"}
+    m = re.fullmatch(r"rocm(\d+(?:\.\d+)*)", local)
+    if m:
+        return {"build": "rocm", "rocm": m.group(1)}
+    return {"build": "cpu"} if local == "cpu" else {}
+
+
+def pins(requires: Optional[list]) -> dict[str, Optional[str]]:
+    """{name: version pinned with == (else None)} of the hard requirements; extras are optional
+    installs, so they say nothing about this build."""
+    out: dict[str, Optional[str]] = {}
+    for line in requires or []:
+        try:
+            req = Requirement(str(line))
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and "extra" in str(req.marker):
+            continue
+        specs = list(req.specifier)
+        exact = len(specs) == 1 and specs[0].operator == "=="
+        out[req.name.lower().replace("_", "-")] = specs[0].version if exact else None
+    return out
+
+
+def torch_build(dist: dict) -> Build:
+    """From torch/version.py, else the local tag (+cu121), else the pinned CUDA wheels it requires."""
+    reqs = pins(dist.get("requires"))
+    cudnn = next((v for n, v in reqs.items() if re.fullmatch(r"nvidia-cudnn(-cu\d+)?", n)), None)
+    text = (dist.get("texts") or {}).get(TORCH_VERSION_PY)
+    if text:
+        info = parse_torch_version_py(text)
+        if info["cuda"]:
+            return {"build": "cuda", "cuda": info["cuda"], "cudnn": cudnn}
+        if info["hip"]:
+            tagged = local_build(local_tag(info["version"] or str(dist.get("version", ""))))
+            return {"build": "rocm", "rocm": tagged.get("rocm") or ".".join(info["hip"].split(".")[:2])}
+        return {"build": "cpu"}
+    found = local_build(local_tag(str(dist.get("version", ""))))
+    if found:
+        return dict(found, cudnn=cudnn) if found["build"] == "cuda" else found
+    for name, pin in reqs.items():
+        if pin and (re.fullmatch(r"nvidia-cuda-runtime(-cu\d+)?", name) or name == "cuda-toolkit"):
+            return {"build": "cuda", "cuda": ".".join(pin.split(".")[:2]), "cudnn": cudnn}
+    return {"build": "rocm"} if "pytorch-triton-rocm" in reqs else {}
+
+
+def tensorflow_build(dist: dict) -> Build:
+    name = str(dist.get("name", ""))
+    if name.endswith("-cpu"):
+        return {"build": "cpu"}
+    info = parse_tf_build_info((dist.get("texts") or {}).get(TF_BUILD_INFO) or "")
+    if info.get("is_rocm_build") or name.endswith("-rocm"):
+        return {"build": "rocm"}
+    if info.get("is_cuda_build"):
+        cuda, cudnn = tf_version(info.get("cuda_version")), tf_version(info.get("cudnn_version"))
+        return {"build": "cuda", "cuda": cuda, "cudnn": cudnn}
+    return {"build": "cpu"} if info else {}
+
+
+def jax_build(names: set[str], jaxlib_version: str) -> Build:
+    """From the plugin wheel beside jax (jax-cuda13-plugin); jaxlib before 0.4.16 carried it in its
+    local tag instead ("0.4.7+cuda12.cudnn88")."""
+    for name in sorted(names, key=lambda n: (n.startswith("jax-cuda"), n), reverse=True):
+        m = re.fullmatch(r"jax-(cuda|rocm)(\d)(\d*)-plugin", name)
+        if m and m.group(1) == "cuda":
+            return {"build": "cuda", "cuda": m.group(2) + m.group(3)}
+        if m:  # jax-rocm60-plugin, jax-rocm7-plugin
+            return {"build": "rocm", "rocm": m.group(2) + (f".{m.group(3)}" if m.group(3) else "")}
+    m = re.fullmatch(r"cuda(\d+)(?:\.cudnn(\d)(\d+))?", local_tag(jaxlib_version))
+    if m:
+        return {"build": "cuda", "cuda": m.group(1), "cudnn": f"{m[2]}.{m[3]}" if m.group(2) else None}
+    return {"build": "cpu"}
+
+
+def cupy_build(name: str) -> Build:
+    """cupy-cuda13x -> CUDA 13; cupy-cuda117 (older naming) -> 11.7; cupy-rocm-5-0 -> ROCm 5.0."""
+    m = re.fullmatch(r"cupy-cuda(\d+)x", name) or re.fullmatch(r"cupy-cuda(\d+)(\d)", name)
+    if m:
+        return {"build": "cuda", "cuda": ".".join(m.groups())}
+    m = re.fullmatch(r"cupy-rocm-(\d+)-(\d+)", name)
+    if m:
+        return {"build": "rocm", "rocm": ".".join(m.groups())}
+    return {"why": "source build"}  # plain `cupy` compiles against whatever toolkit it finds
+
+
+def onnxruntime_build(dist: dict) -> Build:
+    name = str(dist.get("name", ""))
+    if not name.endswith(("-gpu", "-rocm")):
+        return {"build": "cpu"}
+    if name.endswith("-rocm"):
+        return {"build": "rocm"}
+    info = assignments((dist.get("texts") or {}).get(ORT_VERSION_INFO) or "")
+    cuda, cudnn = info.get("cuda_version"), info.get("cudnn_version")
+    return {"build": "cuda", "cuda": str(cuda) if cuda else None, "cudnn": str(cudnn) if cudnn else None}
+
+
+def installer(dump: dict) -> str:
+    """What manages the environment, judged by the marks each tool leaves."""
+    cfg = str(dump.get("pyvenv_cfg") or "")
+    tools = [
+        str(d.get("installer") or "").lower() for d in dump.get("distributions") or [] if isinstance(d, dict)
+    ]
+    tools = [t for t in tools if t]
+    if dump.get("conda_meta"):
+        return "conda"
+    if any(line.strip().startswith("uv =") for line in cfg.splitlines()) or tools.count("uv") * 2 > len(
+        tools
+    ):
+        return "uv"
+    if "pypoetry/virtualenvs" in str(dump.get("prefix") or "") or "poetry" in cfg.lower():
+        return "poetry"
+    return "pip"
+
+
+def frameworks(dump: dict) -> list[dict[str, Any]]:
+    """One entry per installed framework, in a fixed order: name, distribution, version, build fields."""
+    dists = {str(d.get("name")): d for d in dump.get("distributions") or [] if isinstance(d, dict)}
+    cupys = sorted(n for n in dists if n == "cupy" or n.startswith(("cupy-cuda", "cupy-rocm")))
+    jaxlib = str((dists.get("jaxlib") or {}).get("version", ""))
+    table = (  # (framework, candidate distributions in order of preference, build reader)
+        ("torch", ["torch"], torch_build),
+        (
+            "tensorflow",
+            ["tensorflow", "tensorflow-gpu", "tensorflow-rocm", "tensorflow-cpu", "tf-nightly"],
+            tensorflow_build,
+        ),
+        ("jax", ["jax"], lambda d: jax_build(set(dists), jaxlib)),
+        ("cupy", cupys, lambda d: cupy_build(str(d.get("name")))),
+        ("onnxruntime", ["onnxruntime-gpu", "onnxruntime-rocm", "onnxruntime"], onnxruntime_build),
+    )
+    out = []
+    for framework, candidates, read in table:
+        dist = next((dists[c] for c in candidates if c in dists), None)
+        if dist is not None:
+            version = public_version(str(dist.get("version", "")))
+            out.append(dict(read(dist), name=framework, distribution=str(dist.get("name")), version=version))
+    return out
+
+
+# --- probe ----------------------------------------------------------------------------------------------
+
+
+def probe(host: Any) -> dict[str, Fact]:
+    try:
+        dump = host.python()
+    except HostError as e:
+        facts = {f"python.{f}": unknown(e.reason, "python") for f in PYTHON_FIELDS}
+        facts["frameworks.count"] = unknown(e.reason, "python")
+        return facts
+    src = f"python:{dump.get('executable') or 'default'}"
+    facts = {}
+    for field in ("executable", "version", "prefix"):
+        value = dump.get(field)
+        facts[f"python.{field}"] = known(value, src) if value else unknown("not reported", src)
+    if dump.get("prefix") and dump.get("base_prefix"):
+        facts["python.venv"] = known(dump["prefix"] != dump["base_prefix"], src)
+    else:
+        facts["python.venv"] = unknown("not reported", src)
+    facts["python.installer"] = known(installer(dump), src)
+    facts.update(list_facts("frameworks", [_member(fw, src) for fw in frameworks(dump)], src))
+    return facts
+
+
+def _member(fw: dict[str, Any], src: str) -> dict[str, Fact]:
+    """One framework's facts; a field that does not apply to its build says so rather than being absent."""
+    s = f"{src} {fw['distribution']}"
+    build, why = fw.get("build"), fw.get("why") or "not determined"
+    na = "not applicable"
+    out = {k: known(fw[k], s) for k in ("name", "distribution", "version")}
+    out["build"] = known(build, s) if build else unknown(why, s)
+    cuda, cuda_why = fw.get("cuda"), why if build in (None, "cuda") else na
+    out["cuda"] = known(cuda, s) if cuda else unknown(cuda_why, s)
+    major = str(cuda or "").split(".")[0]
+    out["cuda_major"] = known(int(major), s) if major.isdigit() else unknown(cuda_why, s)
+    cudnn_why = "not pinned" if build == "cuda" else cuda_why
+    out["cudnn"] = known(fw["cudnn"], s) if fw.get("cudnn") else unknown(cudnn_why, s)
+    rocm_why = why if build in (None, "rocm") else na
+    out["rocm"] = known(fw["rocm"], s) if fw.get("rocm") else unknown(rocm_why, s)
+    return {k: out[k] for k in FRAMEWORK_FIELDS}

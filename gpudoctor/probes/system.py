@@ -1,0 +1,228 @@
+"""System facts: OS, kernel, CPUs, memory, the locked-memory and /dev/shm limits that pinned-memory
+transfers and DataLoader workers run into, virtualization, glibc, and the environment that steers CUDA."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any, Optional
+
+from ..facts import Fact, known, unknown
+from ..host.base import NOT_FOUND, HostError
+
+OS_RELEASE = ("/etc/os-release", "/usr/lib/os-release")
+MOUNTS = "/proc/self/mounts"
+MEMINFO = "/proc/meminfo"
+UNPARSED = "could not parse"
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SIZE = re.compile(r"(\d+)([kmgtpe]?)", re.IGNORECASE)
+
+
+def parse_os_release(text: str) -> dict[str, str]:
+    """os-release is shell-compatible assignments; shlex undoes quoting and backslash escapes."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, raw = line.split("=", 1)
+        if not _KEY.fullmatch(key):
+            continue
+        try:
+            out[key] = " ".join(shlex.split(raw))
+        except ValueError:  # an unbalanced quote: keep what is there rather than drop the line
+            out[key] = raw.strip("\"'")
+    return out
+
+
+def parse_cpu_list(text: str) -> int:
+    """Count CPUs in a kernel cpu list such as "0-15" or "0-3,8-11"; ValueError when it is not one."""
+    count = 0
+    for part in text.strip().split(","):
+        first, _, last = part.partition("-")
+        lo, hi = int(first), int(last or first)
+        if hi < lo:
+            raise ValueError(part)
+        count += hi - lo + 1
+    return count
+
+
+def parse_meminfo_total(text: str) -> Optional[int]:
+    m = re.search(r"^MemTotal:\s+(\d+)\s*kB", text, re.MULTILINE)
+    return int(m.group(1)) * 1024 if m else None
+
+
+def parse_memlock(text: str) -> Optional[int]:
+    """The soft limit (what mlock is refused above), in bytes; -1 when unlimited."""
+    m = re.search(r"^Max locked memory\s+(unlimited|\d+)\s", text, re.MULTILINE)
+    return None if m is None else -1 if m.group(1) == "unlimited" else int(m.group(1))
+
+
+def find_mount(text: str, mount_point: str) -> Optional[tuple[str, dict[str, str]]]:
+    """(fstype, options) of the last mount on mount_point: a later mount hides the earlier ones."""
+    found = None
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 4:
+            continue
+        # /proc/mounts escapes blanks in paths as octal (\040).
+        where = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[1])
+        if where == mount_point:
+            opts = dict((o.split("=", 1) + [""])[:2] for o in fields[3].split(","))
+            found = (fields[2], opts)
+    return found
+
+
+def parse_size(text: str) -> Optional[int]:
+    """A tmpfs size= option ("65536k", "64m", "1g", or bytes) in bytes."""
+    m = _SIZE.fullmatch(text.strip())
+    if not m:
+        return None
+    return int(m.group(1)) * 1024 ** " kmgtpe".index(m.group(2).lower() or " ")
+
+
+def has_hypervisor_flag(cpuinfo: str) -> bool:
+    return re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.MULTILINE) is not None
+
+
+def classify_virtualization(
+    vendor: Optional[str], product: Optional[str], hypervisor: Optional[bool]
+) -> Optional[str]:
+    """Name the hypervisor from DMI (vendor/product None: no DMI) and the cpuinfo flag (None: unread).
+    None when it cannot be told."""
+    v, p = (vendor or "").strip(), (product or "").strip()
+    if v == "Amazon EC2":
+        # Nitro bare-metal instances keep the EC2 vendor string but run on no hypervisor.
+        return "none" if p.endswith(".metal") and hypervisor is False else "amazon"
+    if "QEMU" in v or p == "KVM" or p.startswith("Standard PC") or p.startswith("OpenStack"):
+        return "kvm"
+    if v.startswith("VMware") or p.startswith("VMware"):
+        return "vmware"
+    if v == "Microsoft Corporation" and p == "Virtual Machine":
+        return "hyperv"
+    if v == "Xen" or p.startswith("HVM domU"):
+        return "xen"
+    if v == "Google" or p == "Google Compute Engine":
+        return "google"
+    if hypervisor is None:
+        return None
+    if hypervisor:
+        # Firecracker microVMs expose no SMBIOS tables at all.
+        return "firecracker" if vendor is None and product is None else "other"
+    return "none"
+
+
+def _read(host: Any, path: str) -> tuple[Optional[str], Optional[str]]:
+    """(text, None), or (None, the HostError's reason)."""
+    try:
+        return host.read(path), None
+    except HostError as e:
+        return None, e.reason
+
+
+def _env(host: Any, name: str) -> Fact:
+    source = f"env:{name}"
+    try:
+        value = host.env(name)
+    except HostError as e:
+        return unknown(e.reason, source)
+    return unknown("not set", source) if value is None else known(value, source)
+
+
+def _parsed(text: Optional[str], reason: Optional[str], source: str, parse: Any) -> Fact:
+    """Apply parse to what a read gave; a failed read or parse is unknown, with why."""
+    if text is None:
+        return unknown(reason or NOT_FOUND, source)
+    try:
+        value = parse(text)
+    except ValueError:
+        value = None
+    return unknown(UNPARSED, source) if value in (None, "") else known(value, source)
+
+
+def _os_facts(host: Any) -> dict[str, Fact]:
+    text, reason = _read(host, OS_RELEASE[0])
+    source = OS_RELEASE[0]
+    if text is None:
+        text, _ = _read(host, OS_RELEASE[1])
+        source = OS_RELEASE[1] if text is not None else source
+    fields = parse_os_release(text) if text is not None else {}
+    out: dict[str, Fact] = {}
+    for name, key in (
+        ("system.os", "PRETTY_NAME"),
+        ("system.os_id", "ID"),
+        ("system.os_version", "VERSION_ID"),
+    ):
+        missing = reason if text is None else f"no {key}"
+        out[name] = known(fields[key], source) if fields.get(key) else unknown(missing or NOT_FOUND, source)
+    return out
+
+
+def _shm(mounts: Optional[str], reason: Optional[str], mem_total: Optional[int]) -> Fact:
+    if mounts is None:
+        return unknown(reason or NOT_FOUND, MOUNTS)
+    found = find_mount(mounts, "/dev/shm")
+    if found is None:
+        return unknown(NOT_FOUND, MOUNTS)
+    fstype, opts = found
+    size = parse_size(opts["size"]) if "size" in opts else None
+    if "size" in opts and size is None:
+        return unknown(f"{UNPARSED} size={opts['size']}", MOUNTS)
+    if fstype != "tmpfs" and size is None:
+        return unknown(f"{fstype} without size=", MOUNTS)
+    if size:
+        return known(size, MOUNTS)
+    # No size= (or size=0, no limit): tmpfs can grow to half of RAM, or to all of it.
+    note = "tmpfs default: half of MemTotal" if size is None else "size=0: no limit but MemTotal"
+    source = f"{MOUNTS}, {MEMINFO} ({note})"
+    if mem_total is None:
+        return unknown(f"{MEMINFO} unreadable", source)
+    return known(mem_total // 2 if size is None else mem_total, source)
+
+
+def _virtualization(host: Any) -> Fact:
+    vendor, vendor_err = _read(host, "/sys/class/dmi/id/sys_vendor")
+    product, product_err = _read(host, "/sys/class/dmi/id/product_name")
+    cpuinfo, cpu_err = _read(host, "/proc/cpuinfo")
+    source = "/sys/class/dmi/id, /proc/cpuinfo"
+    hypervisor = has_hypervisor_flag(cpuinfo) if cpuinfo is not None else None
+    if vendor is None and product is None and {vendor_err, product_err} - {NOT_FOUND}:
+        vendor = ""  # DMI is there but unreadable: not the no-DMI mark of Firecracker
+    kind = classify_virtualization(vendor, product, hypervisor)
+    return unknown(cpu_err or NOT_FOUND, source) if kind is None else known(kind, source)
+
+
+def _glibc(host: Any) -> Fact:
+    try:
+        data = host.python()
+    except HostError as e:
+        return unknown(e.reason, "python")
+    source = f"python:{data.get('executable', '')} platform.libc_ver()"
+    libc = data.get("libc")
+    if not isinstance(libc, list) or len(libc) != 2:
+        return unknown("not reported", source)
+    if libc[0] != "glibc" or not libc[1]:
+        return unknown(f"not glibc ({libc[0]})" if libc[0] else "libc not identified", source)
+    return known(str(libc[1]), source)
+
+
+_ONE_FILE = (
+    ("system.kernel", "/proc/sys/kernel/osrelease", str.strip),
+    ("host.hostname", "/proc/sys/kernel/hostname", str.strip),
+    ("system.cpus", "/sys/devices/system/cpu/online", parse_cpu_list),
+    ("system.memory_bytes", MEMINFO, parse_meminfo_total),
+    ("system.memlock_bytes", "/proc/self/limits", parse_memlock),
+)
+
+
+def probe(host: Any) -> dict[str, Fact]:
+    facts = _os_facts(host)
+    for name, path, parse in _ONE_FILE:
+        facts[name] = _parsed(*_read(host, path), path, parse)
+    text, reason = _read(host, MOUNTS)
+    facts["system.shm_bytes"] = _shm(text, reason, facts["system.memory_bytes"].value)
+    facts["system.virtualization"] = _virtualization(host)
+    facts["system.glibc"] = _glibc(host)
+    facts["env.ld_library_path"] = _env(host, "LD_LIBRARY_PATH")
+    facts["env.cuda_visible_devices"] = _env(host, "CUDA_VISIBLE_DEVICES")
+    return facts

@@ -1,0 +1,70 @@
+"""The JSON report. Its shape is versioned (SCHEMA_VERSION) and documented in docs/json-report.md.
+
+Consumers may rely on every key listed there; new keys may appear within a version, none disappear.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .. import __version__
+from ..check import CheckResult, exit_code
+from ..engine.model import Finding
+
+SCHEMA = "gpudoctor.report"
+SCHEMA_VERSION = 1
+
+
+def finding_data(f: Finding) -> dict[str, Any]:
+    return {
+        "rule": f.rule.id,
+        "severity": f.severity,
+        "category": f.rule.category,
+        "title": f.rule.title,
+        "message": f.message,
+        "why": f.why,
+        "item": f.item,
+        "fix": [{"kind": s.kind, "argv": list(s.argv), "text": s.text} for s in f.fix],
+        "references": list(f.rule.references),
+        "evidence": {name: value for name, value in f.evidence},
+    }
+
+
+def report_data(result: CheckResult, fail_on: str, include_timing: bool = True) -> dict[str, Any]:
+    counts = result.counts()
+    data: dict[str, Any] = {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "gpudoctor": __version__,
+        "host": {
+            "kind": result.host_kind,
+            "source": result.source,
+            "hostname": result.facts.value("host.hostname"),
+        },
+        "summary": dict(counts, fail_on=fail_on, exit_code=exit_code(result.findings, fail_on)),
+        "findings": [finding_data(f) for f in result.findings],
+        "rules": [
+            {
+                "id": r.rule.id,
+                "status": r.status,
+                "severity": r.rule.severity,
+                "unknown_facts": {name: reason for name, reason in r.unknown_facts},
+            }
+            for r in result.results
+        ],
+        "probes": [
+            {"name": p.name, "status": p.status, "detail": p.detail}
+            | ({"seconds": round(p.seconds, 4)} if include_timing else {})
+            for p in result.probes
+        ],
+        "timed_out": list(result.timed_out),
+        "facts": result.facts.tree(),
+    }
+    if include_timing:
+        data["elapsed_s"] = round(result.elapsed, 4)
+    return data
+
+
+def render(result: CheckResult, fail_on: str, include_timing: bool = True) -> str:
+    return json.dumps(report_data(result, fail_on, include_timing), indent=2, sort_keys=False, default=str) + "\n"

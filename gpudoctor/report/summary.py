@@ -1,0 +1,125 @@
+"""The host at a glance: one line per area, built from facts, shared by the text and Markdown reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.template import size
+from ..facts import Facts
+
+AREAS = ("Driver", "GPUs", "CUDA", "cuDNN", "NCCL", "Python", "Frameworks", "System")
+
+
+def _v(facts: Facts, name: str, default: str = "unknown") -> Any:
+    value = facts.value(name)
+    return default if value is None else value
+
+
+def _join(parts: list[str]) -> str:
+    return " · ".join(p for p in parts if p)
+
+
+def driver_line(facts: Facts) -> str:
+    if facts.value("driver.loaded") is False and not facts.value("gpus.count"):
+        return f"no NVIDIA driver/GPU found (NVML: {_v(facts, 'driver.nvml_status')})"
+    module = facts.value("driver.kernel_module")
+    return _join(
+        [
+            f"{_v(facts, 'driver.version')}" + (f" ({module} kernel module)" if module else ""),
+            f"supports CUDA {_v(facts, 'driver.max_cuda')}",
+            f"NVML {_v(facts, 'driver.nvml_status')}",
+        ]
+    )
+
+
+def gpu_lines(facts: Facts) -> list[str]:
+    lines = []
+    for i in range(facts.count("gpus")):
+        g = f"gpus[{i}]."
+        mem = facts.value(g + "memory.total_bytes")
+        cc = facts.value(g + "compute_capability")
+        arch = facts.value(g + "architecture")
+        pcie = (
+            f"PCIe gen {_v(facts, g + 'pcie.gen_current', '?')} x{_v(facts, g + 'pcie.width_current', '?')}"
+            f" of gen {_v(facts, g + 'pcie.gen_max', '?')} x{_v(facts, g + 'pcie.width_max', '?')}"
+        )
+        power = facts.value(g + "power.draw_w")
+        limit = facts.value(g + "power.limit_w")
+        temp = facts.value(g + "temperature.gpu_c")
+        lines.append(
+            f"{_v(facts, g + 'index', i)}: "
+            + _join(
+                [
+                    str(_v(facts, g + "name")),
+                    " ".join(str(x) for x in (arch, f"sm {cc}" if cc else None) if x),
+                    size(mem) if mem is not None else "",
+                    pcie,
+                    f"{temp} C" if temp is not None else "",
+                    f"{power:.0f} of {limit:.0f} W" if power is not None and limit is not None else "",
+                ]
+            )
+        )
+    return lines
+
+
+def _copies(facts: Facts, name: str) -> str:
+    n = facts.count(name)
+    parts = [f"{_v(facts, f'{name}[{j}].version')} ({_v(facts, f'{name}[{j}].origin')})" for j in range(n)]
+    return ", ".join(parts) if parts else "none found"
+
+
+def cuda_line(facts: Facts) -> str:
+    toolkit = facts.value("cuda.toolkit.version")
+    return _join(
+        [
+            f"toolkit {toolkit} at {_v(facts, 'cuda.home')}" if toolkit else "no toolkit",
+            f"runtimes {_copies(facts, 'cuda.runtimes')}",
+        ]
+    )
+
+
+def python_line(facts: Facts) -> str:
+    if facts.value("python.executable") is None:
+        return f"unknown ({facts.get('python.executable').unknown})"
+    venv = "venv" if facts.value("python.venv") else "no venv"
+    return f"{_v(facts, 'python.version')} at {_v(facts, 'python.executable')} ({venv}, {_v(facts, 'python.installer')})"
+
+
+def frameworks_line(facts: Facts) -> str:
+    parts = []
+    for i in range(facts.count("frameworks")):
+        f = f"frameworks[{i}]."
+        build = _v(facts, f + "build")
+        detail = f"cuda {_v(facts, f + 'cuda')}" if build == "cuda" else build
+        parts.append(f"{_v(facts, f + 'name')} {_v(facts, f + 'version')} {detail}")
+    return _join(parts) or "none installed"
+
+
+def system_line(facts: Facts) -> str:
+    container = facts.value("container.runtime")
+    shm = facts.value("system.shm_bytes")
+    mem = facts.value("system.memory_bytes")
+    return _join(
+        [
+            str(_v(facts, "system.os")),
+            f"kernel {_v(facts, 'system.kernel')}",
+            f"{_v(facts, 'system.cpus')} CPUs",
+            f"{size(mem)} RAM" if mem is not None else "",
+            f"{container} container" if container and container != "none" else "",
+            f"/dev/shm {size(shm)}" if shm is not None else "",
+        ]
+    )
+
+
+def summary(facts: Facts) -> list[tuple[str, list[str]]]:
+    """(area, lines) in report order."""
+    return [
+        ("Driver", [driver_line(facts)]),
+        ("GPUs", gpu_lines(facts) or ["none visible"]),
+        ("CUDA", [cuda_line(facts)]),
+        ("cuDNN", [_copies(facts, "cudnn.installs")]),
+        ("NCCL", [_copies(facts, "nccl.installs")]),
+        ("Python", [python_line(facts)]),
+        ("Frameworks", [frameworks_line(facts)]),
+        ("System", [system_line(facts)]),
+    ]

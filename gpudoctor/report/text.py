@@ -1,0 +1,111 @@
+"""The text report: the host at a glance, then findings grouped by area, then the verdict.
+
+The same lines render plain (not a terminal, NO_COLOR, golden files) or styled through rich.
+"""
+
+from __future__ import annotations
+
+import shlex
+import textwrap
+from typing import Optional
+
+from .. import __version__
+from ..check import CheckResult, exit_code
+from ..engine.model import CATEGORIES, Finding, FixStep
+from .summary import summary
+
+Line = list[tuple[str, str]]  # (text, rich style)
+
+STYLE = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
+AREA_NAMES = {
+    "driver": "Driver",
+    "gpu": "GPUs",
+    "cuda": "CUDA",
+    "cudnn": "cuDNN",
+    "frameworks": "Frameworks",
+    "container": "Container",
+    "system": "System",
+}
+LABEL_WIDTH = 12
+
+
+def command_text(step: FixStep) -> str:
+    return shlex.join(step.argv) if step.argv else ""
+
+
+def _wrap(text: str, indent: int, width: int) -> list[str]:
+    return textwrap.wrap(text, width=max(40, width - indent), break_on_hyphens=False, break_long_words=False) or [""]
+
+
+def build_lines(result: CheckResult, fail_on: str, width: int = 100) -> list[Line]:
+    lines: list[Line] = []
+    where = "live check" if result.host_kind == "live" else f"snapshot {result.source}"
+    host = result.facts.value("host.hostname")
+    lines.append(
+        [("gpudoctor ", "bold"), (__version__, "bold"), (f" · {where}" + (f" of {host}" if host else ""), "")]
+    )
+    lines.append([])
+    for area, area_lines in summary(result.facts):
+        for n, text in enumerate(area_lines):
+            label = area if n == 0 else ""
+            lines.append([(label.ljust(LABEL_WIDTH), "bold"), (text, "")])
+    for what in result.timed_out:
+        lines.append([("Timed out".ljust(LABEL_WIDTH), "bold red"), (what, "")])
+    for p in result.probes:
+        if p.status != "ok":
+            lines.append([("Probe".ljust(LABEL_WIDTH), "bold red"), (f"{p.name} {p.status}: {p.detail}".rstrip(": "), "")])
+    lines.append([])
+    findings = result.findings
+    if findings:
+        lines.append([("Findings", "bold underline")])
+        for category in CATEGORIES:
+            group = [f for f in findings if f.rule.category == category]
+            if not group:
+                continue
+            lines.append([(AREA_NAMES[category], "bold")])
+            for f in group:
+                lines += _finding_lines(f, width)
+        lines.append([])
+    lines.append(_verdict(result, fail_on))
+    return lines
+
+
+def _finding_lines(f: Finding, width: int) -> list[Line]:
+    pad = " " * 4
+    out: list[Line] = [
+        [("  ", ""), (f.severity.upper().ljust(8), STYLE[f.severity]), (f.rule.id, "bold"), (f"  {f.rule.title}", "")]
+    ]
+    out += [[(pad + chunk, "")] for chunk in _wrap(f.message, 4, width)]
+    out += [[(pad + ("why: " if n == 0 else "     ") + chunk, "dim")] for n, chunk in enumerate(_wrap(f.why, 9, width))]
+    for n, step in enumerate(f.fix):
+        head = pad + ("fix: " if n == 0 else "     ")
+        if step.argv:
+            out.append([(head, "green"), (command_text(step), "bold green")])
+            if step.text:
+                out += [[(pad + "     " + chunk, "dim")] for chunk in _wrap(step.text, 9, width)]
+        else:
+            out += [[(head if k == 0 else pad + "     ", "green"), (chunk, "")] for k, chunk in enumerate(_wrap(step.text, 9, width))]
+    return out
+
+
+def _verdict(result: CheckResult, fail_on: str) -> Line:
+    c = result.counts()
+    code = exit_code(result.findings, fail_on)
+    words = f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info; {c['passed']} rule(s) passed"
+    if c["unknown"]:
+        words += f", {c['unknown']} could not be evaluated (facts unknown)"
+    style = "bold red" if c["error"] else ("bold yellow" if c["warning"] else "bold green")
+    return [("Result".ljust(LABEL_WIDTH), "bold"), (words, style), (f" · exit {code} (--fail-on {fail_on})", "")]
+
+
+def render_plain(result: CheckResult, fail_on: str, width: int = 100) -> str:
+    return "\n".join("".join(t for t, _ in line).rstrip() for line in build_lines(result, fail_on, width)) + "\n"
+
+
+def print_rich(result: CheckResult, fail_on: str, console: Optional[object] = None) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    con = console or Console(highlight=False)
+    for line in build_lines(result, fail_on, con.width):  # type: ignore[attr-defined]
+        con.print(Text.assemble(*line) if line else "")  # type: ignore[attr-defined]

@@ -1,0 +1,147 @@
+"""Rule files are validated strictly: every problem at once, each with file, line and rule id."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpudoctor.engine.loader import RuleLoadError, load_rules, parse_rules
+
+GOOD = """\
+rules:
+  - id: USR-PCIE-001
+    title: Narrow link
+    severity: warning
+    category: gpu
+    for_each: gpus
+    when: {fact: "gpus[i].pcie.width_current", lt: 16}
+    message: "GPU {gpus[i].index} is x{gpus[i].pcie.width_current}"
+    why: Slow copies.
+    fix:
+      - kind: command
+        argv: [nvidia-smi, -i, "{gpus[i].index}"]
+"""
+
+BAD = """\
+rules:
+  - id: USR-X-001
+    title: Bad operator
+    severity: warning
+    category: gpu
+    when:
+      all:
+        - {fact: driver.version, version_gt: "525"}
+        - {fact: driver.branch, lte: 525}
+    message: m
+    why: w
+  - id: usr-lowercase
+    title: t
+    severity: fatal
+    category: gpus
+    when: {fact: no.such.fact, eq: 1}
+    message: "{also.missing}"
+    why: w
+    colour: red
+  - id: USR-X-003
+    title: missing when
+    severity: info
+    category: system
+    message: m
+    why: w
+    fix:
+      - kind: pip
+        text: no argv
+"""
+
+
+def test_good_file_loads():
+    rules, problems = parse_rules(GOOD, "user.yaml")
+    assert problems == []
+    assert [r.id for r in rules] == ["USR-PCIE-001"]
+    assert rules[0].fix[0].argv == ("nvidia-smi", "-i", "{gpus[i].index}")
+
+
+def test_every_problem_is_reported_with_file_line_and_rule_id():
+    _, problems = parse_rules(BAD, "bad.yaml")
+    text = [str(p) for p in problems]
+    assert text == [
+        "bad.yaml:9: USR-X-001: at when.all[1].lte: unknown operator 'lte'; expected one of: eq, ne, lt, le, gt, "
+        "ge, version_eq, version_ne, version_lt, version_le, version_gt, version_ge, in, not_in, contains, "
+        "matches, bits_any, bits_all, bits_none, exists, unknown, nvidia_require",
+        "bad.yaml:19: usr-lowercase: at colour: unknown key (expected: id, title, severity, category, when, "
+        "message, why, for_each, references, errors, fix, overrides)",
+        "bad.yaml:12: usr-lowercase: at id: an id looks like GD-PCIE-001 (letters, digits, dashes), "
+        "got 'usr-lowercase'",
+        "bad.yaml:14: usr-lowercase: at severity: expected one of error, warning, info, got 'fatal'",
+        "bad.yaml:15: usr-lowercase: at category: expected one of driver, gpu, cuda, cudnn, frameworks, "
+        "container, system, got 'gpus'",
+        "bad.yaml:16: usr-lowercase: at when.fact: unknown fact 'no.such.fact' (see docs/facts.md for the "
+        "names facts have)",
+        "bad.yaml:17: usr-lowercase: at message: unknown fact 'also.missing' (see docs/facts.md for the "
+        "names facts have)",
+        "bad.yaml:20: USR-X-003: missing required key 'when'",
+        "bad.yaml:27: USR-X-003: at fix[0]: a pip step needs 'argv'",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("rules: [", "x.yaml:2: not valid YAML"),
+        ("- just a list", "x.yaml:1: a rule file is a mapping with a 'rules' list"),
+        ("rules: {}", "x.yaml:1: at rules: expected a list of rules"),
+        ("rules: []\nextra: 1", "x.yaml:2: at extra: unknown top-level key"),
+        ("rules:\n  - a: 1\n    a: 2", "x.yaml:3: duplicate key 'a'"),
+        ("rules: !!python/object:os.system []", "x.yaml:1: unsupported tag tag:yaml.org,2002:python/object:os.system"),
+    ],
+)
+def test_malformed_files(text, expected):
+    _, problems = parse_rules(text, "x.yaml")
+    assert problems and str(problems[0]).startswith(expected)
+
+
+def test_iterating_facts_need_for_each():
+    text = GOOD.replace("    for_each: gpus\n", "")
+    _, problems = parse_rules(text, "u.yaml")
+    assert "uses [i] but the rule has no for_each" in str(problems[0])
+
+
+def test_bad_regex_and_bad_version_values():
+    text = GOOD.replace('lt: 16}', 'matches: "(unclosed"}')
+    _, problems = parse_rules(text, "u.yaml")
+    assert "not a valid regular expression" in str(problems[0])
+    text = GOOD.replace('{fact: "gpus[i].pcie.width_current", lt: 16}', '{fact: driver.version, version_lt: "abc"}')
+    _, problems = parse_rules(text, "u.yaml")
+    assert "'version_lt' expects a version" in str(problems[0])
+
+
+def test_duplicate_id_is_an_error_unless_it_overrides(tmp_path):
+    a = tmp_path / "a.yaml"
+    a.write_text(GOOD)
+    b = tmp_path / "b.yaml"
+    b.write_text(GOOD)
+    with pytest.raises(RuleLoadError) as e:
+        load_rules([str(tmp_path)], include_shipped=False)
+    assert "b.yaml:2: USR-PCIE-001: at id: duplicate id (first defined at" in str(e.value)
+    b.write_text(GOOD.replace("    title: Narrow link", "    title: Narrower\n    overrides: true"))
+    rules = load_rules([str(tmp_path)], include_shipped=False)
+    assert [r.title for r in rules] == ["Narrower"]
+
+
+def test_user_rules_load_beside_the_shipped_ones(tmp_path):
+    f = tmp_path / "mine.yaml"
+    f.write_text(GOOD)
+    rules = load_rules([str(f)])
+    ids = {r.id for r in rules}
+    assert "USR-PCIE-001" in ids and "GD-PCIE-001" in ids
+
+
+def test_missing_path_is_a_problem():
+    with pytest.raises(RuleLoadError) as e:
+        load_rules(["/no/such/rules.yaml"], include_shipped=False)
+    assert str(e.value) == "/no/such/rules.yaml:0: no such file or directory"
+
+
+def test_shipped_rules_are_valid():
+    rules = load_rules([], include_shipped=True)
+    assert len(rules) >= 20
+    assert all(r.id.startswith("GD-") for r in rules)

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import pytest
+
+from gpudoctor.engine.template import UnsafeArgument, render, render_arg, size
+from gpudoctor.facts import Facts, known, unknown
+
+F = Facts(
+    {
+        "system.shm_bytes": known(67108864, "t"),
+        "gpus[0].index": known(0, "t"),
+        "gpus[0].clocks.event_reason_names": known(["SwPowerCap", "HwSlowdown"], "t"),
+        "frameworks[0].version": known("2.5.1", "t"),
+        "frameworks[1].version": known("2.5.1 --index-url http://evil", "t"),
+        "python.executable": known("/opt/venv/bin/python", "t"),
+        "gpus[0].ecc.uncorrected_volatile": unknown("not supported"),
+        "python.venv": known(True, "t"),
+    }
+)
+
+
+def test_render_with_filters_and_unknowns():
+    text = "shm {system.shm_bytes|size}; {gpus[i].clocks.event_reason_names}; ecc {gpus[i].ecc.uncorrected_volatile}"
+    assert render(text, F, 0) == "shm 64 MiB; SwPowerCap, HwSlowdown; ecc unknown"
+    assert render("{python.venv}", F, None) == "yes"
+
+
+@pytest.mark.parametrize(("n", "text"), [(0, "0 B"), (1536, "1.5 KiB"), (1 << 30, "1 GiB"), (-1, "unlimited")])
+def test_size(n, text):
+    assert size(n) == text
+
+
+def test_facts_in_commands_must_be_plain_tokens():
+    assert render_arg("torch=={frameworks[i].version}", F, 0) == "torch==2.5.1"
+    assert render_arg("{python.executable}", F, None) == "/opt/venv/bin/python"
+    with pytest.raises(UnsafeArgument):
+        render_arg("torch=={frameworks[i].version}", F, 1)
+    with pytest.raises(UnsafeArgument):
+        render_arg("{gpus[i].ecc.uncorrected_volatile}", F, 0)

@@ -1,0 +1,390 @@
+"""The GPU probe, against NVML readings and sysfs values captured on a real H200 host, and variants of them.
+
+The multi-GPU, NVLink and throttling cases are the H200 readings with single keys changed.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from conftest import fake_host
+
+from gpudoctor.facts import SCHEMA
+from gpudoctor.probes import gpus
+from gpudoctor.probes.gpus import (
+    FIELDS,
+    architecture_name,
+    brand_name,
+    bus_id,
+    compute_capability,
+    event_reason_names,
+    link_width,
+    pcie_generation,
+    watts,
+)
+
+RAW = Path(__file__).resolve().parents[1] / "fixtures" / "raw"
+H200_NVML = json.loads((RAW / "h200-nvml.json").read_text())
+H200_DEVICE = H200_NVML["devices"]["0"]
+GPU = "0000:00:06.0"
+# The GPU's link files in sysfs, as captured.
+H200_SYSFS = {
+    f"/sys/bus/pci/devices/{GPU}/current_link_speed": "32.0 GT/s PCIe\n",
+    f"/sys/bus/pci/devices/{GPU}/max_link_speed": "32.0 GT/s PCIe\n",
+    f"/sys/bus/pci/devices/{GPU}/current_link_width": "16\n",
+    f"/sys/bus/pci/devices/{GPU}/max_link_width": "16\n",
+}
+NOT_SUPPORTED = {"error": "NVMLError_NotSupported", "msg": "Not Supported"}
+LOST = {"error": "NVMLError_GpuIsLost", "msg": "GPU is lost"}
+
+
+def device(**changes) -> dict:
+    dev = copy.deepcopy(H200_DEVICE)
+    dev.update(changes)
+    return dev
+
+
+def host(devices: dict, files: dict = None, system: dict = None):
+    system = system if system is not None else {**H200_NVML["system"], "nvmlDeviceGetCount": len(devices)}
+    return fake_host(
+        nvml_system=system, nvml_devices=devices, files=files if files is not None else H200_SYSFS
+    )
+
+
+def member(facts: dict, i: int) -> dict:
+    prefix = f"gpus[{i}]."
+    return {k[len(prefix) :]: f for k, f in facts.items() if k.startswith(prefix)}
+
+
+def values(facts: dict) -> dict:
+    return {k: (f.value if f.known else ("unknown", f.unknown)) for k, f in facts.items()}
+
+
+# --- pure functions ---------------------------------------------------------------------------------------
+
+
+def test_fields_cover_the_schema():
+    assert {f"gpus[].{f}" for f in FIELDS} == {s.name for s in SCHEMA if s.name.startswith("gpus[].")}
+
+
+def test_decoders():
+    assert bus_id({"busId": "00000000:00:06.0"}) == "0000:00:06.0"
+    assert bus_id({"busId": "00000000:CA:00.0"}) == "0000:ca:00.0"
+    assert brand_name(14) == "nvidia" and brand_name(2) == "tesla" and brand_name(16) == "titanrtx"
+    assert architecture_name(9) == "Hopper" and architecture_name(10) == "Blackwell"
+    assert compute_capability([9, 0]) == "9.0" and compute_capability((12, 0)) == "12.0"
+    assert watts(700000) == 700.0 and watts(80368) == 80.368
+
+
+@pytest.mark.parametrize(
+    "bad", [lambda: brand_name(17), lambda: architecture_name(0xFFFFFFFF), lambda: watts(None)]
+)
+def test_decoders_reject_unknown_values(bad):
+    with pytest.raises((KeyError, TypeError)):
+        bad()
+
+
+@pytest.mark.parametrize(
+    "mask, names",
+    [
+        (0, []),
+        (0x1, ["GpuIdle"]),
+        (0x4, ["SwPowerCap"]),
+        (0x44, ["SwPowerCap", "HwThermalSlowdown"]),
+        (
+            0x1FF,
+            [
+                "GpuIdle",
+                "ApplicationsClocksSetting",
+                "SwPowerCap",
+                "HwSlowdown",
+                "SyncBoost",
+                "SwThermalSlowdown",
+                "HwThermalSlowdown",
+                "HwPowerBrakeSlowdown",
+                "DisplayClockSetting",
+            ],
+        ),  # fmt: skip
+        (0x200 | 0x8, ["HwSlowdown"]),
+    ],
+)
+def test_event_reason_names(mask, names):
+    assert event_reason_names(mask) == names
+
+
+@pytest.mark.parametrize(
+    "text, gen",
+    [
+        ("32.0 GT/s PCIe\n", 5),
+        ("16 GT/s\n", 4),
+        ("16.0 GT/s PCIe", 4),
+        ("8.0 GT/s PCIe", 3),
+        ("5.0 GT/s PCIe", 2),
+        ("2.5 GT/s PCIe", 1),
+        ("64.0 GT/s PCIe", 6),
+    ],
+)
+def test_pcie_generation(text, gen):
+    assert pcie_generation(text) == gen
+
+
+@pytest.mark.parametrize("text", ["Unknown", "Unknown speed", "", "3.0 GT/s"])
+def test_pcie_generation_rejects(text):
+    with pytest.raises((ValueError, KeyError, IndexError)):
+        pcie_generation(text)
+
+
+def test_link_width():
+    assert link_width("16\n") == 16
+
+
+# --- probe ------------------------------------------------------------------------------------------------
+
+
+def test_h200_exact_facts():
+    facts = gpus.probe(host({"0": device()}))
+    assert set(facts) == {"gpus.count"} | {f"gpus[0].{f}" for f in FIELDS}
+    assert facts["gpus.count"].value == 1
+    assert values(member(facts, 0)) == {
+        "index": 0,
+        "name": "NVIDIA H200",
+        "uuid": "GPU-00000000-1111-2222-3333-444444444444",
+        "bus_id": GPU,
+        "brand": "nvidia",
+        "architecture": "Hopper",
+        "compute_capability": "9.0",
+        "memory.total_bytes": 150754820096,
+        "memory.used_bytes": 644939776,
+        "pcie.gen_current": 5,
+        "pcie.gen_max": 5,
+        "pcie.gen_gpu_max": 5,
+        "pcie.width_current": 16,
+        "pcie.width_max": 16,
+        "pcie.replay_counter": 1,
+        "pcie.sysfs_gen_current": 5,
+        "pcie.sysfs_gen_max": 5,
+        "pcie.sysfs_width_current": 16,
+        "pcie.sysfs_width_max": 16,
+        "nvlink.links": 0,
+        "nvlink.links_up": 0,
+        "nvlink.links_down": 0,
+        "nvlink.down": [],
+        "nvlink.version": ("unknown", "not supported"),
+        "clocks.sm_mhz": 345,
+        "clocks.sm_max_mhz": 1980,
+        "clocks.mem_mhz": 3201,
+        "clocks.mem_max_mhz": 3201,
+        "clocks.event_reasons": 1,
+        "clocks.event_reason_names": ["GpuIdle"],
+        "utilization.gpu": 0,
+        "utilization.memory": 0,
+        "temperature.gpu_c": 36,
+        "temperature.slowdown_c": 89,
+        "temperature.shutdown_c": 95,
+        "power.draw_w": 80.368,
+        "power.limit_w": 700.0,
+        "power.default_limit_w": 700.0,
+        "persistence_mode": True,
+        "compute_mode": "Default",
+        "mig.current": False,
+        "mig.pending": False,
+        "ecc.enabled": True,
+        "ecc.pending": True,
+        "ecc.uncorrected_volatile": 0,
+        "ecc.uncorrected_aggregate": 0,
+        "ecc.corrected_volatile": 0,
+        "remapped_rows.correctable": 0,
+        "remapped_rows.uncorrectable": 0,
+        "remapped_rows.pending": False,
+        "remapped_rows.failed": False,
+        "virtualization_mode": "Passthrough",
+    }
+    g = member(facts, 0)
+    assert g["clocks.sm_mhz"].source == "nvml:nvmlDeviceGetClockInfo(SM)"
+    assert g["clocks.event_reasons"].source == "nvml:nvmlDeviceGetCurrentClocksEventReasons"
+    assert g["pcie.sysfs_gen_current"].source == f"/sys/bus/pci/devices/{GPU}/current_link_speed"
+
+
+@pytest.mark.parametrize("error", ["NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded"])
+def test_no_driver_means_no_gpus(error):
+    facts = gpus.probe(fake_host(nvml_system={"nvmlDeviceGetCount": {"error": error, "msg": ""}}))
+    assert list(facts) == ["gpus.count"]
+    assert facts["gpus.count"].known and facts["gpus.count"].value == 0
+
+
+def test_broken_driver_count_is_unknown():
+    err = {"error": "NVMLError_LibRmVersionMismatch", "msg": "RM has detected an NVML/RM version mismatch."}
+    facts = gpus.probe(fake_host(nvml_system={"nvmlDeviceGetCount": err}))
+    assert facts["gpus.count"].unknown == "driver/library version mismatch"
+    assert not gpus.probe(fake_host())["gpus.count"].known
+
+
+def test_not_supported_fields_are_unknown_and_others_stay():
+    dev = device(
+        nvmlDeviceGetMigMode=NOT_SUPPORTED,
+        nvmlDeviceGetEccMode=NOT_SUPPORTED,
+        nvmlDeviceGetRemappedRows=NOT_SUPPORTED,
+        nvmlDeviceGetGpuMaxPcieLinkGeneration=NOT_SUPPORTED,
+        **{"nvmlDeviceGetTotalEccErrors(UNCORRECTED,VOLATILE)": NOT_SUPPORTED},
+    )
+    g = member(gpus.probe(host({"0": dev})), 0)
+    for name in ("mig.current", "mig.pending", "ecc.enabled", "ecc.pending", "ecc.uncorrected_volatile"):
+        assert g[name].unknown == "not supported", name
+    for name in ("remapped_rows.correctable", "remapped_rows.failed", "pcie.gen_gpu_max"):
+        assert g[name].unknown == "not supported", name
+    assert g["ecc.uncorrected_aggregate"].value == 0
+    assert g["name"].value == "NVIDIA H200"
+    assert g["mig.current"].source == "nvml:nvmlDeviceGetMigMode"
+
+
+def test_unexpected_value_is_unknown_not_a_crash():
+    g = member(gpus.probe(host({"0": device(nvmlDeviceGetBrand=99, nvmlDeviceGetMemoryInfo="garbage")})), 0)
+    assert g["brand"].unknown.startswith("unexpected value")
+    assert g["memory.total_bytes"].unknown.startswith("unexpected value")
+    assert g["architecture"].value == "Hopper"
+
+
+def test_lost_gpu_hides_only_itself():
+    # An 8-GPU board where GPU 1 fell off the bus: every NVML call on it fails with GpuIsLost.
+    devices = {}
+    for i in range(8):
+        devices[str(i)] = device(nvmlDeviceGetPciInfo={"busId": f"00000000:{0x18 + i:02X}:00.0"})
+    devices["1"] = {key: LOST for key in H200_DEVICE}
+    facts = gpus.probe(host(devices, files={}))
+    assert facts["gpus.count"].value == 8
+    lost = member(facts, 1)
+    assert set(lost) == set(FIELDS)
+    assert lost["index"].value == 1
+    assert all(f.unknown == "GPU is lost" for k, f in lost.items() if k != "index")
+    for i in (0, 2, 7):
+        g = member(facts, i)
+        assert g["name"].value == "NVIDIA H200"
+        assert g["bus_id"].value == f"0000:{0x18 + i:02x}:00.0"
+        assert g["power.limit_w"].value == 700.0
+
+
+def test_gpu_lost_midway_discards_what_was_read():
+    facts = gpus.probe(host({"0": device(nvmlDeviceGetPowerUsage=LOST), "1": device()}))
+    assert member(facts, 0)["name"].unknown == "GPU is lost"
+    assert member(facts, 0)["pcie.sysfs_gen_current"].unknown == "GPU is lost"
+    assert member(facts, 1)["name"].value == "NVIDIA H200"
+
+
+def test_nvml_timeout_stops_reading_that_gpu():
+    dev = {key: {"error": "NVMLError_Timeout", "msg": "did not return"} for key in H200_DEVICE}
+    g = member(gpus.probe(host({"0": dev})), 0)
+    assert g["name"].unknown == "timed out"
+    assert g["nvlink.links"].unknown == "timed out"
+
+
+def test_gpu_not_recorded_is_unknown():
+    facts = gpus.probe(host({"0": device()}, system={**H200_NVML["system"], "nvmlDeviceGetCount": 2}))
+    assert facts["gpus.count"].value == 2
+    assert member(facts, 0)["name"].known
+    assert not any(f.known for k, f in member(facts, 1).items() if k != "index")
+
+
+def nvlink_states(states: list, stop=None, version: int = 4) -> dict:
+    links = {f"nvmlDeviceGetNvLinkState({i})": s for i, s in enumerate(states)}
+    if stop is not None:
+        links[f"nvmlDeviceGetNvLinkState({len(states)})"] = stop
+    first_up = states.index(1) if 1 in states else None
+    if first_up is not None:
+        links[f"nvmlDeviceGetNvLinkVersion({first_up})"] = version
+    return links
+
+
+def test_nvlink_18_links_one_down():
+    states = [1] * 18
+    states[3] = 0
+    g = member(gpus.probe(host({"0": device(**nvlink_states(states))})), 0)
+    assert values({k: g[k] for k in g if k.startswith("nvlink.")}) == {
+        "nvlink.links": 18,
+        "nvlink.links_up": 17,
+        "nvlink.links_down": 1,
+        "nvlink.down": [3],
+        "nvlink.version": 4,
+    }
+    assert g["nvlink.version"].source == "nvml:nvmlDeviceGetNvLinkVersion(0)"
+
+
+def test_nvlink_12_links_then_not_supported():
+    # A100 SXM: 12 links, link 12 answers NotSupported; the first active link is 1.
+    states = [0] + [1] * 11
+    g = member(gpus.probe(host({"0": device(**nvlink_states(states, stop=NOT_SUPPORTED, version=3))})), 0)
+    assert g["nvlink.links"].value == 12
+    assert g["nvlink.links_up"].value == 11
+    assert g["nvlink.down"].value == [0]
+    assert g["nvlink.version"].value == 3
+
+
+def test_nvlink_all_down():
+    g = member(gpus.probe(host({"0": device(**nvlink_states([0, 0], stop=NOT_SUPPORTED))})), 0)
+    assert g["nvlink.links_down"].value == 2
+    assert g["nvlink.version"].unknown == "no active link"
+
+
+def test_nvlink_error_other_than_not_supported():
+    dev = device(
+        **{"nvmlDeviceGetNvLinkState(0)": 1, "nvmlDeviceGetNvLinkState(1)": {"error": "NVMLError_Unknown"}}
+    )
+    g = member(gpus.probe(host({"0": dev})), 0)
+    assert g["nvlink.links"].unknown == "NVML error"
+    assert g["nvlink.down"].unknown == "NVML error"
+
+
+def test_nvlink_never_recorded_is_unknown():
+    dev = device()
+    del dev["nvmlDeviceGetNvLinkState(0)"]
+    g = member(gpus.probe(host({"0": dev})), 0)
+    assert not g["nvlink.links"].known
+
+
+def test_throttle_reasons_fallback_for_older_drivers():
+    dev = device(
+        nvmlDeviceGetCurrentClocksEventReasons={"error": "NVMLError_FunctionNotFound", "msg": ""},
+        nvmlDeviceGetCurrentClocksThrottleReasons=0x44,
+    )
+    g = member(gpus.probe(host({"0": dev})), 0)
+    assert g["clocks.event_reasons"].value == 0x44
+    assert g["clocks.event_reason_names"].value == ["SwPowerCap", "HwThermalSlowdown"]
+    assert g["clocks.event_reasons"].source == "nvml:nvmlDeviceGetCurrentClocksThrottleReasons"
+
+
+def test_power_capped_under_load():
+    # The capture's reading 8 s into a matmul loop: SwPowerCap at 707 W against 700 W.
+    dev = device(nvmlDeviceGetCurrentClocksEventReasons=4, nvmlDeviceGetPowerUsage=707123)
+    g = member(gpus.probe(host({"0": dev})), 0)
+    assert g["clocks.event_reason_names"].value == ["SwPowerCap"]
+    assert g["power.draw_w"].value == 707.123
+
+
+def test_sysfs_missing_and_older_kernel_format():
+    files = dict(H200_SYSFS)
+    del files[f"/sys/bus/pci/devices/{GPU}/max_link_speed"]
+    files[f"/sys/bus/pci/devices/{GPU}/current_link_speed"] = "16 GT/s\n"
+    g = member(
+        gpus.probe(
+            fake_host(
+                nvml_system=H200_NVML["system"],
+                nvml_devices={"0": device()},
+                files=files,
+                read_errors={f"/sys/bus/pci/devices/{GPU}/max_link_speed": "not found"},
+            )
+        ),
+        0,
+    )
+    assert g["pcie.sysfs_gen_current"].value == 4
+    assert g["pcie.sysfs_gen_max"].unknown == "not found"
+    assert g["pcie.sysfs_width_max"].value == 16
+
+
+def test_sysfs_unknown_speed_and_unknown_bus_id():
+    files = {**H200_SYSFS, f"/sys/bus/pci/devices/{GPU}/current_link_speed": "Unknown\n"}
+    g = member(gpus.probe(host({"0": device()}, files=files)), 0)
+    assert g["pcie.sysfs_gen_current"].unknown.startswith("unexpected value")
+    g = member(gpus.probe(host({"0": device(nvmlDeviceGetPciInfo=NOT_SUPPORTED)})), 0)
+    assert g["pcie.sysfs_width_current"].unknown == "not supported"

@@ -1,0 +1,365 @@
+"""The system probe, against text captured on a real H200 host and hand-made variants of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import fake_host
+
+from gpudoctor.probes import system
+
+RAW = Path(__file__).resolve().parents[1] / "fixtures" / "raw"
+OS_RELEASE = (RAW / "h200-os-release").read_text()
+MEMINFO = (RAW / "h200-meminfo").read_text()
+H200_ENV = dict(line.split("=", 1) for line in (RAW / "h200-env_nv.txt").read_text().splitlines())
+
+# The capture has `ulimit -a` (max locked memory unlimited); this is the same in /proc/self/limits form.
+H200_LIMITS = "".join(
+    f"{name:<25} {soft:<20} {hard:<20} {units:<10}\n"  # the kernel's own layout, trailing blanks included
+    for name, soft, hard, units in (
+        ("Limit", "Soft Limit", "Hard Limit", "Units"),
+        ("Max stack size", "8388608", "unlimited", "bytes"),
+        ("Max core file size", "0", "unlimited", "bytes"),
+        ("Max open files", "20000", "20000", "files"),
+        ("Max locked memory", "unlimited", "unlimited", "bytes"),
+        ("Max address space", "unlimited", "unlimited", "bytes"),
+    )
+)
+# The capture has `mount | grep -e shm -e nvidia`; these are its lines in /proc/mounts form.
+H200_MOUNTS = """\
+tmpfs /dev/shm tmpfs rw,relatime,size=131981020k 0 0
+/dev/vdb /usr/local/nvidia squashfs ro,nosuid,nodev,relatime,errors=continue 0 0
+tmpfs /dev/shm tmpfs rw,relatime,size=134217728k 0 0
+"""
+# /proc/cpuinfo was not captured; a Firecracker guest's CPU flags include `hypervisor`.
+VM_CPUINFO = "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu vme sse2 hypervisor avx512f\n\n"
+HOST_CPUINFO = "processor\t: 0\nflags\t\t: fpu vme sse2 avx512f\n"
+PYTHON = {
+    "default": "/opt/torch/.venv/bin/python",
+    "/opt/torch/.venv/bin/python": {
+        "format": 1,
+        "executable": "/opt/torch/.venv/bin/python",
+        "libc": ["glibc", "2.39"],
+    },
+}
+
+
+def h200_files() -> dict[str, str]:
+    return {
+        "/etc/os-release": OS_RELEASE,
+        "/proc/sys/kernel/osrelease": "6.18.44-fc-v657-gpu\n",
+        "/proc/sys/kernel/hostname": "vm\n",
+        "/sys/devices/system/cpu/online": "0-15\n",
+        "/proc/meminfo": MEMINFO,
+        "/proc/self/limits": H200_LIMITS,
+        "/proc/self/mounts": H200_MOUNTS,
+        "/proc/cpuinfo": VM_CPUINFO,
+    }
+
+
+def h200(**changes):
+    files = h200_files()
+    files.update(changes.pop("files", {}))
+    for path in changes.pop("drop", ()):
+        files.pop(path)
+    parts = {
+        "files": files,
+        # Firecracker has no SMBIOS, so the DMI files are not there.
+        "read_errors": {
+            "/sys/class/dmi/id/sys_vendor": "not found",
+            "/sys/class/dmi/id/product_name": "not found",
+        },
+        "env": {k: H200_ENV.get(k) for k in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")},
+        "python": PYTHON,
+    }
+    parts["read_errors"].update(changes.pop("read_errors", {}))
+    parts.update(changes)
+    return fake_host(**parts)
+
+
+def values(facts):
+    return {name: (f.value if f.known else ("unknown", f.unknown)) for name, f in facts.items()}
+
+
+def test_h200_capture():
+    facts = system.probe(h200())
+    assert values(facts) == {
+        "system.os": "Ubuntu 24.04.3 LTS",
+        "system.os_id": "ubuntu",
+        "system.os_version": "24.04",
+        "system.kernel": "6.18.44-fc-v657-gpu",
+        "host.hostname": "vm",
+        "system.cpus": 16,
+        "system.memory_bytes": 131981020 * 1024,
+        "system.memlock_bytes": -1,
+        "system.shm_bytes": 137438953472,  # what `df -B1 /dev/shm` printed there
+        "system.virtualization": "firecracker",
+        "system.glibc": "2.39",
+        "env.ld_library_path": "/usr/local/nvidia/lib64:/usr/local/nvidia/lib",
+        "env.cuda_visible_devices": ("unknown", "not set"),
+    }
+    assert facts["system.os"].source == "/etc/os-release"
+    assert facts["system.shm_bytes"].source == "/proc/self/mounts"
+    assert facts["env.ld_library_path"].source == "env:LD_LIBRARY_PATH"
+
+
+def test_every_fact_is_in_the_schema():
+    from gpudoctor.facts import SPECS
+
+    facts = system.probe(h200())
+    assert set(facts) <= set(SPECS)
+    assert {n for n in SPECS if n.startswith(("system.", "env."))} | {"host.hostname"} == set(facts)
+
+
+# --- os-release -----------------------------------------------------------------------------------------
+
+
+def test_parse_os_release_quotes_comments_and_escapes():
+    text = (
+        "# comment\n\nNAME=Fedora\nPRETTY_NAME=\"Fedora Linux 40 (Server Edition)\"\nID='rhel'\n"
+        'X="a \\"b\\""\nbad line\n'
+    )
+    assert system.parse_os_release(text) == {
+        "NAME": "Fedora",
+        "PRETTY_NAME": "Fedora Linux 40 (Server Edition)",
+        "ID": "rhel",
+        "X": 'a "b"',
+    }
+
+
+def test_parse_os_release_of_captured_file():
+    fields = system.parse_os_release(OS_RELEASE)
+    assert fields["PRETTY_NAME"] == "Ubuntu 24.04.3 LTS"
+    assert fields["VERSION"] == "24.04.3 LTS (Noble Numbat)"
+    assert fields["UBUNTU_CODENAME"] == "noble"
+
+
+def test_os_release_falls_back_to_usr_lib():
+    host = h200(
+        drop=["/etc/os-release"], files={"/usr/lib/os-release": 'PRETTY_NAME="Arch Linux"\nID=arch\n'}
+    )
+    facts = system.probe(host)
+    assert facts["system.os"].value == "Arch Linux"
+    assert facts["system.os"].source == "/usr/lib/os-release"
+    assert facts["system.os_id"].value == "arch"
+    # Arch is rolling: no VERSION_ID, and none is made up.
+    assert facts["system.os_version"].unknown == "no VERSION_ID"
+
+
+def test_os_release_unreadable_keeps_the_first_reason():
+    host = h200(drop=["/etc/os-release"], read_errors={"/etc/os-release": "no permission"})
+    facts = system.probe(host)
+    for name in ("system.os", "system.os_id", "system.os_version"):
+        assert facts[name].unknown == "no permission"
+        assert facts[name].source == "/etc/os-release"
+
+
+# --- CPUs, memory, memlock ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "count"), [("0-15\n", 16), ("0-3,8-11", 8), ("0", 1), ("0,2,4-5", 4)])
+def test_parse_cpu_list(text, count):
+    assert system.parse_cpu_list(text) == count
+
+
+@pytest.mark.parametrize("text", ["", "a-b", "5-2"])
+def test_parse_cpu_list_rejects(text):
+    with pytest.raises(ValueError):
+        system.parse_cpu_list(text)
+
+
+def test_parse_meminfo_total():
+    assert system.parse_meminfo_total(MEMINFO) == 135148564480
+    assert system.parse_meminfo_total("MemFree: 5 kB\n") is None
+
+
+def test_memlock_in_bytes():
+    limits = H200_LIMITS.replace(
+        "Max locked memory         unlimited            unlimited",
+        "Max locked memory         65536                65536    ",
+    )
+    assert system.parse_memlock(limits) == 65536
+    assert system.probe(h200(files={"/proc/self/limits": limits}))["system.memlock_bytes"].value == 65536
+
+
+def test_memlock_soft_limit_is_the_one_that_counts():
+    assert (
+        system.parse_memlock("Max locked memory         8388608              unlimited            bytes\n")
+        == 8388608
+    )
+
+
+def test_unreadable_files_are_unknown_with_the_reason():
+    host = h200(
+        drop=[
+            "/proc/meminfo",
+            "/proc/self/limits",
+            "/sys/devices/system/cpu/online",
+            "/proc/sys/kernel/osrelease",
+        ],
+        read_errors={"/proc/meminfo": "no permission", "/proc/self/limits": "timed out"},
+    )
+    facts = system.probe(host)
+    assert facts["system.memory_bytes"].unknown == "no permission"
+    assert facts["system.memory_bytes"].source == "/proc/meminfo"
+    assert facts["system.memlock_bytes"].unknown == "timed out"
+    assert facts["system.cpus"].unknown == "not recorded in snapshot"
+    assert facts["system.kernel"].unknown == "not recorded in snapshot"
+    # shm has its own size=, so it does not need MemTotal.
+    assert facts["system.shm_bytes"].value == 137438953472
+
+
+def test_garbage_is_unknown_not_a_guess():
+    host = h200(files={"/sys/devices/system/cpu/online": "\n", "/proc/self/limits": "nothing here\n"})
+    facts = system.probe(host)
+    assert facts["system.cpus"].unknown == "could not parse"
+    assert facts["system.memlock_bytes"].unknown == "could not parse"
+
+
+# --- /dev/shm -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("size", "expected"),
+    [("65536k", 64 << 20), ("64m", 64 << 20), ("1g", 1 << 30), ("1G", 1 << 30), ("4096", 4096), ("x", None)],
+)
+def test_parse_size(size, expected):
+    assert system.parse_size(size) == expected
+
+
+def test_kubernetes_pod_default_64m_shm():
+    mounts = (
+        "overlay / overlay rw,relatime,lowerdir=/var/lib/containerd/l1,upperdir=/u,workdir=/w 0 0\n"
+        "proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n"
+        "shm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0\n"
+    )
+    fact = system.probe(h200(files={"/proc/self/mounts": mounts}))["system.shm_bytes"]
+    assert fact.value == 67108864
+    assert fact.source == "/proc/self/mounts"
+
+
+def test_shm_without_size_is_half_of_memtotal():
+    mounts = "tmpfs /dev/shm tmpfs rw,nosuid,nodev 0 0\n"
+    fact = system.probe(h200(files={"/proc/self/mounts": mounts}))["system.shm_bytes"]
+    assert fact.value == 131981020 * 1024 // 2
+    assert "half of MemTotal" in fact.source
+
+
+def test_shm_without_size_and_without_meminfo_is_unknown():
+    mounts = "tmpfs /dev/shm tmpfs rw,nosuid,nodev 0 0\n"
+    host = h200(files={"/proc/self/mounts": mounts}, drop=["/proc/meminfo"])
+    assert system.probe(host)["system.shm_bytes"].unknown == "/proc/meminfo unreadable"
+
+
+def test_shm_size_zero_means_no_limit():
+    # The kernel prints size=0k for a tmpfs mounted without a limit; RAM is then the bound, not zero.
+    fact = system.probe(h200(files={"/proc/self/mounts": "tmpfs /dev/shm tmpfs rw,size=0k 0 0\n"}))[
+        "system.shm_bytes"
+    ]
+    assert fact.value == 131981020 * 1024
+    assert "size=0" in fact.source
+
+
+def test_no_shm_mount_is_not_found():
+    fact = system.probe(h200(files={"/proc/self/mounts": "proc /proc proc rw 0 0\n"}))["system.shm_bytes"]
+    assert fact.unknown == "not found"
+    assert fact.source == "/proc/self/mounts"
+
+
+def test_mounts_unreadable():
+    host = h200(drop=["/proc/self/mounts"], read_errors={"/proc/self/mounts": "no permission"})
+    assert system.probe(host)["system.shm_bytes"].unknown == "no permission"
+
+
+def test_find_mount_takes_the_last_and_unescapes():
+    assert system.find_mount(H200_MOUNTS, "/dev/shm") == (
+        "tmpfs",
+        {"rw": "", "relatime": "", "size": "134217728k"},
+    )
+    assert system.find_mount("a /mnt/my\\040disk ext4 rw 0 0\n", "/mnt/my disk") == ("ext4", {"rw": ""})
+
+
+# --- virtualization -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("vendor", "product", "flag", "expected"),
+    [
+        ("QEMU", "Standard PC (Q35 + ICH9, 2009)", True, "kvm"),
+        ("Red Hat", "KVM", True, "kvm"),
+        ("VMware, Inc.", "VMware Virtual Platform", True, "vmware"),
+        ("Microsoft Corporation", "Virtual Machine", True, "hyperv"),
+        ("Microsoft Corporation", "Surface Laptop 5", False, "none"),
+        ("Xen", "HVM domU", True, "xen"),
+        ("Amazon EC2", "p5.48xlarge", True, "amazon"),
+        ("Amazon EC2", "p4d.metal", False, "none"),
+        ("Google", "Google Compute Engine", True, "google"),
+        (None, None, True, "firecracker"),
+        ("Acme", "Hypervisor 9", True, "other"),
+        ("Supermicro", "SYS-821GE-TNHR", False, "none"),
+        (None, None, False, "none"),
+        ("Supermicro", "SYS-821GE-TNHR", None, None),
+    ],
+)
+def test_classify_virtualization(vendor, product, flag, expected):
+    assert system.classify_virtualization(vendor, product, flag) == expected
+
+
+def test_virtualization_from_dmi_files():
+    host = h200(
+        files={
+            "/sys/class/dmi/id/sys_vendor": "Microsoft Corporation\n",
+            "/sys/class/dmi/id/product_name": "Virtual Machine\n",
+        },
+    )
+    assert system.probe(host)["system.virtualization"].value == "hyperv"
+
+
+def test_bare_metal():
+    host = h200(
+        files={
+            "/sys/class/dmi/id/sys_vendor": "Supermicro\n",
+            "/sys/class/dmi/id/product_name": "SYS-821GE-TNHR\n",
+            "/proc/cpuinfo": HOST_CPUINFO,
+        },
+    )
+    assert system.probe(host)["system.virtualization"].value == "none"
+
+
+def test_dmi_unreadable_is_not_taken_for_firecracker():
+    host = h200(
+        read_errors={
+            "/sys/class/dmi/id/sys_vendor": "no permission",
+            "/sys/class/dmi/id/product_name": "no permission",
+        }
+    )
+    assert system.probe(host)["system.virtualization"].value == "other"
+
+
+def test_virtualization_unknown_without_cpuinfo():
+    host = h200(drop=["/proc/cpuinfo"], read_errors={"/proc/cpuinfo": "no permission"})
+    fact = system.probe(host)["system.virtualization"]
+    assert fact.unknown == "no permission"
+
+
+# --- glibc and environment ------------------------------------------------------------------------------
+
+
+def test_glibc_not_glibc():
+    python = {"default": "/x/python", "/x/python": {"format": 1, "executable": "/x/python", "libc": ["", ""]}}
+    assert system.probe(h200(python=python))["system.glibc"].unknown == "libc not identified"
+
+
+def test_glibc_python_failed():
+    python = {"default": "/x/python", "/x/python": {"error": "python failed", "detail": "boom"}}
+    fact = system.probe(h200(python=python))["system.glibc"]
+    assert fact.unknown == "python failed"
+
+
+def test_environment_values_are_kept_verbatim():
+    host = h200(env={"LD_LIBRARY_PATH": "", "CUDA_VISIBLE_DEVICES": "GPU-1,2"})
+    facts = system.probe(host)
+    assert facts["env.ld_library_path"].value == ""  # set but empty is not the same as unset
+    assert facts["env.cuda_visible_devices"].value == "GPU-1,2"
+    assert facts["env.cuda_visible_devices"].source == "env:CUDA_VISIBLE_DEVICES"
