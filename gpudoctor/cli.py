@@ -7,7 +7,7 @@ rule file, unreadable snapshot), 3 internal error (a crash log is written), 130 
 import os
 import sys
 from enum import Enum
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
@@ -50,7 +50,9 @@ def _main(
     pass
 
 
-SnapshotOpt = typer.Option(None, "--snapshot", help="Replay a snapshot (.tar.gz or directory) instead of this host.")
+SnapshotOpt = typer.Option(
+    None, "--snapshot", help="Replay a snapshot (.tar.gz or directory) instead of this host."
+)
 PythonOpt = typer.Option(
     None, "--python", help="Interpreter whose environment to inspect (default: active venv, else this one)."
 )
@@ -79,9 +81,11 @@ def _collect(snapshot: Optional[str], python: Optional[str], timeout: float):
 def check(
     snapshot: Optional[str] = SnapshotOpt,
     python: Optional[str] = PythonOpt,
-    rules: List[str] = typer.Option([], "--rules", help="More rule files or directories (repeatable)."),
+    rules: list[str] = typer.Option([], "--rules", help="More rule files or directories (repeatable)."),
     fmt: Format = typer.Option(Format.text, "--format", help="Output format."),
-    fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", help="Lowest severity that makes the exit code 1."),
+    fail_on: FailOn = typer.Option(
+        FailOn.error, "--fail-on", help="Lowest severity that makes the exit code 1."
+    ),
     timeout: float = TimeoutOpt,
 ) -> None:
     """Check this host (or a snapshot) and print what is wrong, with the command that fixes it."""
@@ -182,7 +186,7 @@ def explain(message: str = typer.Argument(..., help="An error message, pasted.")
 
 @rules_app.command("list")
 def rules_list(
-    rules: List[str] = typer.Option([], "--rules", help="More rule files or directories."),
+    rules: list[str] = typer.Option([], "--rules", help="More rule files or directories."),
 ) -> None:
     """List every rule: id, severity, area and title."""
     from .engine.loader import RuleLoadError, load_rules
@@ -198,7 +202,7 @@ def rules_list(
 @rules_app.command("show")
 def rules_show(
     rule_id: str = typer.Argument(..., help="A rule id, e.g. GD-PCIE-001."),
-    rules: List[str] = typer.Option([], "--rules", help="More rule files or directories."),
+    rules: list[str] = typer.Option([], "--rules", help="More rule files or directories."),
 ) -> None:
     """Show one rule in full."""
     from .engine.loader import RuleLoadError, load_rules
@@ -215,7 +219,7 @@ def rules_show(
 
 
 @rules_app.command("validate")
-def rules_validate(paths: List[str] = typer.Argument(..., help="Rule files or directories.")) -> None:
+def rules_validate(paths: list[str] = typer.Argument(..., help="Rule files or directories.")) -> None:
     """Check rule files strictly; print every problem with file, line and rule id (exit 2 on any)."""
     from .engine.loader import RuleLoadError, load_rules
 
@@ -229,11 +233,38 @@ def rules_validate(paths: List[str] = typer.Argument(..., help="Rule files or di
     typer.echo(f"{len(loaded)} rule(s) valid")
 
 
+@rules_app.command("docs")
+def rules_docs(out: str = typer.Argument("docs", help="Docs directory to write into.")) -> None:
+    """Write the rule pages (<out>/rules/<ID>.md, <out>/rules/index.md) and <out>/facts.md."""
+    from pathlib import Path
+
+    from .engine.loader import ID_PATTERN, RuleLoadError, load_rules
+    from .report.rule_docs import render_all
+
+    try:
+        all_rules = load_rules([])
+    except RuleLoadError as e:
+        _fail(str(e))
+    files = render_all(all_rules)
+    root = Path(out)
+    try:
+        (root / "rules").mkdir(parents=True, exist_ok=True)
+        # Pages of rules that no longer exist would be stale; other files there are left alone.
+        for old in (root / "rules").glob("*.md"):
+            if f"rules/{old.name}" not in files and ID_PATTERN.match(old.stem):
+                old.unlink()
+        for rel, text in files.items():
+            (root / rel).write_text(text, encoding="utf-8")
+    except OSError as e:
+        _fail(f"cannot write docs to {out}: {e}")
+    typer.echo(f"wrote {len(files)} files under {out}")
+
+
 def _use_color() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
-def _exit(code: int, timed_out: List[str]) -> None:
+def _exit(code: int, timed_out: list[str]) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     if timed_out:
@@ -242,34 +273,27 @@ def _exit(code: int, timed_out: List[str]) -> None:
     raise typer.Exit(code)
 
 
+class Interrupted(Exception):
+    """Ctrl-C, raised by our own handler so that it is not turned into a click Abort (exit 1)."""
+
+
+def _on_sigint(_signum: int, _frame: object) -> None:
+    raise Interrupted()
+
+
 def main() -> None:
-    """Console entry point: exit codes for interruptions and crashes, with a crash log."""
+    """Console entry point: 130 on Ctrl-C, 3 with a crash log on anything unexpected."""
+    import signal
+
+    signal.signal(signal.SIGINT, _on_sigint)
     try:
-        app(standalone_mode=False)
-    except KeyboardInterrupt:
+        app()  # standalone: usage errors exit 2, typer.Exit(code) exits with code
+    except Interrupted:
         sys.stderr.write("gpudoctor: interrupted\n")
         sys.exit(130)
-    except SystemExit:
-        raise
     except Exception as e:  # noqa: BLE001 - anything unexpected becomes exit 3 with a crash log
-        code = _handle_click_or_crash(e)
-        sys.exit(code)
-    sys.exit(0)
+        from .crashlog import write_crash_log
 
-
-def _handle_click_or_crash(e: Exception) -> int:
-    import click
-
-    if isinstance(e, click.exceptions.Exit):
-        return e.exit_code
-    if isinstance(e, click.ClickException):
-        e.show()
-        return 2
-    if isinstance(e, click.exceptions.Abort):
-        sys.stderr.write("gpudoctor: aborted\n")
-        return 130
-    from .crashlog import write_crash_log
-
-    path = write_crash_log(e)
-    sys.stderr.write(f"gpudoctor: internal error: {type(e).__name__}: {e}\ncrash log: {path}\n")
-    return 3
+        path = write_crash_log(e)
+        sys.stderr.write(f"gpudoctor: internal error: {type(e).__name__}: {e}\ncrash log: {path}\n")
+        sys.exit(3)

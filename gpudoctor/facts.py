@@ -50,9 +50,16 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("host.kind", "str", "", "`live` or `snapshot`: where the raw data came from"),
     _s("host.hostname", "str", "", "the machine's hostname (redacted in snapshots unless --no-redact)"),
     # --- driver -----------------------------------------------------------------------------------
-    _s("driver.loaded", "bool", "", "the NVIDIA kernel module is loaded (/proc/driver/nvidia/version exists)"),
+    _s(
+        "driver.loaded", "bool", "", "the NVIDIA kernel module is loaded (/proc/driver/nvidia/version exists)"
+    ),
     _s("driver.version", "version", "", "driver version as NVML reports it, else as the kernel module does"),
-    _s("driver.kernel_version", "version", "", "version of the loaded kernel module (/proc/driver/nvidia/version)"),
+    _s(
+        "driver.kernel_version",
+        "version",
+        "",
+        "version of the loaded kernel module (/proc/driver/nvidia/version)",
+    ),
     _s("driver.kernel_module", "str", "", "`open` (NVIDIA open GPU kernel modules) or `proprietary`"),
     _s("driver.userspace_version", "version", "", "version of libnvidia-ml.so the loader finds (file name)"),
     _s("driver.nvml_version", "str", "", "NVML library version (nvmlSystemGetNVMLVersion)"),
@@ -123,7 +130,12 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("cuda.runtimes.count", "int", "", "copies of libcudart found"),
     _s("cuda.runtimes[].version", "version", "", "libcudart version"),
     _s("cuda.runtimes[].path", "str", "", "where it lives"),
-    _s("cuda.runtimes[].origin", "str", "", "`system` (loader path), `toolkit`, `pip` (nvidia-* wheel) or `conda`"),
+    _s(
+        "cuda.runtimes[].origin",
+        "str",
+        "",
+        "`system` (loader path), `toolkit`, `pip` (nvidia-* wheel) or `conda`",
+    ),
     _s("cuda.compat.version", "version", "", "forward-compatibility libcuda version ($CUDA_HOME/compat)"),
     _s("cuda.compat.active", "bool", "", "the compat libcuda's directory is on LD_LIBRARY_PATH"),
     # --- cuDNN and NCCL ---------------------------------------------------------------------------
@@ -133,24 +145,41 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("cudnn.installs[].origin", "str", "", "`system`, `pip` or `conda`"),
     _s("cudnn.versions", "list[str]", "", "the distinct cuDNN versions found, newest first"),
     _s("cudnn.distinct_versions", "int", "", "how many distinct cuDNN versions are installed"),
-    _s("cudnn.ld_library_path_version", "version", "", "version of the first cuDNN in an LD_LIBRARY_PATH dir"),
+    _s(
+        "cudnn.ld_library_path_version", "version", "", "version of the first cuDNN in an LD_LIBRARY_PATH dir"
+    ),
     _s("nccl.installs.count", "int", "", "copies of NCCL found"),
     _s("nccl.installs[].version", "version", "", "NCCL version"),
     _s("nccl.installs[].path", "str", "", "where it lives"),
     _s("nccl.installs[].origin", "str", "", "`system`, `pip` or `conda`"),
     _s("nccl.versions", "list[str]", "", "the distinct NCCL versions found, newest first"),
     # --- Python environment -----------------------------------------------------------------------
-    _s("python.executable", "str", "", "the interpreter inspected (--python, else the active venv, else gpudoctor's)"),
+    _s(
+        "python.executable",
+        "str",
+        "",
+        "the interpreter inspected (--python, else the active venv, else gpudoctor's)",
+    ),
     _s("python.version", "version", "", "its version, e.g. 3.12.3"),
     _s("python.prefix", "str", "", "sys.prefix of that interpreter"),
     _s("python.venv", "bool", "", "it runs in a virtual environment"),
     _s("python.installer", "str", "", "what manages the environment: pip, uv, conda or poetry"),
     _s("frameworks.count", "int", "", "ML frameworks installed (torch, tensorflow, jax, cupy, onnxruntime)"),
     _s("frameworks[].name", "str", "", "torch, tensorflow, jax, cupy or onnxruntime"),
-    _s("frameworks[].distribution", "str", "", "the installed distribution, e.g. cupy-cuda13x, onnxruntime-gpu"),
+    _s(
+        "frameworks[].distribution",
+        "str",
+        "",
+        "the installed distribution, e.g. cupy-cuda13x, onnxruntime-gpu",
+    ),
     _s("frameworks[].version", "version", "", "installed version, without a local tag"),
     _s("frameworks[].build", "str", "", "`cpu`, `cuda` or `rocm`"),
-    _s("frameworks[].cuda", "version", "", "CUDA version the build targets, e.g. 13.0 (major only when only that is known)"),
+    _s(
+        "frameworks[].cuda",
+        "version",
+        "",
+        "CUDA version the build targets, e.g. 13.0 (major only when only that is known)",
+    ),
     _s("frameworks[].cuda_major", "int", "", "major part of frameworks[].cuda"),
     _s("frameworks[].cudnn", "version", "", "cuDNN version the build pins or bundles"),
     _s("frameworks[].rocm", "version", "", "ROCm version of a rocm build"),
@@ -193,7 +222,9 @@ def spec_for(path: str) -> Optional[FactSpec]:
 class Facts:
     """All facts of one check: a flat mapping from dotted name to Fact, read-only once built."""
 
-    def __init__(self, items: Optional[dict[str, Fact]] = None, missing: Optional[dict[str, str]] = None) -> None:
+    def __init__(
+        self, items: Optional[dict[str, Fact]] = None, missing: Optional[dict[str, str]] = None
+    ) -> None:
         self._items: dict[str, Fact] = dict(items or {})
         # Why facts under a prefix are absent: {"gpus": "timed out"} when the GPU probe did not finish.
         self.missing: dict[str, str] = dict(missing or {})

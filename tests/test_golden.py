@@ -1,6 +1,6 @@
 """Reports compared in full with golden files. Regenerate after an intended change with:
 
-    GPUDOCTOR_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py
+GPUDOCTOR_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py
 """
 
 from __future__ import annotations
@@ -9,13 +9,14 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, H200
 
 from gpudoctor.check import run_check
 from gpudoctor.host.base import Deadline
 from gpudoctor.host.snapshot import SnapshotHost, load
 from gpudoctor.report import json_report
 from gpudoctor.report.text import render_plain
+
+from conftest import FIXTURES, H200
 
 GOLDEN = FIXTURES / "golden"
 NOGPU = FIXTURES / "nogpu-ci-snapshot"

@@ -30,7 +30,10 @@ def test_h200_facts(h200_host):
     assert v(f"frameworks[{torch}].version") == "2.11.0"
     assert v(f"frameworks[{torch}].build") == "cuda"
     assert v(f"frameworks[{torch}].cuda") == "13.0"
-    cudnn = {(v(f"cudnn.installs[{j}].version"), v(f"cudnn.installs[{j}].origin")) for j in range(facts.count("cudnn.installs"))}
+    cudnn = {
+        (v(f"cudnn.installs[{j}].version"), v(f"cudnn.installs[{j}].origin"))
+        for j in range(facts.count("cudnn.installs"))
+    }
     assert cudnn == {("9.19.0.56", "pip"), ("9.14.0", "system")}
     assert v("cudnn.distinct_versions") == 2
     assert v("host.hostname") == "redacted-host"

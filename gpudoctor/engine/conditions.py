@@ -113,7 +113,9 @@ LOGIC = ("all", "any", "not")
 def validate(cond: Any, where: str, for_each: Optional[str], errors: list[tuple[str, str]]) -> None:
     """Append (where, problem) for everything wrong with a condition tree; never raises."""
     if not isinstance(cond, dict) or not cond:
-        errors.append((where, f"a condition must be a mapping (all/any/not or fact + operator), got {cond!r}"))
+        errors.append(
+            (where, f"a condition must be a mapping (all/any/not or fact + operator), got {cond!r}")
+        )
         return
     logic = [k for k in cond if k in LOGIC]
     if logic:
@@ -224,12 +226,17 @@ class Evaluation:
         return False, None
 
     def __call__(self, cond: dict) -> Optional[bool]:
-        if "all" in cond:
-            results = [self(c) for c in cond["all"]]
-            return False if False in results else (None if None in results else True)
-        if "any" in cond:
-            results = [self(c) for c in cond["any"]]
-            return True if True in results else (None if None in results else False)
+        if "all" in cond or "any" in cond:
+            before = dict(self.unknown)
+            if "all" in cond:
+                results = [self(c) for c in cond["all"]]
+                result = False if False in results else (None if None in results else True)
+            else:
+                results = [self(c) for c in cond["any"]]
+                result = True if True in results else (None if None in results else False)
+            if result is not None:
+                self.unknown = before  # unknown parts that did not decide the result are not reasons
+            return result
         if "not" in cond:
             inner = self(cond["not"])
             return None if inner is None else not inner
@@ -248,7 +255,11 @@ class Evaluation:
             return None
         if op == "nvidia_require":
             met = nvidia_require.satisfied(str(actual), self.facts)
-            return None if met is None else (met if expected == "met" else not met)
+            if met is None:
+                missing = {n: f.unknown for n in nvidia_require.FACTS if not (f := self.facts.get(n)).known}
+                self.unknown.update(missing or {name: "cannot be judged"})
+                return None
+            return met if expected == "met" else not met
         if isinstance(expected, dict):
             ok, expected = self.fact(expected["fact"])
             if not ok:

@@ -21,7 +21,9 @@ def evaluate_rule(rule: Rule, facts: Facts) -> RuleResult:
     else:
         count_fact = facts.get(f"{rule.for_each}.count")
         if not count_fact.known:
-            return RuleResult(rule, "unknown", unknown_facts=((f"{rule.for_each}.count", count_fact.unknown or ""),))
+            return RuleResult(
+                rule, "unknown", unknown_facts=((f"{rule.for_each}.count", count_fact.unknown or ""),)
+            )
         items = list(range(facts.count(rule.for_each)))
     findings: list[Finding] = []
     unknown: dict[str, str] = {}

@@ -103,7 +103,9 @@ def parse_rules(text: str, name: str) -> tuple[list[Rule], list[Problem]]:
         if k != "rules"
     ]
     if not isinstance(data["rules"], list):
-        return [], problems + [Problem(name, lines.get(("rules",), 1), "", "rules", "expected a list of rules")]
+        return [], problems + [
+            Problem(name, lines.get(("rules",), 1), "", "rules", "expected a list of rules")
+        ]
     rules = []
     for i, raw in enumerate(data["rules"]):
         rule, rule_problems = _rule(raw, ("rules", i), lines, name)
@@ -209,7 +211,9 @@ def _fix_steps(raw: Any, for_each: Optional[str], found: list) -> tuple[FixStep,
         argv = step.get("argv", [])
         text = step.get("text", "")
         if not isinstance(argv, list) or not all(isinstance(a, str) and a for a in argv):
-            found.append((f"{where}.argv", "expected a list of non-empty strings (one per argument; no shell)"))
+            found.append(
+                (f"{where}.argv", "expected a list of non-empty strings (one per argument; no shell)")
+            )
             argv = []
         if not isinstance(text, str):
             found.append((f"{where}.text", "expected a string"))
@@ -243,7 +247,8 @@ def _merge(rules: list[Rule]) -> tuple[list[Rule], list[Problem]]:
                     rule.line,
                     rule.id,
                     "id",
-                    f"duplicate id (first defined at {first.file}:{first.line}); add 'overrides: true' to replace it",
+                    f"duplicate id (first defined at {first.file}:{first.line}); "
+                    "add 'overrides: true' to replace it",
                 )
             )
     return list(by_id.values()), problems

@@ -12,6 +12,8 @@ from typing import Optional
 
 from ..facts import Facts
 
+# The facts a requirement is judged against (besides each GPU's brand and compute capability).
+FACTS = ("driver.max_cuda", "driver.version", "gpus.count")
 _CONSTRAINT = re.compile(r"^(cuda|driver|arch|brand)(>=|<=|!=|=|<|>)([A-Za-z0-9._-]+)$")
 
 

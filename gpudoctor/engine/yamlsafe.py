@@ -78,7 +78,8 @@ def _build(node: Any, path: Path, lines: dict, budget: list, constructor: Any, d
         return out
     if isinstance(node, yaml.SequenceNode):
         return [
-            _build(child, (*path, i), lines, budget, constructor, depth + 1) for i, child in enumerate(node.value)
+            _build(child, (*path, i), lines, budget, constructor, depth + 1)
+            for i, child in enumerate(node.value)
         ]
     try:
         return constructor.construct_object(node)

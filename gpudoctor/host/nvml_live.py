@@ -23,7 +23,12 @@ SYMBOLIC_ARGS: dict[str, dict[str, tuple[int, ...]]] = {
     "nvmlDeviceGetMaxClockInfo": {k: (v,) for k, v in _CLOCKS.items()},
     "nvmlDeviceGetApplicationsClock": {k: (v,) for k, v in _CLOCKS.items()},
     "nvmlDeviceGetTemperature": {"GPU": (0,)},
-    "nvmlDeviceGetTemperatureThreshold": {"SHUTDOWN": (0,), "SLOWDOWN": (1,), "MEM_MAX": (2,), "GPU_MAX": (3,)},
+    "nvmlDeviceGetTemperatureThreshold": {
+        "SHUTDOWN": (0,),
+        "SLOWDOWN": (1,),
+        "MEM_MAX": (2,),
+        "GPU_MAX": (3,),
+    },
     "nvmlDeviceGetTotalEccErrors": {
         "CORRECTED,VOLATILE": (0, 0),
         "CORRECTED,AGGREGATE": (0, 1),

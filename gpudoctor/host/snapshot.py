@@ -38,7 +38,9 @@ class Recording:
     files: dict[str, str] = field(default_factory=dict)  # path -> verbatim text
     read_errors: dict[str, str] = field(default_factory=dict)  # path -> reason
     dirs: dict[str, Any] = field(default_factory=dict)  # path -> [names] | {"error": reason}
-    commands: list[dict] = field(default_factory=list)  # {"argv", "rc", "stdout", "stderr"} | {"argv", "error"}
+    commands: list[dict] = field(
+        default_factory=list
+    )  # {"argv", "rc", "stdout", "stderr"} | {"argv", "error"}
     nvml_system: dict[str, Any] = field(default_factory=dict)  # key -> value | {"error": name, "msg": ...}
     nvml_devices: dict[str, dict[str, Any]] = field(default_factory=dict)  # "0" -> {key -> value}
     python: dict[str, Any] = field(default_factory=dict)  # "default" -> path; path -> dump | {"error": ...}
@@ -81,7 +83,9 @@ class RecordingHost:
         except HostError as e:
             self._add_command({"argv": list(argv), "error": e.reason, "detail": e.detail})
             raise
-        self._add_command({"argv": list(argv), "rc": result.rc, "stdout": result.stdout, "stderr": result.stderr})
+        self._add_command(
+            {"argv": list(argv), "rc": result.rc, "stdout": result.stdout, "stderr": result.stderr}
+        )
         return result
 
     def _add_command(self, entry: dict) -> None:
@@ -89,8 +93,10 @@ class RecordingHost:
             self.recording.commands.append(entry)
 
     def nvml(self, function: str, device: Optional[int] = None, arg: Optional[str] = None) -> Any:
-        table = self.recording.nvml_system if device is None else self.recording.nvml_devices.setdefault(
-            str(device), {}
+        table = (
+            self.recording.nvml_system
+            if device is None
+            else self.recording.nvml_devices.setdefault(str(device), {})
         )
         key = nvml_key(function, arg)
         try:
@@ -182,7 +188,9 @@ class SnapshotHost:
 
 # --- redaction -----------------------------------------------------------------------------------------
 
-_UUID = re.compile(r"\b(GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+_UUID = re.compile(
+    r"\b(GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+)
 
 
 def redact(rec: Recording, hostnames: tuple[str, ...] = ()) -> Recording:
@@ -261,7 +269,9 @@ def save(rec: Recording, path: str, tool_version: str) -> None:
     }
     members: list[tuple[str, bytes]] = [("manifest.json", _dump(manifest))]
     members += [(name, _dump(data)) for name, data in _parts(rec).items()]
-    members += [("files" + p, text.encode("utf-8")) for p, text in sorted(rec.files.items()) if p.startswith("/")]
+    members += [
+        ("files" + p, text.encode("utf-8")) for p, text in sorted(rec.files.items()) if p.startswith("/")
+    ]
     with tarfile.open(path, "w:gz") as tar:
         for name, data in members:
             info = tarfile.TarInfo(name)
@@ -355,9 +365,13 @@ def _from_members(members: dict[str, bytes], source: str) -> Recording:
 
     manifest = part("manifest.json", None)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise SnapshotError(f"{source}: not a gpudoctor snapshot (manifest.json missing or of another format)")
+        raise SnapshotError(
+            f"{source}: not a gpudoctor snapshot (manifest.json missing or of another format)"
+        )
     if manifest.get("version") != VERSION:
-        raise SnapshotError(f"{source}: snapshot format version {manifest.get('version')!r}; this gpudoctor reads {VERSION}")
+        raise SnapshotError(
+            f"{source}: snapshot format version {manifest.get('version')!r}; this gpudoctor reads {VERSION}"
+        )
     reads = _expect(part("reads.json", {}), dict, "reads.json", source)
     nvml = _expect(part("nvml.json", {}), dict, "nvml.json", source)
     rec = Recording(

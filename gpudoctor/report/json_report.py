@@ -67,4 +67,7 @@ def report_data(result: CheckResult, fail_on: str, include_timing: bool = True) 
 
 
 def render(result: CheckResult, fail_on: str, include_timing: bool = True) -> str:
-    return json.dumps(report_data(result, fail_on, include_timing), indent=2, sort_keys=False, default=str) + "\n"
+    return (
+        json.dumps(report_data(result, fail_on, include_timing), indent=2, sort_keys=False, default=str)
+        + "\n"
+    )

@@ -18,7 +18,8 @@ def rule_table(rules: list[Rule]) -> str:
 def rule_detail(rule: Rule) -> str:
     out = [
         f"{rule.id}: {rule.title}",
-        f"severity: {rule.severity}   area: {rule.category}" + (f"   for each: {rule.for_each}" if rule.for_each else ""),
+        f"severity: {rule.severity}   area: {rule.category}"
+        + (f"   for each: {rule.for_each}" if rule.for_each else ""),
         f"defined in: {rule.file}:{rule.line}",
         "",
         f"message: {rule.message}",

@@ -82,7 +82,8 @@ def python_line(facts: Facts) -> str:
     if facts.value("python.executable") is None:
         return f"unknown ({facts.get('python.executable').unknown})"
     venv = "venv" if facts.value("python.venv") else "no venv"
-    return f"{_v(facts, 'python.version')} at {_v(facts, 'python.executable')} ({venv}, {_v(facts, 'python.installer')})"
+    where = f"{_v(facts, 'python.version')} at {_v(facts, 'python.executable')}"
+    return f"{where} ({venv}, {_v(facts, 'python.installer')})"
 
 
 def frameworks_line(facts: Facts) -> str:

@@ -34,7 +34,9 @@ def command_text(step: FixStep) -> str:
 
 
 def _wrap(text: str, indent: int, width: int) -> list[str]:
-    return textwrap.wrap(text, width=max(40, width - indent), break_on_hyphens=False, break_long_words=False) or [""]
+    return textwrap.wrap(
+        text, width=max(40, width - indent), break_on_hyphens=False, break_long_words=False
+    ) or [""]
 
 
 def build_lines(result: CheckResult, fail_on: str, width: int = 100) -> list[Line]:
@@ -53,7 +55,12 @@ def build_lines(result: CheckResult, fail_on: str, width: int = 100) -> list[Lin
         lines.append([("Timed out".ljust(LABEL_WIDTH), "bold red"), (what, "")])
     for p in result.probes:
         if p.status != "ok":
-            lines.append([("Probe".ljust(LABEL_WIDTH), "bold red"), (f"{p.name} {p.status}: {p.detail}".rstrip(": "), "")])
+            lines.append(
+                [
+                    ("Probe".ljust(LABEL_WIDTH), "bold red"),
+                    (f"{p.name} {p.status}: {p.detail}".rstrip(": "), ""),
+                ]
+            )
     lines.append([])
     findings = result.findings
     if findings:
@@ -73,10 +80,18 @@ def build_lines(result: CheckResult, fail_on: str, width: int = 100) -> list[Lin
 def _finding_lines(f: Finding, width: int) -> list[Line]:
     pad = " " * 4
     out: list[Line] = [
-        [("  ", ""), (f.severity.upper().ljust(8), STYLE[f.severity]), (f.rule.id, "bold"), (f"  {f.rule.title}", "")]
+        [
+            ("  ", ""),
+            (f.severity.upper().ljust(8), STYLE[f.severity]),
+            (f.rule.id, "bold"),
+            (f"  {f.rule.title}", ""),
+        ]
     ]
     out += [[(pad + chunk, "")] for chunk in _wrap(f.message, 4, width)]
-    out += [[(pad + ("why: " if n == 0 else "     ") + chunk, "dim")] for n, chunk in enumerate(_wrap(f.why, 9, width))]
+    out += [
+        [(pad + ("why: " if n == 0 else "     ") + chunk, "dim")]
+        for n, chunk in enumerate(_wrap(f.why, 9, width))
+    ]
     for n, step in enumerate(f.fix):
         head = pad + ("fix: " if n == 0 else "     ")
         if step.argv:
@@ -84,22 +99,33 @@ def _finding_lines(f: Finding, width: int) -> list[Line]:
             if step.text:
                 out += [[(pad + "     " + chunk, "dim")] for chunk in _wrap(step.text, 9, width)]
         else:
-            out += [[(head if k == 0 else pad + "     ", "green"), (chunk, "")] for k, chunk in enumerate(_wrap(step.text, 9, width))]
+            out += [
+                [(head if k == 0 else pad + "     ", "green"), (chunk, "")]
+                for k, chunk in enumerate(_wrap(step.text, 9, width))
+            ]
     return out
 
 
 def _verdict(result: CheckResult, fail_on: str) -> Line:
     c = result.counts()
     code = exit_code(result.findings, fail_on)
-    words = f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info; {c['passed']} rule(s) passed"
+    words = (
+        f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info; {c['passed']} rule(s) passed"
+    )
     if c["unknown"]:
         words += f", {c['unknown']} could not be evaluated (facts unknown)"
     style = "bold red" if c["error"] else ("bold yellow" if c["warning"] else "bold green")
-    return [("Result".ljust(LABEL_WIDTH), "bold"), (words, style), (f" · exit {code} (--fail-on {fail_on})", "")]
+    return [
+        ("Result".ljust(LABEL_WIDTH), "bold"),
+        (words, style),
+        (f" · exit {code} (--fail-on {fail_on})", ""),
+    ]
 
 
 def render_plain(result: CheckResult, fail_on: str, width: int = 100) -> str:
-    return "\n".join("".join(t for t, _ in line).rstrip() for line in build_lines(result, fail_on, width)) + "\n"
+    return (
+        "\n".join("".join(t for t, _ in line).rstrip() for line in build_lines(result, fail_on, width)) + "\n"
+    )
 
 
 def print_rich(result: CheckResult, fail_on: str, console: Optional[object] = None) -> None:

@@ -64,7 +64,8 @@ def test_every_problem_is_reported_with_file_line_and_rule_id():
     _, problems = parse_rules(BAD, "bad.yaml")
     text = [str(p) for p in problems]
     assert text == [
-        "bad.yaml:9: USR-X-001: at when.all[1].lte: unknown operator 'lte'; expected one of: eq, ne, lt, le, gt, "
+        "bad.yaml:9: USR-X-001: at when.all[1].lte: unknown operator 'lte'; "
+        "expected one of: eq, ne, lt, le, gt, "
         "ge, version_eq, version_ne, version_lt, version_le, version_gt, version_ge, in, not_in, contains, "
         "matches, bits_any, bits_all, bits_none, exists, unknown, nvidia_require",
         "bad.yaml:19: usr-lowercase: at colour: unknown key (expected: id, title, severity, category, when, "
@@ -91,7 +92,10 @@ def test_every_problem_is_reported_with_file_line_and_rule_id():
         ("rules: {}", "x.yaml:1: at rules: expected a list of rules"),
         ("rules: []\nextra: 1", "x.yaml:2: at extra: unknown top-level key"),
         ("rules:\n  - a: 1\n    a: 2", "x.yaml:3: duplicate key 'a'"),
-        ("rules: !!python/object:os.system []", "x.yaml:1: unsupported tag tag:yaml.org,2002:python/object:os.system"),
+        (
+            "rules: !!python/object:os.system []",
+            "x.yaml:1: unsupported tag tag:yaml.org,2002:python/object:os.system",
+        ),
     ],
 )
 def test_malformed_files(text, expected):
@@ -106,10 +110,12 @@ def test_iterating_facts_need_for_each():
 
 
 def test_bad_regex_and_bad_version_values():
-    text = GOOD.replace('lt: 16}', 'matches: "(unclosed"}')
+    text = GOOD.replace("lt: 16}", 'matches: "(unclosed"}')
     _, problems = parse_rules(text, "u.yaml")
     assert "not a valid regular expression" in str(problems[0])
-    text = GOOD.replace('{fact: "gpus[i].pcie.width_current", lt: 16}', '{fact: driver.version, version_lt: "abc"}')
+    text = GOOD.replace(
+        '{fact: "gpus[i].pcie.width_current", lt: 16}', '{fact: driver.version, version_lt: "abc"}'
+    )
     _, problems = parse_rules(text, "u.yaml")
     assert "'version_lt' expects a version" in str(problems[0])
 

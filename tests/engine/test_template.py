@@ -20,12 +20,15 @@ F = Facts(
 
 
 def test_render_with_filters_and_unknowns():
-    text = "shm {system.shm_bytes|size}; {gpus[i].clocks.event_reason_names}; ecc {gpus[i].ecc.uncorrected_volatile}"
+    text = "shm {system.shm_bytes|size}; {gpus[i].clocks.event_reason_names}; "
+    text += "ecc {gpus[i].ecc.uncorrected_volatile}"
     assert render(text, F, 0) == "shm 64 MiB; SwPowerCap, HwSlowdown; ecc unknown"
     assert render("{python.venv}", F, None) == "yes"
 
 
-@pytest.mark.parametrize(("n", "text"), [(0, "0 B"), (1536, "1.5 KiB"), (1 << 30, "1 GiB"), (-1, "unlimited")])
+@pytest.mark.parametrize(
+    ("n", "text"), [(0, "0 B"), (1536, "1.5 KiB"), (1 << 30, "1 GiB"), (-1, "unlimited")]
+)
 def test_size(n, text):
     assert size(n) == text
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import fake_host
 
 from gpudoctor.probes import container
+
+from conftest import fake_host
 
 RAW = Path(__file__).resolve().parents[1] / "fixtures" / "raw"
 H200_ENV = dict(line.split("=", 1) for line in (RAW / "h200-env_nv.txt").read_text().splitlines())

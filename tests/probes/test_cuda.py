@@ -6,12 +6,13 @@ The capture has no /usr/local/cuda/version.json, so the toolkit version there co
 from __future__ import annotations
 
 import pytest
-from conftest import fake_host
-from test_libraries import RAW, SITE, h200_parts, installs
 
 from gpudoctor.facts import SCHEMA, spec_name
 from gpudoctor.probes import cuda
 from gpudoctor.probes.cuda import compat_active, parse_nvcc_version, parse_version_json
+
+from conftest import fake_host
+from test_libraries import RAW, SITE, h200_parts, installs
 
 NVCC = (RAW / "h200-nvcc.txt").read_text()
 

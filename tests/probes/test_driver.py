@@ -11,11 +11,12 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import fake_host
 
 from gpudoctor.facts import SCHEMA
 from gpudoctor.probes import driver
 from gpudoctor.probes.driver import branch_of, decode_cuda_version, is_gpu_class, parse_proc_version
+
+from conftest import fake_host
 
 RAW = Path(__file__).resolve().parents[1] / "fixtures" / "raw"
 H200_PROC_VERSION = (RAW / "h200-proc-driver-nvidia-version").read_text()

@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import fake_host
 
 from gpudoctor.facts import SCHEMA
 from gpudoctor.probes import gpus
@@ -25,6 +24,8 @@ from gpudoctor.probes.gpus import (
     pcie_generation,
     watts,
 )
+
+from conftest import fake_host
 
 RAW = Path(__file__).resolve().parents[1] / "fixtures" / "raw"
 H200_NVML = json.loads((RAW / "h200-nvml.json").read_text())

@@ -16,7 +16,6 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import fake_host
 
 from gpudoctor.facts import SCHEMA, spec_name
 from gpudoctor.probes import libraries
@@ -30,6 +29,8 @@ from gpudoctor.probes.libraries import (
     split_path_list,
     versions_in_dir,
 )
+
+from conftest import fake_host
 
 RAW = Path(__file__).resolve().parents[1] / "fixtures" / "raw"
 PYTHON = "/opt/torch/.venv/bin/python3"

@@ -5,8 +5,6 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import fake_host
-from test_libraries import PYTHON, TORCH_VERSION_PY, h200_dump
 
 from gpudoctor.facts import SCHEMA, spec_name
 from gpudoctor.probes import python_env
@@ -22,6 +20,9 @@ from gpudoctor.probes.python_env import (
     tf_version,
     torch_build,
 )
+
+from conftest import fake_host
+from test_libraries import PYTHON, TORCH_VERSION_PY, h200_dump
 
 # What torch 2.11's version.py says in a CPU-only and a ROCm wheel.
 TORCH_CPU = """__version__ = '2.11.0+cpu'

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import fake_host
 
 from gpudoctor.probes import system
+
+from conftest import fake_host
 
 RAW = Path(__file__).resolve().parents[1] / "fixtures" / "raw"
 OS_RELEASE = (RAW / "h200-os-release").read_text()

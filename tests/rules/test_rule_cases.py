@@ -46,16 +46,24 @@ def _load(path: Path) -> dict[str, list[dict[str, Any]]]:
             raise ValueError(f"{path.name}: '{kind}' must be a list of cases")
         for case in cases:
             if not isinstance(case, dict) or "name" not in case or not isinstance(case.get("facts"), dict):
-                raise ValueError(f"{path.name}: every {kind} case needs a 'name' and a 'facts' mapping: {case!r:.200}")
+                raise ValueError(
+                    f"{path.name}: every {kind} case needs a 'name' and a 'facts' mapping: {case!r:.200}"
+                )
             extra = set(case) - CASE_KEYS[kind]
             if extra:
-                raise ValueError(f"{path.name}: {kind} case {case['name']!r} has unknown keys {sorted(extra)}")
+                raise ValueError(
+                    f"{path.name}: {kind} case {case['name']!r} has unknown keys {sorted(extra)}"
+                )
             if not NAME.match(str(case["name"])):
-                raise ValueError(f"{path.name}: case name {case['name']!r} must be a lower-case slug (a-z, 0-9, -)")
+                raise ValueError(
+                    f"{path.name}: case name {case['name']!r} must be a lower-case slug (a-z, 0-9, -)"
+                )
             if kind == "fires" and not isinstance(case.get("messages"), list):
                 raise ValueError(f"{path.name}: fires case {case['name']!r} needs a 'messages' list")
             if kind == "passes" and case.get("status", "passed") not in ("passed", "unknown"):
-                raise ValueError(f"{path.name}: passes case {case['name']!r}: status is 'passed' or 'unknown'")
+                raise ValueError(
+                    f"{path.name}: passes case {case['name']!r}: status is 'passed' or 'unknown'"
+                )
     return data
 
 
@@ -66,7 +74,9 @@ def all_cases() -> list[Any]:
         for kind in ("fires", "passes"):
             for case in _load(path).get(kind, []):
                 marks = [pytest.mark.xfail(reason=str(case["xfail"]), strict=True)] if "xfail" in case else []
-                params.append(pytest.param(rule_id, kind, case, id=f"{rule_id}-{kind}-{case['name']}", marks=marks))
+                params.append(
+                    pytest.param(rule_id, kind, case, id=f"{rule_id}-{kind}-{case['name']}", marks=marks)
+                )
     return params
 
 
@@ -113,7 +123,9 @@ def test_rule_case(rule_id: str, kind: str, case: dict[str, Any]) -> None:
             if step.kind in ("manual", "env") and not step.argv:
                 assert step.text.strip(), f"{step.kind} step has neither argv nor text"
             assert not any("unknown" in a for a in step.argv), f"argv names an unknown fact: {step.argv}"
-            assert not any("{" in a or "}" in a for a in step.argv), f"argv has an unfilled placeholder: {step.argv}"
+            assert not any("{" in a or "}" in a for a in step.argv), (
+                f"argv has an unfilled placeholder: {step.argv}"
+            )
 
 
 def test_every_shipped_rule_has_cases() -> None:

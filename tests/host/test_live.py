@@ -1,0 +1,114 @@
+"""The live Host: real files, real processes, real deadlines."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from gpudoctor.host.base import NOT_FOUND, TIMED_OUT, Deadline, HostError
+from gpudoctor.host.live import LiveHost
+
+
+def test_read_and_listdir(tmp_path):
+    (tmp_path / "a.txt").write_text("hello\n")
+    host = LiveHost()
+    assert host.read(str(tmp_path / "a.txt")) == "hello\n"
+    assert host.listdir(str(tmp_path)) == ["a.txt"]
+    with pytest.raises(HostError) as e:
+        host.read(str(tmp_path / "missing"))
+    assert e.value.reason == NOT_FOUND
+    with pytest.raises(HostError) as e:
+        host.listdir(str(tmp_path / "missing"))
+    assert e.value.reason == NOT_FOUND
+
+
+def test_proc_sys_files_read_whole():
+    # One multi-MiB read() of a /proc/sys file fails with ENOMEM; reading in chunks does not.
+    assert LiveHost().read("/proc/sys/kernel/osrelease").strip() == os.uname().release
+
+
+def test_run_returns_output_and_status():
+    result = LiveHost().run(
+        (sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)")
+    )
+    assert (result.rc, result.stdout, result.stderr) == (3, "out\n", "err\n")
+
+
+def test_run_missing_program():
+    with pytest.raises(HostError) as e:
+        LiveHost().run(("/no/such/program",))
+    assert e.value.reason == NOT_FOUND
+
+
+def test_run_never_uses_a_shell(tmp_path):
+    marker = tmp_path / "x"
+    result = LiveHost().run(("echo", f"; touch {marker}"))
+    assert result.stdout.strip() == f"; touch {marker}"
+    assert not marker.exists()
+
+
+HANGS_AND_IGNORES_TERM = """
+import signal, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+time.sleep(60)
+"""
+
+# A child that leaves a grandchild in a session of its own, holding the pipes, and then hangs.
+ESCAPES_THE_GROUP = """
+import os, subprocess, sys, time
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"], start_new_session=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("program", [HANGS_AND_IGNORES_TERM, ESCAPES_THE_GROUP])
+def test_run_ends_within_its_timeout(program):
+    host = LiveHost()
+    start = time.monotonic()
+    with pytest.raises(HostError) as e:
+        host.run((sys.executable, "-c", program), timeout=0.5)
+    assert e.value.reason == TIMED_OUT
+    assert time.monotonic() - start < 1.5
+    assert host.timed_out == [f"{sys.executable} -c {program}"]
+
+
+def test_run_is_clamped_to_the_deadline():
+    host = LiveHost(deadline=Deadline(0.3))
+    start = time.monotonic()
+    with pytest.raises(HostError):
+        host.run((sys.executable, "-c", "import time; time.sleep(5)"), timeout=5)
+    assert time.monotonic() - start < 1.0
+    with pytest.raises(HostError) as e:
+        host.run(("true",))
+    assert e.value.reason == TIMED_OUT
+
+
+def test_same_command_runs_once_per_check(tmp_path):
+    counter = tmp_path / "n"
+    prog = f"import pathlib; p = pathlib.Path({str(counter)!r}); "
+    prog += "p.write_text(p.read_text() + 'x' if p.exists() else 'x')"
+    host = LiveHost()
+    host.run((sys.executable, "-c", prog))
+    host.run((sys.executable, "-c", prog))
+    assert counter.read_text() == "x"
+
+
+def test_python_inspects_another_interpreter_without_importing_frameworks(tmp_path):
+    host = LiveHost(python=sys.executable)
+    data = host.python()
+    assert data["format"] == 1
+    assert data["executable"] == sys.executable
+    assert "pytest" in data["all"]
+
+
+def test_python_failure_is_a_host_error(tmp_path):
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho broken >&2\nexit 1\n")
+    fake.chmod(0o755)
+    with pytest.raises(HostError) as e:
+        LiveHost(python=str(fake)).python()
+    assert e.value.reason == "python failed"
+    assert "broken" in e.value.detail

@@ -1,0 +1,127 @@
+"""Snapshots: record, redact, save, load, replay; and refusal of snapshots that are not data."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+
+import pytest
+
+from gpudoctor.collect import collect
+from gpudoctor.host.base import NOT_RECORDED, Deadline, HostError, NvmlError
+from gpudoctor.host.live import LiveHost
+from gpudoctor.host.snapshot import Recording, RecordingHost, SnapshotError, SnapshotHost, load, redact, save
+
+from conftest import H200
+
+
+def test_live_check_replays_to_the_same_facts(tmp_path):
+    deadline = Deadline(10)
+    recorder = RecordingHost(LiveHost(deadline=deadline))
+    live_facts, _ = collect(recorder, deadline)
+    path = tmp_path / "host.tar.gz"
+    save(recorder.recording, str(path), "test")
+    replayed, _ = collect(SnapshotHost(load(str(path))), Deadline(10))
+    differ = [n for n, f in live_facts.items() if n != "host.kind" and replayed.get(n) != f]
+    assert differ == []
+    assert replayed.value("host.kind") == "snapshot"
+
+
+def test_h200_fixture_round_trips_through_tar(tmp_path):
+    rec = load(str(H200))
+    path = tmp_path / "h200.tar.gz"
+    save(rec, str(path), "test")
+    again = load(str(path))
+    assert again.files == rec.files
+    assert again.nvml_devices == rec.nvml_devices
+    assert again.commands == rec.commands
+
+
+def test_redaction_replaces_uuids_serials_and_hostname_everywhere():
+    rec = Recording(
+        files={
+            "/proc/sys/kernel/hostname": "gpu-node-17\n",
+            "/proc/driver/nvidia/gpus/0000:01:00.0/information": (
+                "GPU UUID: \t GPU-1a2b3c4d-1111-2222-3333-444455556666\n"
+            ),
+        },
+        commands=[
+            {
+                "argv": ["nvidia-smi", "-L"],
+                "rc": 0,
+                "stdout": "GPU 0: H100 (UUID: GPU-1a2b3c4d-1111-2222-3333-444455556666) on gpu-node-17",
+                "stderr": "",
+            }
+        ],
+        nvml_devices={
+            "0": {
+                "nvmlDeviceGetUUID": "GPU-1a2b3c4d-1111-2222-3333-444455556666",
+                "nvmlDeviceGetSerial": "1654922001234",
+            }
+        },
+        python={"default": "/home/gpu-node-17/venv/bin/python"},
+    )
+    out = redact(rec)
+    text = json.dumps([out.files, out.commands, out.nvml_devices, out.python])
+    assert "1a2b3c4d" not in text and "1654922001234" not in text and "gpu-node-17" not in text
+    assert out.nvml_devices["0"]["nvmlDeviceGetUUID"] == "GPU-00000000-0000-0000-0000-000000000000"
+    assert "GPU-00000000-0000-0000-0000-000000000000" in out.commands[0]["stdout"]
+    assert out.nvml_devices["0"]["nvmlDeviceGetSerial"] == "REDACTED-SERIAL-0"
+    assert out.files["/proc/sys/kernel/hostname"] == "redacted-host\n"
+    assert out.manifest["redacted"] is True
+
+
+def test_unrecorded_reads_are_unknown_not_errors_of_the_tool():
+    host = SnapshotHost(Recording(read_errors={"/etc/x": "no permission"}))
+    with pytest.raises(HostError) as e:
+        host.read("/etc/x")
+    assert e.value.reason == "no permission"
+    with pytest.raises(HostError) as e:
+        host.read("/etc/y")
+    assert e.value.reason == NOT_RECORDED
+    with pytest.raises(NvmlError) as e:
+        host.nvml("nvmlDeviceGetName", 3)
+    assert e.value.reason == NOT_RECORDED
+
+
+def _tar(path, members):
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+MANIFEST = json.dumps({"format": "gpudoctor-snapshot", "version": 1}).encode()
+
+
+@pytest.mark.parametrize(
+    ("members", "message"),
+    [
+        ({"manifest.json": MANIFEST, "../evil": b"x"}, "unsafe member name '../evil'"),
+        ({"manifest.json": MANIFEST, "/etc/passwd": b"x"}, "unsafe member name '/etc/passwd'"),
+        ({"manifest.json": b'{"format": "other"}'}, "not a gpudoctor snapshot"),
+        (
+            {"manifest.json": json.dumps({"format": "gpudoctor-snapshot", "version": 99}).encode()},
+            "format version 99",
+        ),
+        ({"manifest.json": MANIFEST, "nvml.json": b"[1, 2]"}, "nvml.json has the wrong shape"),
+        ({"manifest.json": MANIFEST, "commands.json": b"{not json"}, "commands.json is not valid JSON"),
+        ({"files/etc/os-release": b"x"}, "not a gpudoctor snapshot"),
+    ],
+)
+def test_bad_snapshots_are_refused_cleanly(tmp_path, members, message):
+    path = tmp_path / "s.tar.gz"
+    _tar(path, members)
+    with pytest.raises(SnapshotError) as e:
+        load(str(path))
+    assert message in str(e.value)
+
+
+def test_not_a_tar_file(tmp_path):
+    path = tmp_path / "junk.tar.gz"
+    path.write_bytes(b"\x00\x01junk" * 100)
+    with pytest.raises(SnapshotError) as e:
+        load(str(path))
+    assert "not a readable snapshot" in str(e.value)
