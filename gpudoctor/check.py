@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .collect import ProbeStatus, collect
+from .collect import Collection, ProbeStatus
 from .engine.evaluate import evaluate
 from .engine.loader import load_rules
 from .engine.model import SEVERITY_RANK, Finding, RuleResult
@@ -65,10 +65,11 @@ def run_check(
     deadline: Deadline,
     rule_paths: list[str],
 ) -> CheckResult:
-    """Collect facts and evaluate rules. Rules load first, so a bad rule file fails before any probing."""
+    """Collect facts and evaluate rules. The rules load while the probes run (they mostly wait on I/O)."""
     started = time.monotonic()
+    collection = Collection(host, deadline)
     rules = load_rules(rule_paths)
-    facts, probes = collect(host, deadline)
+    facts, probes = collection.wait()
     results = evaluate(rules, facts)
     return CheckResult(
         facts=facts,

@@ -7,7 +7,7 @@ deadline is abandoned (its thread is a daemon) and its facts are unknown with th
 from __future__ import annotations
 
 import threading
-import traceback
+import time
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -23,44 +23,51 @@ class ProbeStatus:
     detail: str = ""
 
 
-def collect(host: Any, deadline: Deadline, probes: Optional[list] = None) -> tuple[Facts, list[ProbeStatus]]:
-    import time
+class Collection:
+    """Probes running in daemon threads; `wait()` gathers their facts by the deadline."""
 
-    from .probes import registry
+    def __init__(self, host: Any, deadline: Deadline, probes: Optional[list] = None) -> None:
+        from .probes import registry
 
-    probes = probes if probes is not None else registry()
-    results: dict[str, dict[str, Fact]] = {}
-    errors: dict[str, str] = {}
-    started = time.monotonic()
-    finished: dict[str, float] = {}
+        self.host = host
+        self.deadline = deadline
+        self.probes = probes if probes is not None else registry()
+        self._results: dict[str, dict[str, Fact]] = {}
+        self._errors: dict[str, str] = {}
+        self._finished: dict[str, float] = {}
+        self._started = time.monotonic()
+        self._threads = []
+        for name, _prefixes, fn in self.probes:
+            t = threading.Thread(target=self._work, args=(name, fn), name=f"probe-{name}", daemon=True)
+            t.start()
+            self._threads.append(t)
 
-    def work(name: str, fn: Any) -> None:
+    def _work(self, name: str, fn: Any) -> None:
         try:
-            results[name] = fn(host)
+            self._results[name] = fn(self.host)
         except Exception as e:  # noqa: BLE001 - a probe that raises is a result, not an abort
-            errors[name] = f"{type(e).__name__}: {e}"
-            errors[name + ".trace"] = traceback.format_exc()
-        finished[name] = time.monotonic() - started
+            self._errors[name] = f"{type(e).__name__}: {e}"
+        self._finished[name] = time.monotonic() - self._started
 
-    threads = []
-    for name, _prefixes, fn in probes:
-        t = threading.Thread(target=work, args=(name, fn), name=f"probe-{name}", daemon=True)
-        t.start()
-        threads.append((name, t))
-    for _name, t in threads:
-        t.join(deadline.remaining())
+    def wait(self) -> tuple[Facts, list[ProbeStatus]]:
+        for t in self._threads:
+            t.join(self.deadline.remaining())
+        items: dict[str, Fact] = {"host.kind": known(self.host.kind, "host")}
+        statuses: list[ProbeStatus] = []
+        missing: dict[str, str] = {}
+        for name, prefixes, _fn in self.probes:
+            seconds = self._finished.get(name, self.deadline.seconds)
+            if name in self._results:
+                items.update(self._results[name])
+                statuses.append(ProbeStatus(name, "ok", seconds))
+            elif name in self._errors:
+                statuses.append(ProbeStatus(name, "crashed", seconds, self._errors[name]))
+                missing.update({p: f"probe crashed: {self._errors[name]}" for p in prefixes})
+            else:
+                statuses.append(ProbeStatus(name, "timed out", seconds))
+                missing.update({p: "timed out" for p in prefixes})
+        return Facts(items, missing), statuses
 
-    items: dict[str, Fact] = {"host.kind": known(host.kind, "host")}
-    statuses: list[ProbeStatus] = []
-    missing: dict[str, str] = {}
-    for name, prefixes, _fn in probes:
-        if name in results:
-            items.update(results[name])
-            statuses.append(ProbeStatus(name, "ok", finished.get(name, 0.0)))
-        elif name in errors:
-            statuses.append(ProbeStatus(name, "crashed", finished.get(name, 0.0), errors[name]))
-            missing.update({p: f"probe crashed: {errors[name]}" for p in prefixes})
-        else:
-            statuses.append(ProbeStatus(name, "timed out", deadline.seconds))
-            missing.update({p: "timed out" for p in prefixes})
-    return Facts(items, missing), statuses
+
+def collect(host: Any, deadline: Deadline, probes: Optional[list] = None) -> tuple[Facts, list[ProbeStatus]]:
+    return Collection(host, deadline, probes).wait()
