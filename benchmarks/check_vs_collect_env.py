@@ -56,7 +56,10 @@ def main() -> None:
     print(f"\nratio check / collect_env: {check / collect:.3f} (target at most 0.1)")
     version = statistics.median(times["gpudoctor --version"])
     help_ = statistics.median(times["gpudoctor --help"])
-    print(f"check: {check:.3f} s (budget 0.3 s); --version: {version:.3f} s, --help: {help_:.3f} s (budget 0.15 s)")
+    print(
+        f"check: {check:.3f} s (budget 0.3 s); "
+        f"--version: {version:.3f} s, --help: {help_:.3f} s (budget 0.15 s)"
+    )
 
 
 if __name__ == "__main__":
