@@ -64,6 +64,19 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def _rule_problems(e) -> None:
+    _fail("rule files have problems:\n" + "\n".join(f"  {p}" for p in e.problems))
+
+
+def _load_rules(paths: list[str]):
+    from .engine.loader import RuleLoadError, load_rules
+
+    try:
+        return load_rules(paths)
+    except RuleLoadError as e:
+        _rule_problems(e)
+
+
 def _collect(snapshot: Optional[str], python: Optional[str], timeout: float):
     from .check import open_host
     from .host.base import Deadline
@@ -96,7 +109,7 @@ def check(
     try:
         result = run_check(host, source, deadline, rules)
     except RuleLoadError as e:
-        _fail("rule files have problems:\n" + "\n".join(f"  {p}" for p in e.problems))
+        _rule_problems(e)
     code = exit_code(result.findings, fail_on.value)
     if fmt is Format.json:
         from .report import json_report
@@ -172,14 +185,9 @@ def snapshot(
 @app.command()
 def explain(message: str = typer.Argument(..., help="An error message, pasted.")) -> None:
     """Find the rules that explain an error message you met, and what fixes it."""
-    from .engine.loader import RuleLoadError, load_rules
     from .report.rules_text import explain_text
 
-    try:
-        all_rules = load_rules([])
-    except RuleLoadError as e:
-        _fail(str(e))
-    text, found = explain_text(all_rules, message)
+    text, found = explain_text(_load_rules([]), message)
     typer.echo(text, nl=False)
     raise typer.Exit(0 if found else 1)
 
@@ -189,14 +197,9 @@ def rules_list(
     rules: list[str] = typer.Option([], "--rules", help="More rule files or directories."),
 ) -> None:
     """List every rule: id, severity, area and title."""
-    from .engine.loader import RuleLoadError, load_rules
     from .report.rules_text import rule_table
 
-    try:
-        all_rules = load_rules(rules)
-    except RuleLoadError as e:
-        _fail(str(e))
-    typer.echo(rule_table(all_rules), nl=False)
+    typer.echo(rule_table(_load_rules(rules)), nl=False)
 
 
 @rules_app.command("show")
@@ -205,14 +208,9 @@ def rules_show(
     rules: list[str] = typer.Option([], "--rules", help="More rule files or directories."),
 ) -> None:
     """Show one rule in full."""
-    from .engine.loader import RuleLoadError, load_rules
     from .report.rules_text import rule_detail
 
-    try:
-        all_rules = load_rules(rules)
-    except RuleLoadError as e:
-        _fail(str(e))
-    match = [r for r in all_rules if r.id == rule_id.upper()]
+    match = [r for r in _load_rules(rules) if r.id == rule_id.upper()]
     if not match:
         _fail(f"no rule {rule_id!r}; `gpudoctor rules list` shows them all", 2)
     typer.echo(rule_detail(match[0]), nl=False)
@@ -238,14 +236,10 @@ def rules_docs(out: str = typer.Argument("docs", help="Docs directory to write i
     """Write the rule pages (<out>/rules/<ID>.md, <out>/rules/index.md) and <out>/facts.md."""
     from pathlib import Path
 
-    from .engine.loader import ID_PATTERN, RuleLoadError, load_rules
+    from .engine.loader import ID_PATTERN
     from .report.rule_docs import render_all
 
-    try:
-        all_rules = load_rules([])
-    except RuleLoadError as e:
-        _fail(str(e))
-    files = render_all(all_rules)
+    files = render_all(_load_rules([]))
     root = Path(out)
     try:
         (root / "rules").mkdir(parents=True, exist_ok=True)
