@@ -28,6 +28,20 @@ class Format(str, Enum):
     json = "json"
 
 
+class CheckFormat(str, Enum):
+    text = "text"
+    json = "json"
+    junit = "junit"
+    markdown = "markdown"
+    prometheus = "prometheus"
+
+
+class ProfileName(str, Enum):
+    workstation = "workstation"
+    ci = "ci"
+    preflight = "preflight"
+
+
 class FailOn(str, Enum):
     error = "error"
     warning = "warning"
@@ -95,35 +109,163 @@ def check(
     snapshot: Optional[str] = SnapshotOpt,
     python: Optional[str] = PythonOpt,
     rules: list[str] = typer.Option([], "--rules", help="More rule files or directories (repeatable)."),
-    fmt: Format = typer.Option(Format.text, "--format", help="Output format."),
-    fail_on: FailOn = typer.Option(
-        FailOn.error, "--fail-on", help="Lowest severity that makes the exit code 1."
+    fmt: CheckFormat = typer.Option(CheckFormat.text, "--format", help="Output format."),
+    fail_on: Optional[FailOn] = typer.Option(
+        None,
+        "--fail-on",
+        help="Lowest severity that makes the exit code 1 (default: the policy's, else error; "
+        "warning for --profile ci).",
     ),
-    timeout: float = TimeoutOpt,
+    profile: ProfileName = typer.Option(
+        ProfileName.workstation,
+        "--profile",
+        help="workstation: everything; ci: plain output, fail on warnings; preflight: fast probes only, "
+        "5 s deadline, one line.",
+    ),
+    policy: Optional[str] = typer.Option(
+        None,
+        "--policy",
+        help="Policy file of what the job needs (default: ./gpudoctor.toml, else [tool.gpudoctor] in "
+        "./pyproject.toml).",
+    ),
+    timeout: Optional[float] = typer.Option(
+        None, "--timeout", min=0.1, help="Deadline in seconds for the whole check (default 10, preflight 5)."
+    ),
+    data_dir: Optional[str] = typer.Option(
+        None,
+        "--data-dir",
+        help="Training data directory: report the filesystem it lies on (a network filesystem is flagged).",
+    ),
+    plan: bool = typer.Option(
+        False, "--plan", help="After the report, print the fix plan (text format only)."
+    ),
 ) -> None:
     """Check this host (or a snapshot) and print what is wrong, with the command that fixes it."""
     from .check import exit_code, run_check
     from .engine.loader import RuleLoadError
+    from .policy import PolicyError, load
+    from .profiles import PROFILES, resolve_fail_on, resolve_timeout
 
-    host, source, deadline = _collect(snapshot, python, timeout)
+    prof = PROFILES[profile.value]
+    if plan and fmt is not CheckFormat.text:
+        _fail("--plan goes with --format text; `gpudoctor plan --format json` prints the plan as JSON")
     try:
-        result = run_check(host, source, deadline, rules)
+        pol = load(policy)
+    except PolicyError as e:
+        _fail("policy has problems:\n" + "\n".join(f"  {p}" for p in e.problems))
+    fail = resolve_fail_on(prof, fail_on.value if fail_on else None, pol.fail_on if pol else None)
+    host, source, deadline = _collect(snapshot, python, resolve_timeout(prof, timeout))
+    try:
+        result = run_check(
+            host,
+            source,
+            deadline,
+            rules,
+            profile=prof,
+            policy=pol,
+            data_dir=os.path.abspath(data_dir) if data_dir else None,
+        )
     except RuleLoadError as e:
         _rule_problems(e)
-    code = exit_code(result.findings, fail_on.value)
-    if fmt is Format.json:
+    except PolicyError as e:
+        _fail("policy has problems:\n" + "\n".join(f"  {p}" for p in e.problems))
+    _render_check(result, fmt, fail, prof)
+    if plan:
+        sys.stdout.write("\n")
+        _print_plan(result, Format.text)
+    _exit(exit_code(result.findings, fail), result.unanswered())
+
+
+def _render_check(result, fmt: CheckFormat, fail_on: str, prof) -> None:
+    if fmt is CheckFormat.json:
         from .report import json_report
 
-        sys.stdout.write(json_report.render(result, fail_on.value))
-    elif _use_color():
+        sys.stdout.write(json_report.render(result, fail_on))
+    elif fmt is CheckFormat.junit:
+        from .report import junit
+
+        sys.stdout.write(junit.render(result, fail_on))
+    elif fmt is CheckFormat.markdown:
+        from .report import markdown
+
+        text = markdown.render(result, fail_on)
+        sys.stdout.write(text)
+        _append_step_summary(text)
+    elif fmt is CheckFormat.prometheus:
+        from .report import prometheus
+
+        sys.stdout.write(prometheus.render(result, fail_on))
+    elif prof.one_line:
+        from .report import oneline
+
+        # stderr: an entrypoint's stdout belongs to the command it runs next.
+        sys.stderr.write(oneline.render(result, fail_on))
+    elif _use_color() and not prof.plain:
         from .report.text import print_rich
 
-        print_rich(result, fail_on.value)
+        print_rich(result, fail_on)
     else:
         from .report.text import render_plain
 
-        sys.stdout.write(render_plain(result, fail_on.value))
-    _exit(code, result.timed_out)
+        sys.stdout.write(render_plain(result, fail_on))
+
+
+@app.command("plan")
+def plan_command(
+    snapshot: Optional[str] = SnapshotOpt,
+    python: Optional[str] = PythonOpt,
+    rules: list[str] = typer.Option([], "--rules", help="More rule files or directories (repeatable)."),
+    policy: Optional[str] = typer.Option(
+        None, "--policy", help="Policy file (its ignored rules are not planned); default as for check."
+    ),
+    fmt: Format = typer.Option(Format.text, "--format", help="Output format."),
+    timeout: float = TimeoutOpt,
+) -> None:
+    """Print the fix plan: the commands that fix what check finds, pinned and in order. Runs nothing."""
+    from .check import run_check
+    from .engine.loader import RuleLoadError
+    from .policy import PolicyError, load
+
+    try:
+        pol = load(policy)
+        host, source, deadline = _collect(snapshot, python, timeout)
+        result = run_check(host, source, deadline, rules, policy=pol)
+    except RuleLoadError as e:
+        _rule_problems(e)
+    except PolicyError as e:
+        _fail("policy has problems:\n" + "\n".join(f"  {p}" for p in e.problems))
+    _print_plan(result, fmt)
+    _exit(0, result.unanswered())
+
+
+def _print_plan(result, fmt: Format) -> None:
+    from .knowledge import KnowledgeError
+    from .plan import build_plan
+    from .report import plan_report
+
+    try:
+        fix_plan = build_plan(result.findings, result.facts)
+    except KnowledgeError as e:
+        _fail("knowledge tables have problems:\n" + "\n".join(f"  {p}" for p in e.problems))
+    hostname = result.facts.value("host.hostname")
+    if fmt is Format.json:
+        host = {"kind": result.host_kind, "source": result.source, "hostname": hostname}
+        sys.stdout.write(plan_report.render_json(fix_plan, host))
+        return
+    where = "live check" if result.host_kind == "live" else f"snapshot {result.source}"
+    sys.stdout.write(plan_report.render_text(fix_plan, where + (f" of {hostname}" if hostname else "")))
+
+
+def _append_step_summary(text: str) -> None:
+    """GitHub Actions shows what a step appends to $GITHUB_STEP_SUMMARY on the run's page."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        typer.echo(f"gpudoctor: cannot append to GITHUB_STEP_SUMMARY ({path}): {e}", err=True)
 
 
 @app.command()
@@ -252,6 +394,44 @@ def rules_docs(out: str = typer.Argument("docs", help="Docs directory to write i
     except OSError as e:
         _fail(f"cannot write docs to {out}: {e}")
     typer.echo(f"wrote {len(files)} files under {out}")
+
+
+class FleetFormat(str, Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+@app.command()
+def fleet(
+    paths: list[str] = typer.Argument(
+        ..., help="Per-node reports (gpudoctor check --format json), or directories of them."
+    ),
+    fmt: FleetFormat = typer.Option(FleetFormat.text, "--format", help="Output format."),
+    fail_on: FailOn = typer.Option(
+        FailOn.error, "--fail-on", help="Lowest severity (fleet or node finding) that makes the exit code 1."
+    ),
+    skip_invalid: bool = typer.Option(
+        False, "--skip-invalid", help="Unusable report files are listed but do not make the exit code 2."
+    ),
+) -> None:
+    """Merge per-node JSON reports into one fleet view, with what differs between nodes."""
+    from .fleet import report
+    from .fleet.load import load_reports
+    from .fleet.merge import exit_code, merge
+
+    merged = merge(load_reports(paths))
+    for bad in merged.invalid:
+        typer.echo(f"gpudoctor: cannot use {bad.file}: {bad.reason}", err=True)
+    if fmt is FleetFormat.json:
+        sys.stdout.write(report.render_json(merged, fail_on.value, skip_invalid))
+    elif fmt is FleetFormat.markdown:
+        sys.stdout.write(report.render_markdown(merged, fail_on.value, skip_invalid))
+    elif _use_color():
+        report.print_rich(merged, fail_on.value, skip_invalid)
+    else:
+        sys.stdout.write(report.render_text(merged, fail_on.value, skip_invalid))
+    _exit(exit_code(merged, fail_on.value, skip_invalid), [])
 
 
 def _use_color() -> bool:

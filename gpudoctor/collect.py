@@ -2,6 +2,7 @@
 
 A probe that raises becomes unknown facts with the reason "probe crashed: ..."; one still running at the
 deadline is abandoned (its thread is a daemon) and its facts are unknown with the reason "timed out".
+The derived facts (gpudoctor/derive.py) are added once the probes are done.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from .derive import derive
 from .facts import Fact, Facts, known
 from .host.base import Deadline
 
@@ -66,7 +68,12 @@ class Collection:
             else:
                 statuses.append(ProbeStatus(name, "timed out", seconds))
                 missing.update({p: "timed out" for p in prefixes})
-        return Facts(items, missing), statuses
+        if any(s.status == "timed out" for s in statuses):
+            # The live Host names what those probes were waiting on (an NVML call, a command).
+            note = getattr(self.host, "note_unanswered", None)
+            if note is not None:
+                note()
+        return derive(Facts(items, missing)), statuses
 
 
 def collect(host: Any, deadline: Deadline, probes: Optional[list] = None) -> tuple[Facts, list[ProbeStatus]]:

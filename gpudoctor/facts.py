@@ -70,6 +70,12 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("pci.nvidia_gpus", "int", "", "NVIDIA display/3D controllers on the PCI bus (sysfs)"),
     _s("pci.unbound", "int", "", "of those, how many have no kernel driver bound"),
     _s("pci.unbound_addresses", "list[str]", "", "PCI addresses of NVIDIA GPUs with no driver bound"),
+    _s(
+        "pci.amd_gpus",
+        "int",
+        "",
+        "AMD (vendor 0x1002) display controllers and accelerators on the PCI bus (sysfs)",
+    ),
     # --- GPUs -------------------------------------------------------------------------------------
     _s("gpus.count", "int", "", "GPUs NVML can see (0 without a working driver)"),
     _s("gpus[].index", "int", "", "NVML index"),
@@ -124,6 +130,25 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("gpus[].remapped_rows.pending", "bool", "", "a row remap waits for a GPU reset"),
     _s("gpus[].remapped_rows.failed", "bool", "", "a row remap failed"),
     _s("gpus[].virtualization_mode", "str", "", "None, Passthrough, vGPU, Host vGPU or Host vSGA"),
+    _s(
+        "gpus[].p2p.no_read",
+        "list[int]",
+        "",
+        "other GPUs (NVML index) this one cannot read from peer-to-peer (nvmlDeviceGetP2PStatus READ not OK)",
+    ),
+    _s("gpus[].p2p.no_read_count", "int", "", "how many other GPUs are in gpus[].p2p.no_read"),
+    _s(
+        "gpus[].topology.cross_socket",
+        "list[int]",
+        "",
+        "other GPUs whose PCIe path crosses the CPU socket interconnect (NVML topology level SYSTEM)",
+    ),
+    _s(
+        "gpus[].topology.cross_socket_count",
+        "int",
+        "",
+        "how many other GPUs are in gpus[].topology.cross_socket",
+    ),
     # --- CUDA -------------------------------------------------------------------------------------
     _s("cuda.home", "str", "", "CUDA_HOME (or CUDA_PATH), else /usr/local/cuda when it exists"),
     _s("cuda.toolkit.version", "version", "", "CUDA toolkit version (version.json, else nvcc --version)"),
@@ -183,6 +208,27 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("frameworks[].cuda_major", "int", "", "major part of frameworks[].cuda"),
     _s("frameworks[].cudnn", "version", "", "cuDNN version the build pins or bundles"),
     _s("frameworks[].rocm", "version", "", "ROCm version of a rocm build"),
+    _s(
+        "frameworks[].arch_list",
+        "list[str]",
+        "",
+        "derived: compute capabilities a torch CUDA build is compiled for (TORCH_CUDA_ARCH_LIST, +PTX: "
+        "embedded PTX), from the knowledge table by version and CUDA variant",
+    ),
+    _s(
+        "frameworks[].unsupported_gpus",
+        "list[int]",
+        "",
+        "derived: GPUs (NVML index) the build has neither native code nor usable PTX for",
+    ),
+    _s("frameworks[].unsupported_gpu_count", "int", "", "derived: how many GPUs are in unsupported_gpus"),
+    _s(
+        "frameworks[].unsupported_ccs",
+        "list[str]",
+        "",
+        "derived: the distinct compute capabilities of the GPUs in unsupported_gpus",
+    ),
+    _s("python.rocm_frameworks", "int", "", "derived: how many installed frameworks are ROCm builds"),
     # --- system and container ---------------------------------------------------------------------
     _s("system.os", "str", "", "distribution name and version, e.g. Ubuntu 24.04.1 LTS"),
     _s("system.os_id", "str", "", "os-release ID, e.g. ubuntu"),
@@ -190,6 +236,12 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("system.kernel", "str", "", "kernel release"),
     _s("system.glibc", "version", "", "glibc version of the inspected interpreter"),
     _s("system.cpus", "int", "", "online CPUs"),
+    _s(
+        "system.cpus_per_gpu",
+        "float",
+        "",
+        "derived: online CPUs per GPU NVML sees (system.cpus / gpus.count)",
+    ),
     _s("system.memory_bytes", "int", "bytes", "total RAM (MemTotal)"),
     _s("system.memlock_bytes", "int", "bytes", "max locked memory of this process; -1 when unlimited"),
     _s("system.shm_bytes", "int", "bytes", "size of /dev/shm"),
@@ -202,6 +254,23 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("container.nvidia_disable_require", "bool", "", "NVIDIA_DISABLE_REQUIRE is true"),
     _s("container.nvidia_visible_devices", "str", "", "NVIDIA_VISIBLE_DEVICES"),
     _s("container.nvidia_driver_capabilities", "str", "", "NVIDIA_DRIVER_CAPABILITIES"),
+    # --- monitoring and storage --------------------------------------------------------------------
+    _s(
+        "monitoring.dcgm.installed",
+        "bool",
+        "",
+        "NVIDIA DCGM is installed (its library or nv-hostengine found)",
+    ),
+    _s("monitoring.dcgm.library", "str", "", "libdcgm.so.N as the loader cache lists it"),
+    _s("monitoring.dcgm.hostengine", "str", "", "where nv-hostengine (DCGM's daemon) is installed"),
+    _s("storage.data_dir.path", "str", "", "the data directory `gpudoctor check --data-dir` names"),
+    _s("storage.data_dir.mount_point", "str", "", "the mount the data directory lies on (longest prefix)"),
+    _s(
+        "storage.data_dir.fstype",
+        "str",
+        "",
+        "that mount's filesystem type as /proc/self/mounts says: ext4, nfs4, ...",
+    ),
 )
 
 SPECS: dict[str, FactSpec] = {s.name: s for s in SCHEMA}
@@ -257,13 +326,15 @@ class Facts:
     def tree(self) -> dict:
         """Nested plain data for JSON: values, or {"unknown": reason} where a fact could not be read.
 
-        Lists become JSON arrays; their `.count` facts are implied by the array's length."""
-        root: dict = {}
+        Lists become JSON arrays; their `.count` facts are implied by the array's length. A list whose
+        count is unknown is {"unknown": reason}, never an empty array (which would read as "none"); so is
+        the whole section of a probe that crashed or ran out of time."""
+        root: dict = {head: {"unknown": reason} for head, reason in self.missing.items()}
         for path, fact in self.items():
             parts = _split(path)
             is_count = parts[-1] == "count" and ".".join(map(str, parts[:-1])) in LISTS
             if is_count:
-                parts, leaf = parts[:-1], []
+                parts, leaf = parts[:-1], ([] if fact.known else {"unknown": fact.unknown})
             else:
                 leaf = fact.value if fact.known else {"unknown": fact.unknown}
             node: Any = root

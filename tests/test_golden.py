@@ -13,7 +13,8 @@ import pytest
 from gpudoctor.check import run_check
 from gpudoctor.host.base import Deadline
 from gpudoctor.host.snapshot import SnapshotHost, load
-from gpudoctor.report import json_report
+from gpudoctor.profiles import PROFILES
+from gpudoctor.report import json_report, junit, markdown, oneline, prometheus
 from gpudoctor.report.text import render_plain
 
 from conftest import FIXTURES, H200
@@ -26,9 +27,9 @@ CASES = {
 }
 
 
-def _result(name: str):
+def _result(name: str, profile: str = "workstation"):
     path, label = CASES[name]
-    return run_check(SnapshotHost(load(str(path)), label), label, Deadline(10), [])
+    return run_check(SnapshotHost(load(str(path)), label), label, Deadline(10), [], profile=PROFILES[profile])
 
 
 def _compare(actual: str, golden: Path) -> None:
@@ -46,3 +47,24 @@ def test_text_report(name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_json_report(name):
     _compare(json_report.render(_result(name), "error", include_timing=False), GOLDEN / f"{name}-check.json")
+
+
+# Each output format, from the same two snapshots. JUnit uses --fail-on warning so that one case fails.
+FORMATS = {
+    "junit.xml": lambda r: junit.render(r, "warning", include_timing=False),
+    "md": lambda r: markdown.render(r, "error"),
+    "prom": lambda r: prometheus.render(r, "error", include_timing=False),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_other_formats(name, fmt):
+    _compare(FORMATS[fmt](_result(name)), GOLDEN / f"{name}-check.{fmt}")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_preflight_line_and_json(name):
+    result = _result(name, "preflight")
+    _compare(oneline.render(result, "error"), GOLDEN / f"{name}-preflight.txt")
+    _compare(json_report.render(result, "error", include_timing=False), GOLDEN / f"{name}-preflight.json")

@@ -46,3 +46,27 @@ def test_h200_has_no_error_and_only_onnxruntime_warns(h200_host):
     assert exit_code(result.findings, "error") == 0
     assert exit_code(result.findings, "warning") == 1
     assert [r.rule.id for r in result.results if r.status == "unknown"] == []
+
+
+def test_h200_facts_of_the_wider_catalogue(h200_host):
+    """The facts behind the multi-GPU, GPU-choice, monitoring and storage rules, as the capture gives them."""
+    facts, _ = collect(h200_host, Deadline(10))
+    v = facts.value
+    assert (v("gpus[0].p2p.no_read"), v("gpus[0].p2p.no_read_count")) == ([], 0)  # one GPU: no peer
+    assert (v("gpus[0].topology.cross_socket"), v("gpus[0].topology.cross_socket_count")) == ([], 0)
+    assert v("pci.amd_gpus") == 0
+    assert v("system.cpus_per_gpu") == 16.0
+    assert v("python.rocm_frameworks") == 0
+    torch = [i for i in range(facts.count("frameworks")) if v(f"frameworks[{i}].name") == "torch"][0]
+    assert v(f"frameworks[{torch}].arch_list") == ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0+PTX"]
+    assert (v(f"frameworks[{torch}].unsupported_gpus"), v(f"frameworks[{torch}].unsupported_ccs")) == ([], [])
+    # The capture filtered `ldconfig -p` and never listed /usr/bin, so DCGM's absence cannot be told.
+    assert facts.get("monitoring.dcgm.installed").unknown == "not recorded in snapshot"
+    assert facts.get("storage.data_dir.fstype").unknown == "no --data-dir given"
+
+
+def test_h200_data_dir_on_the_driver_mount(h200_host):
+    result = run_check(h200_host, str(H200), Deadline(10), [], data_dir="/usr/local/nvidia/lib64")
+    assert result.facts.value("storage.data_dir.mount_point") == "/usr/local/nvidia"
+    assert result.facts.value("storage.data_dir.fstype") == "squashfs"
+    assert "GD-STORAGE-001" not in {f.rule.id for f in result.findings}

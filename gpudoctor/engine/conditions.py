@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Optional
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from ..facts import Facts, spec_for
 from . import nvidia_require
@@ -27,7 +27,7 @@ def _num(v: Any) -> bool:
 def _version(v: Any) -> Optional[Version]:
     try:
         return Version(str(v))
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long for int() (Python 3.11+)
         return None
 
 
@@ -72,7 +72,9 @@ def _matches(a: Any, pattern: Any) -> Optional[bool]:
 
 
 def _contains(a: Any, b: Any) -> Optional[bool]:
-    return b in a if isinstance(a, (list, tuple, str)) else None
+    if isinstance(a, str):
+        return b in a if isinstance(b, str) else None  # `5 in "abc"` raises: mistyped is unknown
+    return b in a if isinstance(a, (list, tuple)) else None
 
 
 def _in(a: Any, b: Any) -> Optional[bool]:
@@ -120,7 +122,7 @@ def validate(cond: Any, where: str, for_each: Optional[str], errors: list[tuple[
     logic = [k for k in cond if k in LOGIC]
     if logic:
         if len(cond) != 1:
-            errors.append((where, f"'{logic[0]}' must stand alone in its mapping; found {sorted(cond)}"))
+            errors.append((where, f"'{logic[0]}' must stand alone in its mapping; found {_keys(cond)}"))
             return
         key = logic[0]
         body = cond[key]
@@ -133,7 +135,7 @@ def validate(cond: Any, where: str, for_each: Optional[str], errors: list[tuple[
                 validate(part, f"{where}.{key}[{i}]", for_each, errors)
         return
     if "fact" not in cond:
-        errors.append((where, f"expected 'all', 'any', 'not' or 'fact', got {sorted(cond)}"))
+        errors.append((where, f"expected 'all', 'any', 'not' or 'fact', got {_keys(cond)}"))
         return
     check_fact_name(cond["fact"], f"{where}.fact", for_each, errors)
     ops = [k for k in cond if k != "fact"]
@@ -181,8 +183,14 @@ def _validate_value(op: str, value: Any, where: str, for_each: Optional[str], er
     if kind == "regex":
         try:
             re.compile(value)
-        except re.error as e:
+        # OverflowError: a{99999999999}; RecursionError: groups nested thousands deep.
+        except (re.error, OverflowError, RecursionError) as e:
             errors.append((where, f"not a valid regular expression: {e}"))
+
+
+def _keys(cond: dict) -> list:
+    """A mapping's keys for a message, sorted; YAML keys may mix strings and numbers."""
+    return sorted(cond, key=lambda k: (type(k).__name__, str(k)))
 
 
 def check_fact_name(name: Any, where: str, for_each: Optional[str], errors: list) -> None:

@@ -52,6 +52,8 @@ def evaluate_rule(rule: Rule, facts: Facts) -> RuleResult:
 
 def _render_step(step: FixStep, facts: Facts, item: Optional[int]) -> FixStep:
     text = render(step.text, facts, item)
+    if step.resolver:  # carried unresolved: the planner resolves it (gpudoctor/plan.py)
+        return FixStep(step.kind, (), text, step.resolver, step.args)
     if not step.argv:
         return FixStep(step.kind, (), text)
     try:

@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..facts import LISTS
-from . import conditions, template, yamlsafe
+from ..resolvers import RESOLVERS
+from . import conditions, remote, template, yamlsafe
 from .model import CATEGORIES, FIX_KINDS, SEVERITIES, FixStep, Rule
 
 ID_PATTERN = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Z0-9]+)+$")
 REQUIRED = ("id", "title", "severity", "category", "when", "message", "why")
 OPTIONAL = ("for_each", "references", "errors", "fix", "overrides")
-FIX_KEYS = ("kind", "argv", "text")
+FIX_KEYS = ("kind", "argv", "text", "resolver", "args")
 
 
 @dataclass(frozen=True)
@@ -58,22 +59,22 @@ def rule_files(path: Path) -> list[Path]:
 
 
 def load_rules(paths: list[str], include_shipped: bool = True) -> list[Rule]:
-    """All rules from the shipped set and the given files/directories; RuleLoadError lists every problem."""
-    files: list[Path] = []
+    """All rules from the shipped set and the given files, directories and pinned URLs (remote packs);
+    RuleLoadError lists every problem."""
+    loaded: list[tuple[list[Rule], list[Problem]]] = []
     if include_shipped:
-        files += rule_files(shipped_rules_dir())
-    problems: list[Problem] = []
+        loaded += [load_file(f) for f in rule_files(shipped_rules_dir())]
     for p in paths:
+        if remote.is_url(p):
+            loaded.append(load_url(p))
+            continue
         path = Path(p)
         if not path.exists():
-            problems.append(Problem(p, 0, "", "", "no such file or directory"))
+            loaded.append(([], [Problem(p, 0, "", "", "no such file or directory")]))
             continue
-        files += rule_files(path)
-    rules: list[Rule] = []
-    for f in files:
-        file_rules, file_problems = load_file(f)
-        rules += file_rules
-        problems += file_problems
+        loaded += [load_file(f) for f in rule_files(path)]
+    rules = [r for file_rules, _ in loaded for r in file_rules]
+    problems = [p for _, file_problems in loaded for p in file_problems]
     rules, dup_problems = _merge(rules)
     problems += dup_problems
     if problems:
@@ -87,6 +88,15 @@ def load_file(path: Path) -> tuple[list[Rule], list[Problem]]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         return [], [Problem(name, 0, "", "", f"cannot read: {e}")]
+    return parse_rules(text, name)
+
+
+def load_url(url: str) -> tuple[list[Rule], list[Problem]]:
+    """A remote rule pack (see engine/remote.py); a fetch or verification failure is a Problem."""
+    try:
+        text, name = remote.fetch(url)
+    except remote.RemoteError as e:
+        return [], [Problem(remote.display_name(url), 0, "", "", str(e))]
     return parse_rules(text, name)
 
 
@@ -118,7 +128,7 @@ def parse_rules(text: str, name: str) -> tuple[list[Rule], list[Problem]]:
 def _line(lines: dict, path: tuple, where: str = "") -> int:
     """The line of the deepest node named by a dotted/indexed `where` below `path`."""
     full = list(path)
-    for piece in re.findall(r"[^.\[\]]+|\[\d+\]", where):
+    for piece in re.findall(r"[^.\[\]]+|\[[0-9]{1,9}\]", where):  # int() refuses "²" and 4,300+ digits
         full.append(int(piece[1:-1]) if piece.startswith("[") else piece)
         if tuple(full) not in lines:
             full.pop()
@@ -218,17 +228,55 @@ def _fix_steps(raw: Any, for_each: Optional[str], found: list) -> tuple[FixStep,
         if not isinstance(text, str):
             found.append((f"{where}.text", "expected a string"))
             text = ""
+        resolver, args = _resolver(step, where, found)
         if kind == "manual" and not text:
             found.append((where, "a manual step needs 'text'"))
-        if kind in FIX_KINDS and kind not in ("manual", "env") and not argv:
+        if resolver and argv:
+            found.append((where, "a step names a resolver or gives 'argv', not both"))
+        if resolver and not text:
+            found.append((where, "a step that names a resolver needs 'text' (what reports show for it)"))
+        if kind in FIX_KINDS and kind not in ("manual", "env") and not argv and not resolver:
             found.append((where, f"a {kind} step needs 'argv'"))
         if kind == "env" and not (argv or text):
             found.append((where, "an env step needs 'text' or 'argv'"))
         for a in argv:
             _check_template(a, f"{where}.argv", for_each, found)
         _check_template(text, f"{where}.text", for_each, found)
-        steps.append(FixStep(kind=str(kind), argv=tuple(argv), text=text))
+        steps.append(FixStep(kind=str(kind), argv=tuple(argv), text=text, resolver=resolver, args=args))
     return tuple(steps)
+
+
+def _resolver(step: dict, where: str, found: list) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A step's resolver and its args, checked by name against the registry in gpudoctor/resolvers.py
+    (which resolvers exist and which args and values each accepts); resolvers only run in the planner."""
+    name, args = step.get("resolver"), step.get("args")
+    if name is None:
+        if args is not None:
+            found.append((f"{where}.args", "'args' go with 'resolver'"))
+        return "", ()
+    spec = RESOLVERS.get(name) if isinstance(name, str) else None
+    if spec is None:
+        found.append(
+            (f"{where}.resolver", f"unknown resolver {name!r} (expected one of {', '.join(RESOLVERS)})")
+        )
+        return str(name), ()  # the step is refused; naming it here keeps "needs 'argv'" from adding noise
+    if args is None:
+        return name, ()
+    if not isinstance(args, dict):
+        found.append((f"{where}.args", "expected a mapping of argument names to strings"))
+        return name, ()
+    for key, value in args.items():
+        accepted = spec.args.get(key) if isinstance(key, str) else None
+        if accepted is None:
+            expected = ", ".join(spec.args) or "none"
+            found.append(
+                (f"{where}.args.{key}", f"resolver {name} takes no argument {key!r} (expected: {expected})")
+            )
+        elif not isinstance(value, str) or not value:
+            found.append((f"{where}.args.{key}", "expected a non-empty string"))
+        elif accepted and value not in accepted:
+            found.append((f"{where}.args.{key}", f"expected one of {', '.join(accepted)}, got {value!r}"))
+    return name, tuple(sorted((str(k), str(v)) for k, v in args.items()))
 
 
 def _merge(rules: list[Rule]) -> tuple[list[Rule], list[Problem]]:

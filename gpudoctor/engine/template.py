@@ -25,7 +25,10 @@ def size(value: Any) -> str:
         return "unlimited"
     for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if value >= scale:
-            return f"{value / scale:.1f} {unit}".replace(".0 ", " ")
+            try:
+                return f"{value / scale:.1f} {unit}".replace(".0 ", " ")
+            except OverflowError:  # an integer too large for a float
+                return f"{value} B"
     return f"{value} B"
 
 

@@ -67,9 +67,11 @@ def _build(node: Any, path: Path, lines: dict, budget: list, constructor: Any, d
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 raise YamlError("mapping keys must be plain values", key_node.start_mark.line + 1)
-            key = constructor.construct_object(key_node)
             if key_node.tag == "tag:yaml.org,2002:merge":
                 raise YamlError("merge keys (<<) are not allowed in rule files", key_node.start_mark.line + 1)
+            if key_node.tag not in PLAIN_TAGS:
+                raise YamlError(f"unsupported tag {key_node.tag}", key_node.start_mark.line + 1)
+            key = _scalar(key_node, constructor)
             if not isinstance(key, (str, int, float, bool)):
                 raise YamlError("mapping keys must be plain values", key_node.start_mark.line + 1)
             if key in out:
@@ -81,7 +83,19 @@ def _build(node: Any, path: Path, lines: dict, budget: list, constructor: Any, d
             _build(child, (*path, i), lines, budget, constructor, depth + 1)
             for i, child in enumerate(node.value)
         ]
+    return _scalar(node, constructor)
+
+
+def _scalar(node: Any, constructor: Any) -> Any:
+    import yaml
+
     try:
         return constructor.construct_object(node)
-    except yaml.YAMLError as e:
-        raise YamlError(f"bad value: {e}", node.start_mark.line + 1) from None
+    # PyYAML's constructors assume the resolver matched: a date such as 2001-13-45 or an integer longer
+    # than int() reads (Python 3.11+) raise ValueError; explicit tags on other text (`!!timestamp x`,
+    # `!!bool x`) raise AttributeError or KeyError.
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError, AttributeError, LookupError) as e:
+        kind = str(node.tag).rsplit(":", 1)[-1]
+        shown = repr(node.value) if len(str(node.value)) <= 40 else repr(str(node.value)[:40]) + "..."
+        why = f" ({str(e)[:100]})" if isinstance(e, (ValueError, yaml.YAMLError)) else ""
+        raise YamlError(f"bad {kind} value {shown}{why}", node.start_mark.line + 1) from None

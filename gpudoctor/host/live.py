@@ -35,10 +35,30 @@ class LiveHost:
         self._nvml = nvml_session or NvmlSession()
         self._nvml_timeout = nvml_timeout
         self.timed_out: list[str] = []  # what did not answer in time, for the report
+        self._timed_out_lock = threading.Lock()  # guards timed_out and _commands_running
+        self._commands_running: set[str] = set()
         # Several probes ask for the same command output or Python inspection: do each once per check.
         self._memo: dict[tuple, tuple[bool, Any]] = {}
         self._memo_locks: dict[tuple, threading.Lock] = {}
         self._memo_guard = threading.Lock()
+
+    def _note_timed_out(self, what: str) -> None:
+        with self._timed_out_lock:  # probe threads and the collector note concurrently
+            if what not in self.timed_out:
+                self.timed_out.append(what)
+
+    def note_unanswered(self) -> None:
+        """Called at the deadline: what is still running (the NVML call, commands) did not answer in time.
+
+        A call's own time limit is cut to the deadline, so the call and the probe waiting for it end at the
+        same moment; without this, the report would name the abandoned probe but not always the call."""
+        running = self._nvml.running
+        if running is not None:
+            self._note_timed_out(f"NVML {running}")
+        with self._timed_out_lock:
+            commands = sorted(self._commands_running)
+        for command in commands:
+            self._note_timed_out(command)
 
     def _once(self, key: tuple, compute: Any) -> Any:
         with self._memo_guard:
@@ -94,14 +114,15 @@ class LiveHost:
     def run(self, argv: tuple[str, ...], timeout: float = 2.0) -> CommandResult:
         return self._once(("run", tuple(argv)), lambda: self._run(tuple(argv), timeout))
 
-    def _run(self, argv: tuple[str, ...], timeout: float) -> CommandResult:
+    def _run(self, argv: tuple[str, ...], timeout: float, label: Optional[str] = None) -> CommandResult:
         """Run argv (never through a shell) in its own session; on timeout kill the whole group, and
         abandon the pipes if a process that escaped the group still holds them."""
         argv = tuple(argv)
+        label = label or " ".join(argv)  # how reports name it
         limit = self.deadline.clamp(timeout)
         if limit <= 0:
-            self.timed_out.append(" ".join(argv))
-            raise HostError(TIMED_OUT, f"{' '.join(argv)}: no time left")
+            self._note_timed_out(label)
+            raise HostError(TIMED_OUT, f"{label}: no time left")
         env = {k: os.environ[k] for k in _CHILD_ENV_KEEP if k in os.environ}
         env["LC_ALL"] = "C"
         try:
@@ -119,6 +140,8 @@ class LiveHost:
             raise HostError(NO_PERMISSION, argv[0]) from e
         except OSError as e:
             raise HostError("cannot run", f"{argv[0]}: {e}") from e
+        with self._timed_out_lock:
+            self._commands_running.add(label)
         try:
             out, err = proc.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
@@ -127,8 +150,11 @@ class LiveHost:
                 proc.communicate(timeout=0.2)
             except subprocess.TimeoutExpired:
                 _abandon(proc)
-            self.timed_out.append(" ".join(argv))
-            raise HostError(TIMED_OUT, f"{' '.join(argv)} did not finish within {limit:.1f} s") from None
+            self._note_timed_out(label)
+            raise HostError(TIMED_OUT, f"{label} did not finish within {limit:.1f} s") from None
+        finally:
+            with self._timed_out_lock:
+                self._commands_running.discard(label)
         return CommandResult(
             argv=argv,
             rc=proc.returncode,
@@ -142,8 +168,8 @@ class LiveHost:
         try:
             return self._nvml.call(function, device, arg, limit)
         except HostError as e:
-            if e.reason == TIMED_OUT and self._nvml.hung_in and self._nvml.hung_in not in self.timed_out:
-                self.timed_out.append(f"NVML {self._nvml.hung_in}")
+            if e.reason == TIMED_OUT and self._nvml.hung_in:
+                self._note_timed_out(f"NVML {self._nvml.hung_in}")
             raise
 
     # --- Python environment -----------------------------------------------------------------------
@@ -164,7 +190,8 @@ class LiveHost:
     def _inspect(self, target: str) -> dict:
         if _same_interpreter(target):
             return pyinspect.inspect()
-        result = self._run((target, "-c", pyinspect.source()), timeout=5.0)
+        # Named by its target, not its argv: the argv holds the whole inspection program.
+        result = self._run((target, "-c", pyinspect.source()), 5.0, label=f"python inspection of {target}")
         if result.rc != 0:
             raise HostError("python failed", f"{target}: {result.stderr.strip()[-300:]}")
         try:

@@ -37,6 +37,12 @@ SYMBOLIC_ARGS: dict[str, dict[str, tuple[int, ...]]] = {
     },
     "nvmlDeviceGetPcieThroughput": {"TX": (0,), "RX": (1,)},
 }
+# Calls that take a second device: the key names the peer GPU's index first, then any symbolic argument,
+# e.g. `nvmlDeviceGetP2PStatus(1,READ)` asks GPU `device` about reading from GPU 1 (nvmlGpuP2PCapsIndex_t).
+PEER_ARGS: dict[str, dict[str, tuple[int, ...]]] = {
+    "nvmlDeviceGetP2PStatus": {"READ": (0,), "WRITE": (1,), "NVLINK": (2,), "ATOMICS": (3,), "PROP": (4,)},
+    "nvmlDeviceGetTopologyCommonAncestor": {},
+}
 
 
 def to_plain(value: Any) -> Any:
@@ -51,6 +57,15 @@ def to_plain(value: Any) -> Any:
     if fields:
         return {f[0]: to_plain(getattr(value, f[0])) for f in fields}
     return repr(value)
+
+
+def peer_args(function: str, arg: Optional[str]) -> tuple[int, tuple[int, ...]]:
+    """(peer GPU index, other integer arguments) of a call taking a second device: "1,READ" -> (1, (0,))."""
+    peer, _, rest = (arg or "").partition(",")
+    table = PEER_ARGS[function]
+    if not peer.isdigit() or bool(rest) != bool(table) or (rest and rest not in table):
+        raise NvmlError("NVMLError_InvalidArgument", f"unknown argument {arg!r} for {function}")
+    return int(peer), table.get(rest, ())
 
 
 def call_args(function: str, arg: Optional[str]) -> tuple:
@@ -72,6 +87,7 @@ class NvmlSession:
         self._jobs: queue.Queue = queue.Queue()
         self._thread: Optional[threading.Thread] = None
         self._hung_in: Optional[str] = None
+        self._running: Optional[str] = None  # what the worker is inside now, e.g. "nvmlInit"
         self._init_error: Optional[NvmlError] = None
         self._initialised = False
         self._handles: dict[int, Any] = {}
@@ -82,6 +98,11 @@ class NvmlSession:
         """The call that did not return, if one did not."""
         return self._hung_in
 
+    @property
+    def running(self) -> Optional[str]:
+        """The call the worker is inside now (a stuck one stays here), if any."""
+        return self._running
+
     def call(self, function: str, device: Optional[int], arg: Optional[str], timeout: float) -> Any:
         with self._lock:
             if self._hung_in is not None:
@@ -89,12 +110,17 @@ class NvmlSession:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._serve, name="gpudoctor-nvml", daemon=True)
                 self._thread.start()
+        if timeout <= 0:
+            # Past the deadline: nothing is asked, and nothing is marked hung that was never called.
+            raise NvmlError(TIMED_OUT_NAME, f"{_label(function, device)}: no time left")
         done = threading.Event()
         box: dict = {}
         self._jobs.put((function, device, arg, box, done))
-        if not done.wait(max(timeout, 0.0)):
-            label = function if device is None else f"{function} on GPU {device}"
-            self._hung_in = label
+        if not done.wait(timeout):
+            label = _label(function, device)
+            # Name what the worker is stuck in (nvmlInit, or an earlier caller's call), not just our call.
+            with self._lock:
+                self._hung_in = self._hung_in or self._running or label
             raise NvmlError(TIMED_OUT_NAME, f"{label} did not return within {timeout:.1f} s")
         if "error" in box:
             raise box["error"]
@@ -104,22 +130,29 @@ class NvmlSession:
     def _serve(self) -> None:
         while True:
             function, device, arg, box, done = self._jobs.get()
+            self._running = _label(function, device)
             try:
                 box["value"] = self._do(function, device, arg)
             except NvmlError as e:
                 box["error"] = e
             except Exception as e:  # noqa: BLE001 - any pynvml failure becomes a named NVML error
                 box["error"] = NvmlError(type(e).__name__, str(e))
+            self._running = None
             done.set()
 
     def _do(self, function: str, device: Optional[int], arg: Optional[str]) -> Any:
         pynvml = self._init()
+        self._running = _label(function, device)
         if function == "nvmlInit":
             return None
         fn = getattr(pynvml, function, None)
         if fn is None:
             raise NvmlError("NVMLError_FunctionNotFound", f"pynvml has no {function}")
-        args = call_args(function, arg)
+        if function in PEER_ARGS:
+            peer, rest = peer_args(function, arg)
+            args = (self._handle(pynvml, peer), *rest)
+        else:
+            args = call_args(function, arg)
         if device is not None:
             args = (self._handle(pynvml, device), *args)
         return to_plain(fn(*args))
@@ -127,6 +160,8 @@ class NvmlSession:
     def _init(self) -> Any:
         if self._init_error is not None:
             raise self._init_error
+        if not self._initialised:
+            self._running = "nvmlInit"  # importing pynvml and initialising NVML can hang too
         try:
             pynvml = self._loader()
         except ImportError as e:
@@ -145,6 +180,10 @@ class NvmlSession:
         if index not in self._handles:
             self._handles[index] = pynvml.nvmlDeviceGetHandleByIndex(index)
         return self._handles[index]
+
+
+def _label(function: str, device: Optional[int]) -> str:
+    return function if device is None else f"{function} on GPU {device}"
 
 
 def _import_pynvml() -> Any:

@@ -24,6 +24,9 @@ VERSION = 1
 MAX_MEMBER = 64 * 1024 * 1024
 MAX_TOTAL = 256 * 1024 * 1024
 MAX_MEMBERS = 100_000
+# The reason a read gives when its recorded answer has the wrong shape (a hand-edited or hostile snapshot):
+# that one answer is unusable, the rest of the snapshot still is.
+MALFORMED = "malformed snapshot entry"
 JSON_PARTS = ("reads.json", "dirs.json", "commands.json", "nvml.json", "python.json", "env.json")
 
 
@@ -134,31 +137,46 @@ class SnapshotHost:
         self.source = source
         self.timed_out: list[str] = []
 
+    # Every answer has the shape a live Host gives (str, list of str, CommandResult of str), whatever the
+    # snapshot's JSON holds; an entry of another shape fails that one read with MALFORMED.
+
     def read(self, path: str) -> str:
         if path in self.rec.files:
             return self.rec.files[path]
-        raise HostError(self.rec.read_errors.get(path, NOT_RECORDED), path)
+        reason = self.rec.read_errors.get(path, NOT_RECORDED)
+        raise HostError(reason if isinstance(reason, str) and reason else MALFORMED, path)
 
     def listdir(self, path: str) -> list[str]:
         entry = self.rec.dirs.get(path)
         if entry is None:
             raise HostError(NOT_RECORDED, path)
-        if isinstance(entry, dict):
-            raise HostError(str(entry.get("error", NOT_RECORDED)), path)
+        if isinstance(entry, dict) and isinstance(entry.get("error"), str) and entry["error"]:
+            raise HostError(entry["error"], path)
+        if not isinstance(entry, list) or not all(isinstance(n, str) for n in entry):
+            raise HostError(MALFORMED, path)
         return list(entry)
 
     def run(self, argv: tuple[str, ...], timeout: float = 2.0) -> CommandResult:
         for cmd in self.rec.commands:
-            if list(cmd.get("argv", [])) == list(argv):
-                if "error" in cmd:
-                    if cmd["error"] == "timed out":
-                        self.timed_out.append(" ".join(argv))
-                    raise HostError(str(cmd["error"]), str(cmd.get("detail", "")))
-                return CommandResult(tuple(argv), cmd.get("rc"), cmd.get("stdout", ""), cmd.get("stderr", ""))
+            if cmd.get("argv") != list(argv):
+                continue
+            if "error" in cmd:
+                if cmd["error"] == "timed out":
+                    self.timed_out.append(" ".join(argv))
+                reason = cmd["error"] if isinstance(cmd["error"], str) and cmd["error"] else MALFORMED
+                raise HostError(reason, str(cmd.get("detail", "")))
+            rc, stdout, stderr = cmd.get("rc"), cmd.get("stdout", ""), cmd.get("stderr", "")
+            if (rc is not None and (not isinstance(rc, int) or isinstance(rc, bool))) or not (
+                isinstance(stdout, str) and isinstance(stderr, str)
+            ):
+                raise HostError(MALFORMED, " ".join(argv))
+            return CommandResult(tuple(argv), rc, stdout, stderr)
         raise HostError(NOT_RECORDED, " ".join(argv))
 
     def nvml(self, function: str, device: Optional[int] = None, arg: Optional[str] = None) -> Any:
         table = self.rec.nvml_system if device is None else self.rec.nvml_devices.get(str(device), {})
+        if not isinstance(table, dict):
+            raise NvmlError("NVMLError_Unknown", f"{MALFORMED}: device {device}")
         key = nvml_key(function, arg)
         if key not in table:
             raise NvmlError("NVMLError_NotRecorded", f"{key} was not recorded") from None
@@ -317,24 +335,29 @@ def _safe_name(name: str) -> bool:
 def _read_dir(root: Path) -> dict[str, bytes]:
     members: dict[str, bytes] = {}
     total = 0
-    for f in sorted(root.rglob("*")):
-        if f.is_symlink() or not f.is_file():
-            continue
-        size = f.stat().st_size
-        total += size
-        if size > MAX_MEMBER or total > MAX_TOTAL or len(members) >= MAX_MEMBERS:
-            raise SnapshotError(f"{root}: snapshot is larger than gpudoctor reads")
-        members[f.relative_to(root).as_posix()] = f.read_bytes()
+    try:
+        for f in sorted(root.rglob("*")):
+            if f.is_symlink() or not f.is_file():
+                continue
+            size = f.stat().st_size
+            total += size
+            if size > MAX_MEMBER or total > MAX_TOTAL or len(members) >= MAX_MEMBERS:
+                raise SnapshotError(f"{root}: snapshot is larger than gpudoctor reads")
+            members[f.relative_to(root).as_posix()] = f.read_bytes()
+    except OSError as e:
+        raise SnapshotError(f"{root}: cannot read the snapshot ({e})") from e
     return members
 
 
 def _read_tar(path: Path) -> dict[str, bytes]:
     members: dict[str, bytes] = {}
     total = 0
+    seen = 0
     try:
         with tarfile.open(path, "r:*") as tar:
             for info in tar:
-                if len(members) >= MAX_MEMBERS:
+                seen += 1  # every header counts: a million directory entries is a bomb too
+                if seen > MAX_MEMBERS:
                     raise SnapshotError(f"{path}: too many members")
                 if not info.isfile():
                     continue

@@ -7,16 +7,18 @@ time leaves its facts unknown with that reason.
 
 from __future__ import annotations
 
-from typing import Callable
+import functools
+from typing import Callable, Optional
 
 from ..facts import Fact
 
 Probe = Callable[..., "dict[str, Fact]"]
 
 
-def registry() -> list[tuple[str, tuple[str, ...], Probe]]:
-    """(name, owned prefixes, probe). Imported lazily so `gpudoctor --help` stays fast."""
-    from . import container, cuda, driver, gpus, libraries, python_env, system
+def registry(data_dir: Optional[str] = None) -> list[tuple[str, tuple[str, ...], Probe]]:
+    """(name, owned prefixes, probe). Imported lazily so `gpudoctor --help` stays fast. `data_dir` is the
+    directory `check --data-dir` names, for the storage probe."""
+    from . import container, cuda, driver, gpus, libraries, monitoring, python_env, storage, system
 
     return [
         ("driver", ("driver", "pci"), driver.probe),
@@ -26,4 +28,6 @@ def registry() -> list[tuple[str, tuple[str, ...], Probe]]:
         ("python", ("python", "frameworks"), python_env.probe),
         ("system", ("system", "env", "host"), system.probe),
         ("container", ("container",), container.probe),
+        ("monitoring", ("monitoring",), monitoring.probe),
+        ("storage", ("storage",), functools.partial(storage.probe, data_dir=data_dir)),
     ]

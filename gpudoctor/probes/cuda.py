@@ -41,7 +41,7 @@ def parse_version_json(text: str) -> Optional[str]:
     """ "13.0.2" from the toolkit's version.json ({"cuda": {"version": ...}}), or None."""
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser's stack
         return None
     entry = data.get("cuda") if isinstance(data, dict) else None
     version = entry.get("version") if isinstance(entry, dict) else None

@@ -19,6 +19,9 @@ PCI_DEVICES = "/sys/bus/pci/devices"
 NVIDIA_VENDOR = "0x10de"
 # VGA-compatible (0x0300) and 3D (0x0302) controllers; data-centre GPUs are the latter.
 GPU_CLASSES = ("0x0300", "0x0302")
+AMD_VENDOR = "0x1002"
+# AMD GPUs: display controllers of any kind (Radeon 0x0300, Instinct 0x0380) and processing accelerators.
+AMD_GPU_CLASSES = ("0x03", "0x1200")
 NVML_LIBRARY = "libnvidia-ml.so.1"
 LDCONFIG_ARGVS = (("ldconfig", "-p"), ("/sbin/ldconfig", "-p"))
 
@@ -55,6 +58,10 @@ def branch_of(version: str) -> int:
 
 def is_gpu_class(pci_class: str) -> bool:
     return pci_class.strip().lower().startswith(GPU_CLASSES)
+
+
+def is_amd_gpu_class(pci_class: str) -> bool:
+    return pci_class.strip().lower().startswith(AMD_GPU_CLASSES)
 
 
 # --- probe ----------------------------------------------------------------------------------------------
@@ -172,21 +179,24 @@ def _userspace(host: Any) -> Fact:
 def _pci(host: Any) -> dict[str, Fact]:
     src = "sysfs"
     try:
-        gpus, unbound = _scan_pci(host)
+        gpus, unbound, amd = _scan_pci(host)
     except HostError as e:
         bad = unknown(e.reason, src)
-        return {"pci.nvidia_gpus": bad, "pci.unbound": bad, "pci.unbound_addresses": bad}
+        return {"pci.nvidia_gpus": bad, "pci.unbound": bad, "pci.unbound_addresses": bad, "pci.amd_gpus": bad}
     return {
         "pci.nvidia_gpus": known(len(gpus), src),
         "pci.unbound": known(len(unbound), src),
         "pci.unbound_addresses": known(unbound, src),
+        "pci.amd_gpus": known(len(amd), src),
     }
 
 
-def _scan_pci(host: Any) -> tuple[list[str], list[str]]:
-    """(NVIDIA GPU addresses, those of them with no driver bound), sorted; HostError if unreadable."""
+def _scan_pci(host: Any) -> tuple[list[str], list[str], list[str]]:
+    """(NVIDIA GPU addresses, those of them with no driver bound, AMD GPU addresses), sorted; HostError if
+    unreadable."""
     gpus: list[str] = []
     unbound: list[str] = []
+    amd: list[str] = []
     for addr in sorted(host.listdir(PCI_DEVICES)):
         base = f"{PCI_DEVICES}/{addr}"
         try:
@@ -195,11 +205,16 @@ def _scan_pci(host: Any) -> tuple[list[str], list[str]]:
             if e.reason == NOT_FOUND:  # hot-unplugged between listing and reading
                 continue
             raise
-        if vendor.strip().lower() != NVIDIA_VENDOR:
+        vendor = vendor.strip().lower()
+        if vendor == AMD_VENDOR:
+            if is_amd_gpu_class(host.read(f"{base}/class")):
+                amd.append(addr)  # HDMI audio, USB and PCIe bridge functions of the board are not
+            continue
+        if vendor != NVIDIA_VENDOR:
             continue
         if not is_gpu_class(host.read(f"{base}/class")):
             continue  # NVIDIA audio, USB-C and NVSwitch functions are not GPUs
         gpus.append(addr)
         if "driver" not in host.listdir(base):
             unbound.append(addr)
-    return gpus, unbound
+    return gpus, unbound, amd

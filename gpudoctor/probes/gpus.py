@@ -15,6 +15,7 @@ from ..host.base import HostError, NvmlError, nvml_key
 Convert = Optional[Callable[[Any], Any]]
 FIELDS: tuple[str, ...] = tuple(s.name[len("gpus[].") :] for s in SCHEMA if s.name.startswith("gpus[]."))
 MAX_NVLINKS = 18  # NVML_NVLINK_MAX_LINKS
+MAX_GPUS = 1024  # far beyond any host; a snapshot claiming more would keep the probe busy for nothing
 PCI_DEVICES = "/sys/bus/pci/devices"
 
 # Spelled as libnvidia-container spells them, because NVIDIA_REQUIRE_* constraints match these words.
@@ -34,6 +35,10 @@ EVENT_REASONS = (
     (0x10, "SyncBoost"), (0x20, "SwThermalSlowdown"), (0x40, "HwThermalSlowdown"),
     (0x80, "HwPowerBrakeSlowdown"), (0x100, "DisplayClockSetting"),
 )  # fmt: skip
+# nvmlGpuP2PStatus_t: only NVML_P2P_STATUS_OK (0) means the peer can be reached; nvmlGpuTopologyLevel_t:
+# NVML_TOPOLOGY_SYSTEM (50) is a path through the interconnect between CPU sockets (NUMA nodes).
+P2P_OK = 0
+TOPOLOGY_SYSTEM = 50
 # sysfs link speed in GT/s -> PCIe generation.
 PCIE_SPEEDS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6, 128.0: 7}
 
@@ -132,13 +137,17 @@ class _Gpu:
         self.index = index
         self._cache: dict[tuple[str, Optional[str]], tuple[Any, Optional[HostError]]] = {}
 
-    def raw(self, function: str, arg: Optional[str] = None) -> tuple[Any, Optional[HostError]]:
+    def raw(
+        self, function: str, arg: Optional[str] = None, peer: bool = False
+    ) -> tuple[Any, Optional[HostError]]:
+        """The reading, or the error. A call about a peer GPU (peer=True) can fail because of that GPU, so
+        its failures never count as this GPU being lost."""
         key = (function, arg)
         if key not in self._cache:
             try:
                 self._cache[key] = (self.host.nvml(function, device=self.index, arg=arg), None)
             except NvmlError as e:
-                if e.name in _FATAL:
+                if e.name in _FATAL and not peer:
                     raise _Lost(e.reason) from e
                 self._cache[key] = (None, e)
             except HostError as e:
@@ -153,6 +162,19 @@ class _Gpu:
         return _convert(value, convert, source)
 
 
+def peer_indices(values: dict[int, Any], selected: Callable[[Any], bool]) -> list[int]:
+    """The peers (GPU index -> reading) whose reading is selected, in index order."""
+    return [peer for peer in sorted(values) if selected(values[peer])]
+
+
+def p2p_unreadable(status: Any) -> bool:
+    return _int(status) != P2P_OK
+
+
+def crosses_sockets(level: Any) -> bool:
+    return _int(level) == TOPOLOGY_SYSTEM
+
+
 def probe(host: Any) -> dict[str, Fact]:
     source = "nvml:nvmlDeviceGetCount"
     try:
@@ -164,16 +186,17 @@ def probe(host: Any) -> dict[str, Fact]:
         return {"gpus.count": unknown(e.reason, source)}
     except HostError as e:
         return {"gpus.count": unknown(e.reason, source)}
-    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+    if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_GPUS:
         return {"gpus.count": unknown(f"unexpected value {count!r}"[:80], source)}
-    return list_facts("gpus", [read_gpu(host, i) for i in range(count)], source)
+    return list_facts("gpus", [read_gpu(host, i, count) for i in range(count)], source)
 
 
-def read_gpu(host: Any, index: int) -> dict[str, Fact]:
-    """Every gpus[].* field of GPU `index`, in schema order."""
+def read_gpu(host: Any, index: int, count: int = 1) -> dict[str, Fact]:
+    """Every gpus[].* field of GPU `index` of `count`, in schema order."""
     gpu = _Gpu(host, index)
     try:
         facts = _read(gpu)
+        facts.update(_peers(gpu, count))
     except _Lost as e:
         facts = {field: unknown(e.args[0], f"nvml:GPU {index}") for field in FIELDS}
     facts["index"] = known(index, "nvml:nvmlDeviceGetCount")
@@ -261,6 +284,37 @@ def _nvlink(g: _Gpu) -> dict[str, Fact]:
         "nvlink.down": known(down, src),
         "nvlink.version": version,
     }
+
+
+PEER_READINGS = (
+    ("p2p.no_read", "nvmlDeviceGetP2PStatus", "READ", p2p_unreadable),
+    ("topology.cross_socket", "nvmlDeviceGetTopologyCommonAncestor", None, crosses_sockets),
+)
+
+
+def _peers(g: _Gpu, count: int) -> dict[str, Fact]:
+    """How this GPU reaches each other GPU: a list of the peers that a reading singles out, and its length.
+    One peer that cannot be read leaves the list unknown: a partial list would read as complete."""
+    out: dict[str, Fact] = {}
+    peers = [j for j in range(count) if j != g.index]
+    for field, function, capability, selected in PEER_READINGS:
+        src = f"nvml:{nvml_key(function, capability)}" if peers else "nvml:nvmlDeviceGetCount (no other GPU)"
+        listed = _peer_list(g, peers, function, capability, selected, src)
+        out[field] = listed
+        out[f"{field}_count"] = known(len(listed.value), src) if listed.known else listed
+    return out
+
+
+def _peer_list(
+    g: _Gpu, peers: list[int], function: str, capability: Optional[str], selected: Callable, src: str
+) -> Fact:
+    values: dict[int, Any] = {}
+    for peer in peers:
+        value, error = g.raw(function, f"{peer},{capability}" if capability else str(peer), peer=True)
+        if error is not None:
+            return unknown(error.reason, src)
+        values[peer] = value
+    return _convert(values, lambda v: peer_indices(v, selected), src)
 
 
 def _sysfs_link(host: Any, bus: Fact) -> dict[str, Fact]:

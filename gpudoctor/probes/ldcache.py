@@ -15,7 +15,8 @@ from typing import Optional
 # "\tlibnvidia-ml.so.1 (libc6,x86-64) => /usr/local/nvidia/lib64/libnvidia-ml.so.1"; some builds add
 # ", OS ABI: Linux 3.2.0" or "hwcap: ..." inside the parentheses, hence the lazy match up to "=>".
 _LINE = re.compile(r"^\s*(\S+)\s+\(.*?\)\s+=>\s+(\S.*?)\s*$")
-_VERSION = re.compile(r"\d+(?:\.\d+)+")
+# ASCII digits, at most 9 a part: int() refuses "²" and, on Python 3.11+, numbers of over 4,300 digits.
+_VERSION = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,9})+")
 
 
 def parse_ldconfig(text: str) -> list[tuple[str, str]]:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from ..facts import Fact, known, list_facts, unknown
 from ..host.base import NOT_FOUND, HostError
@@ -47,7 +47,7 @@ def versions_in_dir(names: list[str], stem: str) -> list[tuple[str, str]]:
     majors: dict[str, list[str]] = {}
     for name in names:
         suffix = name[len(stem) :] if name.startswith(stem) else ""
-        if re.fullmatch(r"\d+(\.\d+)*", suffix):
+        if re.fullmatch(r"[0-9]{1,9}(\.[0-9]{1,9})*", suffix):  # parts int() can read
             majors.setdefault(suffix.split(".")[0], []).append(name)
     out = []
     for major in sorted(majors, key=int, reverse=True):
@@ -72,7 +72,7 @@ def parse_cudnn_header(text: str) -> Optional[str]:
 def _key(version: str) -> tuple[int, Any]:
     try:
         return (1, Version(version))
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long for int() (Python 3.11+)
         return (0, version)  # unparseable versions sort below every real one
 
 
@@ -89,7 +89,7 @@ def count_distinct(versions: list[str]) -> int:
         try:
             rel = Version(v).release
             releases.add(tuple((rel + (0, 0, 0))[:3]))
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or a number too long for int()
             releases.add((v,))
     return len(releases)
 
@@ -106,11 +106,13 @@ def dedupe(copies: list[Copy]) -> list[Copy]:
 def pip_copies(dump: Optional[dict], dist_name: re.Pattern, lib: str) -> list[Copy]:
     """Copies shipped in nvidia-* wheels; the wheel's version is the library's (9.19.0.56)."""
     out = []
-    for dist in (dump or {}).get("distributions") or []:
+    dists = (dump or {}).get("distributions")
+    for dist in dists if isinstance(dists, list) else []:  # a snapshot's python.json may hold anything
         if not isinstance(dist, dict) or not dist_name.fullmatch(str(dist.get("name", ""))):
             continue
-        for rel in dist.get("libs") or []:
-            if os.path.basename(rel).startswith(lib):
+        libs = dist.get("libs")
+        for rel in libs if isinstance(libs, list) else []:
+            if isinstance(rel, str) and os.path.basename(rel).startswith(lib):
                 out.append(Copy(str(dist.get("version", "")), f"{dist.get('location', '')}/{rel}", "pip"))
                 break
     return out

@@ -12,7 +12,7 @@ import re
 from typing import Any, Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from ..facts import Fact, known, list_facts, unknown
 from ..host.base import HostError
@@ -70,11 +70,24 @@ def tf_version(raw: Any) -> Optional[str]:
     return ".".join(text.split(".")[:2]) if re.fullmatch(r"\d+(\.\d+)*", text) else None
 
 
+def _text(dist: dict, name: str) -> str:
+    """One build-description file's text from a distribution entry; "" when absent or not text."""
+    texts = dist.get("texts")
+    value = texts.get(name) if isinstance(texts, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def _dists(dump: dict) -> list[dict]:
+    """The distribution entries of a dump (a snapshot's python.json may hold anything there)."""
+    dists = dump.get("distributions")
+    return [d for d in dists if isinstance(d, dict)] if isinstance(dists, list) else []
+
+
 def public_version(version: str) -> str:
     """Without the local tag: "2.11.0+cu130" -> "2.11.0"."""
     try:
         return Version(version).public
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number too long for int() (Python 3.11+)
         return version.split("+", 1)[0]
 
 
@@ -97,7 +110,7 @@ def pins(requires: Optional[list]) -> dict[str, Optional[str]]:
     """{name: version pinned with == (else None)} of the hard requirements; extras are optional
     installs, so they say nothing about this build."""
     out: dict[str, Optional[str]] = {}
-    for line in requires or []:
+    for line in requires if isinstance(requires, list) else []:
         try:
             req = Requirement(str(line))
         except InvalidRequirement:
@@ -114,7 +127,7 @@ def torch_build(dist: dict) -> Build:
     """From torch/version.py, else the local tag (+cu121), else the pinned CUDA wheels it requires."""
     reqs = pins(dist.get("requires"))
     cudnn = next((v for n, v in reqs.items() if re.fullmatch(r"nvidia-cudnn(-cu\d+)?", n)), None)
-    text = (dist.get("texts") or {}).get(TORCH_VERSION_PY)
+    text = _text(dist, TORCH_VERSION_PY)
     if text:
         info = parse_torch_version_py(text)
         if info["cuda"]:
@@ -136,7 +149,7 @@ def tensorflow_build(dist: dict) -> Build:
     name = str(dist.get("name", ""))
     if name.endswith("-cpu"):
         return {"build": "cpu"}
-    info = parse_tf_build_info((dist.get("texts") or {}).get(TF_BUILD_INFO) or "")
+    info = parse_tf_build_info(_text(dist, TF_BUILD_INFO))
     if info.get("is_rocm_build") or name.endswith("-rocm"):
         return {"build": "rocm"}
     if info.get("is_cuda_build"):
@@ -177,7 +190,7 @@ def onnxruntime_build(dist: dict) -> Build:
         return {"build": "cpu"}
     if name.endswith("-rocm"):
         return {"build": "rocm"}
-    info = assignments((dist.get("texts") or {}).get(ORT_VERSION_INFO) or "")
+    info = assignments(_text(dist, ORT_VERSION_INFO))
     cuda, cudnn = info.get("cuda_version"), info.get("cudnn_version")
     return {"build": "cuda", "cuda": str(cuda) if cuda else None, "cudnn": str(cudnn) if cudnn else None}
 
@@ -185,9 +198,7 @@ def onnxruntime_build(dist: dict) -> Build:
 def installer(dump: dict) -> str:
     """What manages the environment, judged by the marks each tool leaves."""
     cfg = str(dump.get("pyvenv_cfg") or "")
-    tools = [
-        str(d.get("installer") or "").lower() for d in dump.get("distributions") or [] if isinstance(d, dict)
-    ]
+    tools = [str(d.get("installer") or "").lower() for d in _dists(dump)]
     tools = [t for t in tools if t]
     if dump.get("conda_meta"):
         return "conda"
@@ -202,7 +213,7 @@ def installer(dump: dict) -> str:
 
 def frameworks(dump: dict) -> list[dict[str, Any]]:
     """One entry per installed framework, in a fixed order: name, distribution, version, build fields."""
-    dists = {str(d.get("name")): d for d in dump.get("distributions") or [] if isinstance(d, dict)}
+    dists = {str(d.get("name")): d for d in _dists(dump)}
     cupys = sorted(n for n in dists if n == "cupy" or n.startswith(("cupy-cuda", "cupy-rocm")))
     jaxlib = str((dists.get("jaxlib") or {}).get("version", ""))
     table = (  # (framework, candidate distributions in order of preference, build reader)
@@ -259,7 +270,8 @@ def _member(fw: dict[str, Any], src: str) -> dict[str, Fact]:
     cuda, cuda_why = fw.get("cuda"), why if build in (None, "cuda") else na
     out["cuda"] = known(cuda, s) if cuda else unknown(cuda_why, s)
     major = str(cuda or "").split(".")[0]
-    out["cuda_major"] = known(int(major), s) if major.isdigit() else unknown(cuda_why, s)
+    plain = major.isascii() and major.isdigit() and len(major) < 10  # int() refuses "²" and 5,000 digits
+    out["cuda_major"] = known(int(major), s) if plain else unknown(cuda_why, s)
     cudnn_why = "not pinned" if build == "cuda" else cuda_why
     out["cudnn"] = known(fw["cudnn"], s) if fw.get("cudnn") else unknown(cudnn_why, s)
     rocm_why = why if build in (None, "rocm") else na

@@ -15,7 +15,7 @@ MOUNTS = "/proc/self/mounts"
 MEMINFO = "/proc/meminfo"
 UNPARSED = "could not parse"
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SIZE = re.compile(r"(\d+)([kmgtpe]?)", re.IGNORECASE)
+_SIZE = re.compile(r"([0-9]{1,30})([kmgtpe]?)", re.IGNORECASE)  # longer is no size, and int() may refuse it
 
 
 def parse_os_release(text: str) -> dict[str, str]:
@@ -48,13 +48,13 @@ def parse_cpu_list(text: str) -> int:
 
 
 def parse_meminfo_total(text: str) -> Optional[int]:
-    m = re.search(r"^MemTotal:\s+(\d+)\s*kB", text, re.MULTILINE)
+    m = re.search(r"^MemTotal:\s+([0-9]{1,20})\s*kB", text, re.MULTILINE)
     return int(m.group(1)) * 1024 if m else None
 
 
 def parse_memlock(text: str) -> Optional[int]:
     """The soft limit (what mlock is refused above), in bytes; -1 when unlimited."""
-    m = re.search(r"^Max locked memory\s+(unlimited|\d+)\s", text, re.MULTILINE)
+    m = re.search(r"^Max locked memory\s+(unlimited|[0-9]{1,20})\s", text, re.MULTILINE)
     return None if m is None else -1 if m.group(1) == "unlimited" else int(m.group(1))
 
 

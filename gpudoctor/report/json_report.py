@@ -44,10 +44,11 @@ def report_data(result: CheckResult, fail_on: str, include_timing: bool = True) 
         },
         "summary": dict(counts, fail_on=fail_on, exit_code=exit_code(result.findings, fail_on)),
         "findings": [finding_data(f) for f in result.findings],
+        "ignored": [dict(finding_data(f), reason=reason) for f, reason in result.ignored_findings],
         "rules": [
             {
                 "id": r.rule.id,
-                "status": r.status,
+                "status": result.status(r),
                 "severity": r.rule.severity,
                 "unknown_facts": {name: reason for name, reason in r.unknown_facts},
             }
@@ -59,6 +60,12 @@ def report_data(result: CheckResult, fail_on: str, include_timing: bool = True) 
             for p in result.probes
         ],
         "timed_out": list(result.timed_out),
+        "profile": {
+            "name": result.profile,
+            "skipped_probes": list(result.skipped_probes),
+            "skipped_rules": list(result.skipped_rules),
+        },
+        "policy": result.policy,
         "facts": result.facts.tree(),
     }
     if include_timing:

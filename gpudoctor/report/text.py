@@ -73,6 +73,24 @@ def build_lines(result: CheckResult, fail_on: str, width: int = 100) -> list[Lin
             for f in group:
                 lines += _finding_lines(f, width)
         lines.append([])
+    ignored = result.ignored_findings
+    if ignored:
+        lines.append([("Ignored by policy", "bold underline")])
+        for f, reason in ignored:
+            lines.append(
+                [
+                    ("  ", ""),
+                    (f.severity.upper().ljust(8), "dim"),
+                    (f.rule.id, "bold"),
+                    (f"  {f.rule.title}", ""),
+                ]
+            )
+            lines += [[("    " + chunk, "dim")] for chunk in _wrap(f.message, 4, width)]
+            lines += [
+                [("    " + ("reason: " if n == 0 else "        ") + chunk, "")]
+                for n, chunk in enumerate(_wrap(reason, 12, width))
+            ]
+        lines.append([])
     lines.append(_verdict(result, fail_on))
     return lines
 
@@ -114,6 +132,13 @@ def _verdict(result: CheckResult, fail_on: str) -> Line:
     )
     if c["unknown"]:
         words += f", {c['unknown']} could not be evaluated (facts unknown)"
+    if c["ignored"]:
+        words += f", {c['ignored']} ignored by policy"
+    if result.skipped_rules:
+        words += (
+            f", {len(result.skipped_rules)} not evaluated (profile {result.profile}"
+            f" skips {', '.join(result.skipped_probes)})"
+        )
     style = "bold red" if c["error"] else ("bold yellow" if c["warning"] else "bold green")
     return [
         ("Result".ljust(LABEL_WIDTH), "bold"),

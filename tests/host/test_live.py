@@ -112,3 +112,14 @@ def test_python_failure_is_a_host_error(tmp_path):
         LiveHost(python=str(fake)).python()
     assert e.value.reason == "python failed"
     assert "broken" in e.value.detail
+
+
+def test_a_hung_interpreter_is_named_by_its_path_not_its_program(tmp_path):
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nsleep 30\n")
+    fake.chmod(0o755)
+    host = LiveHost(deadline=Deadline(0.5), python=str(fake))
+    with pytest.raises(HostError) as e:
+        host.python()
+    assert e.value.reason == TIMED_OUT
+    assert host.timed_out == [f"python inspection of {fake}"]

@@ -97,3 +97,66 @@ def test_to_plain_and_call_args():
     assert call_args("nvmlDeviceGetNvLinkState", "3") == (3,)
     with pytest.raises(NvmlError):
         call_args("nvmlDeviceGetClockInfo", "BOGUS")
+
+
+def test_a_hang_inside_nvml_init_is_named_nvmlinit_whoever_waited():
+    """Two probes ask at once and the worker hangs in nvmlInit: what timed out is nvmlInit, not a call."""
+    release = threading.Event()
+    s = NvmlSession(loader=lambda: fake_pynvml(nvmlInit=lambda: release.wait(30)))
+    errors = []
+
+    def ask():
+        try:
+            s.call("nvmlDeviceGetCount", None, None, 0.3)
+        except NvmlError as e:
+            errors.append(e)
+
+    t = threading.Thread(target=ask)
+    t.start()
+    with pytest.raises(NvmlError):
+        s.call("nvmlSystemGetDriverVersion", None, None, 0.3)
+    t.join(2)
+    assert [e.reason for e in errors] == [TIMED_OUT]
+    assert s.hung_in == "nvmlInit"
+    release.set()
+
+
+def test_calls_taking_a_peer_device_get_its_handle_then_the_symbolic_argument():
+    """Keys as the H200 capture writes them: nvmlDeviceGetP2PStatus(1,READ), TopologyCommonAncestor(1)."""
+    seen = []
+
+    def p2p(h1, h2, index):
+        seen.append((h1, h2, index))
+        return 0 if (h1, h2) == ("handle0", "handle1") else 2
+
+    s = NvmlSession(
+        loader=lambda: fake_pynvml(
+            nvmlDeviceGetP2PStatus=p2p,
+            nvmlDeviceGetTopologyCommonAncestor=lambda h1, h2: {"handle2": 50}.get(h2, 40),
+        )
+    )
+    assert s.call("nvmlDeviceGetP2PStatus", 0, "1,READ", 1) == 0
+    assert s.call("nvmlDeviceGetP2PStatus", 1, "0,ATOMICS", 1) == 2
+    assert seen == [("handle0", "handle1", 0), ("handle1", "handle0", 3)]
+    assert s.call("nvmlDeviceGetTopologyCommonAncestor", 0, "2", 1) == 50
+    assert s.call("nvmlDeviceGetTopologyCommonAncestor", 0, "1", 1) == 40
+
+
+@pytest.mark.parametrize(
+    ("function", "arg"),
+    [
+        ("nvmlDeviceGetP2PStatus", "1"),  # no capability
+        ("nvmlDeviceGetP2PStatus", "1,BOGUS"),
+        ("nvmlDeviceGetP2PStatus", "x,READ"),
+        ("nvmlDeviceGetP2PStatus", None),
+        ("nvmlDeviceGetTopologyCommonAncestor", "1,READ"),  # takes no second argument
+        ("nvmlDeviceGetTopologyCommonAncestor", "-1"),
+    ],
+)
+def test_a_malformed_peer_argument_is_invalid_and_calls_nothing(function, arg):
+    called = []
+    s = NvmlSession(loader=lambda: fake_pynvml(**{function: lambda *a: called.append(a)}))
+    with pytest.raises(NvmlError) as e:
+        s.call(function, 0, arg, 1)
+    assert e.value.name == "NVMLError_InvalidArgument"
+    assert called == []

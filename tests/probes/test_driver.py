@@ -124,6 +124,7 @@ def test_h200_exact_facts():
         "pci.nvidia_gpus": 1,
         "pci.unbound": 0,
         "pci.unbound_addresses": [],
+        "pci.amd_gpus": 0,
     }
     assert facts["driver.version"].source == "nvml:nvmlSystemGetDriverVersion"
     assert facts["driver.max_cuda"].source == "nvml:nvmlSystemGetCudaDriverVersion_v2"
@@ -233,9 +234,33 @@ def test_unbound_nvidia_gpu():
     assert values(facts)["pci.unbound_addresses"] == ["0000:41:00.0"]
 
 
+def test_amd_gpus_are_counted_apart_from_their_audio_and_bridge_functions():
+    # An MI300X (processing accelerator 0x1200), a Radeon PRO W7900 (VGA) with its HDMI audio function, an
+    # Instinct MI250X (display controller 0x0380), and an AMD PCIe switch port; no NVIDIA device at all.
+    amd = {
+        "0000:05:00.0": "0x120000\n",
+        "0000:83:00.0": "0x030000\n",
+        "0000:83:00.1": "0x040300\n",
+        "0000:c1:00.0": "0x038000\n",
+        "0000:00:01.1": "0x060400\n",
+    }
+    files = {f"{PCI}/{addr}/vendor": "0x1002\n" for addr in amd}
+    files.update({f"{PCI}/{addr}/class": cls for addr, cls in amd.items()})
+    facts = driver.probe(fake_host(files=files, dirs={PCI: sorted(amd)}))
+    assert values(facts)["pci.amd_gpus"] == 3
+    assert values(facts)["pci.nvidia_gpus"] == 0
+    assert facts["pci.amd_gpus"].source == "sysfs"
+
+
+def test_amd_class():
+    assert driver.is_amd_gpu_class("0x038000\n") and driver.is_amd_gpu_class("0x120000")
+    assert driver.is_amd_gpu_class("0x030000")
+    assert not driver.is_amd_gpu_class("0x040300") and not driver.is_amd_gpu_class("0x060400")
+
+
 def test_pci_unreadable():
     facts = driver.probe(fake_host(dirs={PCI: {"error": "no permission"}}))
-    for name in ("pci.nvidia_gpus", "pci.unbound", "pci.unbound_addresses"):
+    for name in ("pci.nvidia_gpus", "pci.unbound", "pci.unbound_addresses", "pci.amd_gpus"):
         assert facts[name].unknown == "no permission"
         assert facts[name].source == "sysfs"
 

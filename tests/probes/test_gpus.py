@@ -202,8 +202,13 @@ def test_h200_exact_facts():
         "remapped_rows.pending": False,
         "remapped_rows.failed": False,
         "virtualization_mode": "Passthrough",
+        "p2p.no_read": [],
+        "p2p.no_read_count": 0,
+        "topology.cross_socket": [],
+        "topology.cross_socket_count": 0,
     }
     g = member(facts, 0)
+    assert g["p2p.no_read"].source == "nvml:nvmlDeviceGetCount (no other GPU)"
     assert g["clocks.sm_mhz"].source == "nvml:nvmlDeviceGetClockInfo(SM)"
     assert g["clocks.event_reasons"].source == "nvml:nvmlDeviceGetCurrentClocksEventReasons"
     assert g["pcie.sysfs_gen_current"].source == f"/sys/bus/pci/devices/{GPU}/current_link_speed"
@@ -389,3 +394,92 @@ def test_sysfs_unknown_speed_and_unknown_bus_id():
     assert g["pcie.sysfs_gen_current"].unknown.startswith("unexpected value")
     g = member(gpus.probe(host({"0": device(nvmlDeviceGetPciInfo=NOT_SUPPORTED)})), 0)
     assert g["pcie.sysfs_width_current"].unknown == "not supported"
+
+
+# --- how GPUs reach each other ------------------------------------------------------------------------
+
+
+def peer_readings(p2p: dict, topology: dict) -> dict:
+    """NVML keys as the capture script writes them: {peer: status} -> nvmlDeviceGetP2PStatus(peer,READ)."""
+    keys = {f"nvmlDeviceGetP2PStatus({j},READ)": v for j, v in p2p.items()}
+    keys.update({f"nvmlDeviceGetTopologyCommonAncestor({j})": v for j, v in topology.items()})
+    return keys
+
+
+def test_peer_helpers():
+    assert gpus.peer_indices({3: 0, 1: 2, 2: 0}, gpus.p2p_unreadable) == [1]
+    assert gpus.peer_indices({1: 50, 2: 40, 3: 50}, gpus.crosses_sockets) == [1, 3]
+    assert gpus.p2p_unreadable(5) and not gpus.p2p_unreadable(0)
+    with pytest.raises(TypeError):
+        gpus.crosses_sockets("SYSTEM")
+
+
+def test_p2p_and_topology_of_a_four_gpu_two_socket_board():
+    # GPUs 0-1 on socket 0, 2-3 on socket 1; P2P reads work within a socket only (3: IOH topology not
+    # supported); the common ancestor is a host bridge (30) within a socket, SYSTEM (50) across.
+    socket = {0: 0, 1: 0, 2: 1, 3: 1}
+    devices = {}
+    for i in range(4):
+        others = [j for j in range(4) if j != i]
+        p2p = {j: 0 if socket[j] == socket[i] else 3 for j in others}
+        topo = {j: 30 if socket[j] == socket[i] else 50 for j in others}  # HOSTBRIDGE or SYSTEM
+        devices[str(i)] = device(**peer_readings(p2p, topo))
+    facts = gpus.probe(host(devices))
+    got = {
+        i: values({k: f for k, f in member(facts, i).items() if k.startswith(("p2p.", "topology."))})
+        for i in range(4)
+    }
+    assert got == {
+        0: {"p2p.no_read": [2, 3], "p2p.no_read_count": 2, "topology.cross_socket": [2, 3],
+            "topology.cross_socket_count": 2},
+        1: {"p2p.no_read": [2, 3], "p2p.no_read_count": 2, "topology.cross_socket": [2, 3],
+            "topology.cross_socket_count": 2},
+        2: {"p2p.no_read": [0, 1], "p2p.no_read_count": 2, "topology.cross_socket": [0, 1],
+            "topology.cross_socket_count": 2},
+        3: {"p2p.no_read": [0, 1], "p2p.no_read_count": 2, "topology.cross_socket": [0, 1],
+            "topology.cross_socket_count": 2},
+    }  # fmt: skip
+    g = member(facts, 0)
+    assert g["p2p.no_read"].source == "nvml:nvmlDeviceGetP2PStatus(READ)"
+    assert g["topology.cross_socket"].source == "nvml:nvmlDeviceGetTopologyCommonAncestor"
+
+
+def test_an_nvswitch_board_reaches_every_peer():
+    devices = {}
+    for i in range(8):
+        others = [j for j in range(8) if j != i]
+        devices[str(i)] = device(**peer_readings(dict.fromkeys(others, 0), dict.fromkeys(others, 40)))
+    facts = gpus.probe(host(devices))
+    for i in range(8):
+        g = member(facts, i)
+        assert (g["p2p.no_read"].value, g["p2p.no_read_count"].value) == ([], 0)
+        assert (g["topology.cross_socket"].value, g["topology.cross_socket_count"].value) == ([], 0)
+
+
+def test_a_peer_that_cannot_be_read_leaves_the_list_unknown_not_partial():
+    devices = {
+        "0": device(**peer_readings({1: 0, 2: NOT_SUPPORTED}, {1: 40, 2: 40})),
+        "1": device(**peer_readings({0: 0, 2: 0}, {0: 40})),  # topology with GPU 2 never recorded
+        "2": device(**peer_readings({0: 0, 1: 0}, {0: 40, 1: "garbage"})),
+    }
+    facts = gpus.probe(host(devices))
+    assert member(facts, 0)["p2p.no_read"].unknown == "not supported"
+    assert member(facts, 0)["p2p.no_read_count"].unknown == "not supported"
+    assert member(facts, 0)["topology.cross_socket"].value == []
+    assert member(facts, 1)["p2p.no_read"].value == []
+    assert member(facts, 1)["topology.cross_socket"].unknown == "not recorded in snapshot"
+    assert member(facts, 2)["topology.cross_socket"].unknown.startswith("unexpected value")
+
+
+def test_a_lost_peer_does_not_make_this_gpu_lost():
+    # Asking GPU 0 about GPU 1 fails with GpuIsLost because GPU 1 fell off the bus; GPU 0 is fine.
+    devices = {
+        "0": device(**peer_readings({1: LOST}, {1: LOST})),
+        "1": {key: LOST for key in H200_DEVICE},
+    }
+    facts = gpus.probe(host(devices, files={}))
+    g = member(facts, 0)
+    assert g["name"].value == "NVIDIA H200"
+    assert g["p2p.no_read"].unknown == "GPU is lost"
+    assert g["topology.cross_socket_count"].unknown == "GPU is lost"
+    assert member(facts, 1)["p2p.no_read"].unknown == "GPU is lost"

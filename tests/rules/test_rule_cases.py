@@ -5,6 +5,8 @@ test id, e.g. GD-PCIE-001-fires-x8-link) and `facts`, a flat mapping from fact n
 {unknown: "reason"} makes the fact unknown. A `fires` case lists the exact rendered `messages`, one per
 finding in item order; a `passes` case may say which `status` it expects (`passed` or `unknown`). A case
 that exposes a bug in a rule or the engine carries `xfail: "what goes wrong"` until the bug is fixed.
+A fix step that names a resolver renders to that resolver and its args, without argv: the planner resolves
+it (tests/test_plan.py and tests/test_resolvers.py test what it resolves to).
 """
 
 from __future__ import annotations
@@ -118,6 +120,11 @@ def test_rule_case(rule_id: str, kind: str, case: dict[str, Any]) -> None:
         assert len(finding.fix) == len(rule.fix)
         for declared, step in zip(rule.fix, finding.fix):
             assert step.kind == declared.kind, f"{declared.kind} step rendered as {step.kind}: {step.text}"
+            if declared.resolver:
+                # Carried unresolved for the planner: the resolver and its args, the text reports show.
+                assert (step.resolver, step.args, step.argv) == (declared.resolver, declared.args, ())
+                assert step.text.strip() and "{" not in step.text, f"resolver step text: {step.text!r}"
+                continue
             if step.kind not in ("manual", "env"):
                 assert step.argv, f"{step.kind} step has no argv"
             if step.kind in ("manual", "env") and not step.argv:

@@ -1,0 +1,169 @@
+"""Derived facts: facts computed from other facts (and the knowledge tables), never from the host.
+
+Runs after the probes, on the collected Facts, and returns them with the derived facts added, each with the
+source `derived:<what it was computed from>`. A derived fact is unknown, with the first reason, when a fact
+it needs is unknown; it is left out altogether when an input was never collected (a probe the profile
+does not run), so that a preflight report does not fill up with facts nobody asked for.
+
+    system.cpus_per_gpu             system.cpus / gpus.count
+    python.rocm_frameworks          frameworks whose build is rocm
+    frameworks[i].arch_list         a torch CUDA build's TORCH_CUDA_ARCH_LIST (knowledge table, by version
+                                    and CUDA variant)
+    frameworks[i].unsupported_*     the GPUs whose compute capability that list has no code for
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Optional
+
+from .facts import Fact, Facts, known, unknown
+
+# Every fact this stage adds, as facts.SCHEMA names them (their docs start with "derived:").
+DERIVED = (
+    "system.cpus_per_gpu",
+    "python.rocm_frameworks",
+    "frameworks[].arch_list",
+    "frameworks[].unsupported_gpus",
+    "frameworks[].unsupported_gpu_count",
+    "frameworks[].unsupported_ccs",
+)
+
+# --- pure decisions -------------------------------------------------------------------------------------
+
+
+def _cc(text: str) -> tuple[int, int]:
+    major, minor = text.split(".")
+    return int(major), int(minor)
+
+
+def runs_on(cc: str, arch_list: list[str]) -> bool:
+    """Whether a build compiled for `arch_list` ("8.6", "12.0+PTX") has code a GPU of compute capability
+    `cc` can run: native code (SASS) for the same major version and a minor version no higher (a cubin
+    for X.y runs on X.z, z >= y), or PTX for a compute capability no higher, which the driver compiles."""
+    major, minor = _cc(cc)
+    for entry in arch_list:
+        ptx = entry.endswith("+PTX")
+        a_major, a_minor = _cc(entry[: -len("+PTX")] if ptx else entry)
+        if a_major == major and a_minor <= minor:
+            return True
+        if ptx and (a_major, a_minor) <= (major, minor):
+            return True
+    return False
+
+
+def torch_variant(cuda: str) -> Optional[str]:
+    """The wheel variant of a CUDA version: "12.8" -> "cu128", "13.0.2" -> "cu130"; None for "13"."""
+    m = re.fullmatch(r"(\d+)\.(\d)(?:\.\d+)*", cuda)
+    return f"cu{m.group(1)}{m.group(2)}" if m else None
+
+
+def compiled_arch(version: str, cuda: str) -> tuple[Optional[list[str]], Optional[str]]:
+    """(TORCH_CUDA_ARCH_LIST of torch `version` built for CUDA `cuda`, None) from the knowledge table, or
+    (None, why not)."""
+    from .knowledge import KnowledgeError, torch_release
+
+    variant = torch_variant(cuda)
+    if variant is None:
+        return None, f"CUDA {cuda} names no wheel variant"
+    try:
+        found = torch_release(version).variant(variant)
+    except (LookupError, KnowledgeError) as e:
+        return None, str(e).splitlines()[0][:120]
+    if found is None:
+        return None, f"torch {version} has no {variant} variant in the knowledge table"
+    if not found.arch:
+        return None, f"the knowledge table does not list the architectures of torch {version} {variant}"
+    return list(found.arch), None
+
+
+# --- the stage ------------------------------------------------------------------------------------------
+
+
+class _Inputs:
+    """Reads input facts, remembering where they came from and the first reason one was unknown."""
+
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+        self.names: list[str] = []
+        self.why: Optional[str] = None
+
+    def __call__(self, name: str) -> Any:
+        fact = self.facts.get(name)
+        self.names.append(name)
+        if not fact.known and self.why is None:
+            self.why = fact.unknown or "unknown"
+        return fact.value
+
+    def result(self, compute: Callable[[], Any]) -> Fact:
+        source = "derived:" + ", ".join(dict.fromkeys(self.names))
+        if self.why is not None:
+            return unknown(self.why, source)
+        try:
+            value, why = compute()
+        except (TypeError, ValueError, ZeroDivisionError) as e:
+            return unknown(f"cannot be computed: {e}"[:120], source)
+        return known(value, source) if why is None else unknown(why, source)
+
+
+def _collected(facts: Facts, *names: str) -> bool:
+    """Whether each of these facts was collected, or its probe ran and failed."""
+    return all(n in facts or re.split(r"[.\[]", n, maxsplit=1)[0] in facts.missing for n in names)
+
+
+def derive(facts: Facts) -> Facts:
+    """The facts, plus those derived from them."""
+    out: dict[str, Fact] = dict(facts.items())
+    if _collected(facts, "system.cpus", "gpus.count"):
+        out["system.cpus_per_gpu"] = _cpus_per_gpu(facts)
+    if _collected(facts, "frameworks.count"):
+        out["python.rocm_frameworks"] = _rocm_frameworks(facts)
+    for i in range(facts.count("frameworks")):
+        out.update(_arch(facts, i))
+    return Facts(out, facts.missing)
+
+
+def _cpus_per_gpu(facts: Facts) -> Fact:
+    get = _Inputs(facts)
+    cpus, count = get("system.cpus"), get("gpus.count")
+    return get.result(lambda: (round(cpus / count, 2), None) if count else (None, "no GPU"))
+
+
+def _rocm_frameworks(facts: Facts) -> Fact:
+    get = _Inputs(facts)
+    count = get("frameworks.count")
+    builds = [get(f"frameworks[{i}].build") for i in range(count if isinstance(count, int) else 0)]
+    return get.result(lambda: (builds.count("rocm"), None))
+
+
+ARCH_FIELDS = ("arch_list", "unsupported_gpus", "unsupported_gpu_count", "unsupported_ccs")
+
+
+def _arch(facts: Facts, i: int) -> dict[str, Fact]:
+    """What frameworks[i], when a torch CUDA build, is compiled for, and which GPUs that leaves out."""
+    prefix = f"frameworks[{i}]"
+    name, build = facts.value(f"{prefix}.name"), facts.value(f"{prefix}.build")
+    if name != "torch" or build not in ("cuda", None):
+        why = "only known for torch CUDA builds"
+        return {f"{prefix}.{f}": unknown(why, f"derived:{prefix}.name, {prefix}.build") for f in ARCH_FIELDS}
+    get = _Inputs(facts)
+    get(f"{prefix}.build")  # unknown build: unknown arch, for that reason
+    version, cuda = get(f"{prefix}.version"), get(f"{prefix}.cuda")
+    arch = get.result(lambda: compiled_arch(str(version), str(cuda)))
+    out = {f"{prefix}.arch_list": arch}
+    gpus = _Inputs(facts)
+    count = gpus("gpus.count")
+    ccs = [gpus(f"gpus[{g}].compute_capability") for g in range(count if isinstance(count, int) else 0)]
+    if not arch.known:
+        gpus.why = arch.unknown
+    missing = gpus.result(lambda: ([g for g, cc in enumerate(ccs) if not runs_on(str(cc), arch.value)], None))
+    src = missing.source + f", {prefix}.arch_list"
+    if missing.known:
+        out[f"{prefix}.unsupported_gpus"] = known(missing.value, src)
+        out[f"{prefix}.unsupported_gpu_count"] = known(len(missing.value), src)
+        distinct = list(dict.fromkeys(str(ccs[g]) for g in missing.value))
+        out[f"{prefix}.unsupported_ccs"] = known(distinct, src)
+    else:
+        for field in ARCH_FIELDS[1:]:
+            out[f"{prefix}.{field}"] = unknown(missing.unknown or "unknown", src)
+    return out

@@ -1,0 +1,427 @@
+"""Merge node reports into a fleet: the fleet rules evaluated over all nodes, and the exit code policy.
+
+One function (evaluate) runs every rule of the table in rules.py; values come from the reports' facts
+trees, where an unknown fact is {"unknown": reason} and a list's count is the length of its array.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..engine.model import SEVERITY_RANK
+from .load import Invalid, Loaded, NodeFinding, NodeReport
+from .rules import FLEET_RULES, FleetRule
+
+EXIT_OK, EXIT_FINDINGS, EXIT_CANNOT_CHECK = 0, 1, 2
+NAMES_IN_MESSAGE = 20  # nodes a message names before "and N more" (JSON carries them all)
+
+
+@dataclass(frozen=True)
+class FleetFinding:
+    rule: FleetRule
+    key: Optional[str]  # the group (`by` value): "torch", "NVIDIA H200"; None without by
+    value: Any  # drift: the value these nodes have; outlier: None (see gpus)
+    majority: Any  # the most common value; None when values tie (drift)
+    majority_count: int  # nodes (drift) or GPUs (outlier) that have it
+    compared: int  # nodes (drift) or GPUs (outlier) compared in the group
+    nodes: tuple[str, ...]
+    gpus: tuple[tuple[str, int, Any], ...]  # outlier: (node, GPU index, value)
+    message: str
+
+    @property
+    def severity(self) -> str:
+        return self.rule.severity
+
+
+@dataclass(frozen=True)
+class Group:
+    key: Optional[str]
+    majority: Any  # None when tied (drift)
+    values: tuple[tuple[Any, int], ...]  # (value, nodes or GPUs), most common first
+
+
+@dataclass(frozen=True)
+class FleetRuleResult:
+    rule: FleetRule
+    status: str  # fired | passed | not compared (no node had a known value)
+    groups: tuple[Group, ...]
+    unknown: tuple[tuple[str, str], ...]  # (node, reason) where the value is unknown
+    findings: tuple[FleetFinding, ...]
+
+
+@dataclass(frozen=True)
+class RuleSummary:
+    """One node rule across the fleet: which nodes it fired on."""
+
+    rule: str
+    severity: str
+    title: str
+    nodes: tuple[str, ...]
+    findings: int
+
+
+@dataclass
+class Fleet:
+    nodes: list[NodeReport]  # sorted by name
+    results: list[FleetRuleResult]
+    invalid: list[Invalid]
+    duplicates: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def findings(self) -> list[FleetFinding]:
+        """Most severe first; then in rule-table order, each rule's findings in its own order."""
+        return sorted((f for r in self.results for f in r.findings), key=lambda f: -SEVERITY_RANK[f.severity])
+
+    def fleet_counts(self) -> dict[str, int]:
+        return _count(f.severity for f in self.findings)
+
+    def node_counts(self) -> dict[str, int]:
+        return _count(f.severity for n in self.nodes for f in n.findings)
+
+    @property
+    def gpus(self) -> int:
+        return sum(len(_items(n.facts, "gpus")[0] or []) for n in self.nodes)
+
+
+def merge(loaded: Loaded, rules: tuple[FleetRule, ...] = FLEET_RULES) -> Fleet:
+    nodes = sorted(loaded.nodes, key=lambda n: _natural(n.name))
+    return Fleet(
+        nodes=nodes,
+        results=evaluate(rules, nodes),
+        invalid=list(loaded.invalid),
+        duplicates=dict(loaded.duplicates),
+    )
+
+
+def exit_code(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> int:
+    """2 when no report could be read, or any could not be and skip_invalid is off; else like check."""
+    if not fleet.nodes or (fleet.invalid and not skip_invalid):
+        return EXIT_CANNOT_CHECK
+    if fail_on == "never":
+        return EXIT_OK
+    threshold = SEVERITY_RANK[fail_on]
+    severities = [f.severity for f in fleet.findings] + [f.severity for n in fleet.nodes for f in n.findings]
+    return EXIT_FINDINGS if any(SEVERITY_RANK[s] >= threshold for s in severities) else EXIT_OK
+
+
+def sorted_node_findings(node: NodeReport) -> list[NodeFinding]:
+    return sorted(
+        node.findings,
+        key=lambda f: (-SEVERITY_RANK[f.severity], f.gpu if f.gpu is not None else -1, f.rule, f.item or 0),
+    )
+
+
+def by_rule(nodes: list[NodeReport]) -> list[RuleSummary]:
+    """Node findings gathered by rule: most severe first, then the rules that fired on most nodes."""
+    first: dict[str, NodeFinding] = {}
+    on: dict[str, list[str]] = {}
+    count: dict[str, int] = {}
+    for n in nodes:
+        for f in n.findings:
+            first.setdefault(f.rule, f)
+            count[f.rule] = count.get(f.rule, 0) + 1
+            names = on.setdefault(f.rule, [])
+            if not names or names[-1] != n.name:
+                names.append(n.name)
+    out = [RuleSummary(r, f.severity, f.title, tuple(on[r]), count[r]) for r, f in first.items()]
+    return sorted(out, key=lambda r: (-SEVERITY_RANK[r.severity], -len(r.nodes), r.rule))
+
+
+# --- reading values out of a facts tree ------------------------------------------------------------
+
+
+def _unknown(value: Any) -> Optional[str]:
+    if isinstance(value, dict) and len(value) == 1 and "unknown" in value:
+        return str(value["unknown"])
+    return None
+
+
+def lookup(tree: Any, path: str) -> tuple[Any, Optional[str]]:
+    """(value, None) for a known fact, (None, reason) otherwise. `x.count` of an array is its length.
+
+    A value is a string, number, boolean or an array of those; anything else is "not a value"."""
+    node, reason = _walk(tree, path)
+    if reason is None and isinstance(node, list) and any(isinstance(v, (list, dict)) for v in node):
+        return None, "not a value"
+    return node, reason
+
+
+def _walk(tree: Any, path: str) -> tuple[Any, Optional[str]]:
+    node = tree
+    parts = path.split(".")
+    for i, part in enumerate(parts):
+        if isinstance(node, list) and part == "count" and i == len(parts) - 1:
+            return len(node), None
+        if not isinstance(node, dict) or part not in node:
+            return None, "not in report"
+        node = node[part]
+        reason = _unknown(node)
+        if reason is not None:
+            return None, reason
+    if isinstance(node, dict):
+        return None, "not a value"
+    if node is None:
+        return None, "null in report"
+    return node, None
+
+
+def _items(tree: Any, list_name: str) -> tuple[Optional[list], Optional[str]]:
+    value, reason = _walk(tree, list_name)
+    if reason is not None:
+        return None, reason
+    if not isinstance(value, list):
+        return None, "not an array"
+    return [m for m in value if isinstance(m, dict)], None
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value  # lookup's values are flat
+
+
+def _json(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# --- the rules -------------------------------------------------------------------------------------
+
+
+def evaluate(rules: tuple[FleetRule, ...], nodes: list[NodeReport]) -> list[FleetRuleResult]:
+    """Every fleet rule over the nodes, in table order."""
+    return [_drift(r, nodes) if r.kind == "drift" else _outlier(r, nodes) for r in rules]
+
+
+def _split(fact: str) -> tuple[str, str]:
+    """`gpus[].pcie.width_current` -> ("gpus", "pcie.width_current")."""
+    head, _, rest = fact.partition("[].")
+    return head, rest
+
+
+def _node_values(rule: FleetRule, node: NodeReport) -> tuple[dict[Optional[str], Any], Optional[str]]:
+    """A drift rule's value(s) on one node: {group key: value}, or the reason it is unknown."""
+    if "[]" not in rule.fact:
+        value, reason = lookup(node.facts, rule.fact)
+        return ({} if reason else {None: _hashable(value)}), reason
+    list_name, field_ = _split(rule.fact)
+    members, reason = _items(node.facts, list_name)
+    if members is None:
+        return {}, reason
+    by = _split(rule.by)[1] if rule.by else None
+    distinct: dict[Optional[str], list] = {}
+    for m in members:
+        key = None
+        if by is not None:
+            key, key_reason = lookup(m, by)
+            if key_reason is not None:
+                continue
+            key = str(key)
+        value, value_reason = lookup(m, field_)
+        if value_reason is None:
+            values = distinct.setdefault(key, [])
+            if _hashable(value) not in values:
+                values.append(_hashable(value))
+    # One value per group: the value itself, or the node's distinct values together when they differ.
+    return {k: v[0] if len(v) == 1 else tuple(sorted(v, key=str)) for k, v in distinct.items()}, None
+
+
+def _ranked(counts: dict[Any, int]) -> list[tuple[Any, int]]:
+    return sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+
+
+def _drift(rule: FleetRule, nodes: list[NodeReport]) -> FleetRuleResult:
+    groups: dict[Optional[str], dict[Any, list[str]]] = {}
+    unknown = []
+    for node in nodes:
+        values, reason = _node_values(rule, node)
+        if reason is not None:
+            unknown.append((node.name, reason))
+        for key, value in values.items():
+            groups.setdefault(key, {}).setdefault(value, []).append(node.name)
+    out_groups, findings = [], []
+    for key in sorted(groups, key=lambda k: (k is not None, k or "")):
+        by_value = groups[key]
+        ranked = _ranked({v: len(names) for v, names in by_value.items()})
+        tied = len(ranked) > 1 and ranked[0][1] == ranked[1][1]
+        majority = None if tied else ranked[0][0]
+        out_groups.append(Group(key, _json(majority), tuple((_json(v), c) for v, c in ranked)))
+        if len(ranked) < 2:
+            continue
+        compared = sum(c for _, c in ranked)
+        for value, _ in ranked:
+            if value == majority and not tied:
+                continue
+            names = tuple(by_value[value])
+            findings.append(
+                FleetFinding(
+                    rule=rule,
+                    key=key,
+                    value=_json(value),
+                    majority=_json(majority),
+                    majority_count=0 if tied else ranked[0][1],
+                    compared=compared,
+                    nodes=names,
+                    gpus=(),
+                    message=_drift_message(rule, key, value, names, compared, ranked, tied),
+                )
+            )
+    return _result(rule, out_groups, unknown, findings)
+
+
+def _outlier(rule: FleetRule, nodes: list[NodeReport]) -> FleetRuleResult:
+    list_name, field_ = _split(rule.fact)
+    by = _split(rule.by)[1] if rule.by else None
+    counts: dict[Optional[str], dict[Any, int]] = {}
+    seen: list[tuple[Optional[str], str, int, Any]] = []  # (key, node, GPU index, value)
+    unknown = []
+    for node in nodes:
+        members, reason = _items(node.facts, list_name)
+        if members is None:
+            unknown.append((node.name, reason or ""))
+            continue
+        first_reason = None
+        for i, m in enumerate(members):
+            key = None
+            if by is not None:
+                raw_key, _ = lookup(m, by)
+                key = None if raw_key is None else str(raw_key)
+            value, value_reason = lookup(m, field_)
+            if value_reason is None and not _number(value):
+                value_reason = "not a number"
+            if value_reason is not None:
+                first_reason = first_reason or f"{list_name}[{i}].{field_}: {value_reason}"
+                continue
+            index = m.get("index")
+            gpu = index if isinstance(index, int) and not isinstance(index, bool) else i
+            counts.setdefault(key, {})
+            counts[key][value] = counts[key].get(value, 0) + 1
+            seen.append((key, node.name, gpu, value))
+        if first_reason:
+            unknown.append((node.name, first_reason))
+    out_groups, norms = [], {}
+    for key in sorted(counts, key=lambda k: (k is not None, k or "")):
+        ranked = _ranked(counts[key])
+        top = [v for v, c in ranked if c == ranked[0][1]]
+        # A tie for most common: the better value is the norm, since being on the good side is no finding.
+        norm = max(top) if rule.worse == "lower" else min(top)
+        norms[key] = (norm, counts[key][norm], sum(counts[key].values()))
+        out_groups.append(Group(key, norm, tuple(ranked)))
+    odd: dict[tuple[Optional[str], str], list[tuple[int, Any]]] = {}
+    for key, node_name, gpu, value in seen:
+        norm = norms[key][0]
+        if (value < norm) if rule.worse == "lower" else (value > norm):
+            odd.setdefault((key, node_name), []).append((gpu, value))
+    findings = []
+    for (key, node_name), gpus in odd.items():
+        norm, norm_count, compared = norms[key]
+        findings.append(
+            FleetFinding(
+                rule=rule,
+                key=key,
+                value=None,
+                majority=norm,
+                majority_count=norm_count,
+                compared=compared,
+                nodes=(node_name,),
+                gpus=tuple((node_name, g, v) for g, v in gpus),
+                message=_outlier_message(rule, key, node_name, gpus, norm, norm_count, compared),
+            )
+        )
+    return _result(rule, out_groups, unknown, findings)
+
+
+def _result(rule: FleetRule, groups: list, unknown: list, findings: list) -> FleetRuleResult:
+    status = "fired" if findings else ("passed" if groups else "not compared")
+    return FleetRuleResult(rule, status, tuple(groups), tuple(unknown), tuple(findings))
+
+
+# --- messages --------------------------------------------------------------------------------------
+
+
+def show(rule: FleetRule, value: Any) -> str:
+    """A value as messages show it: x16, gen 5, "2.28.9, 2.28.3", none."""
+    if isinstance(value, (tuple, list)):
+        return ", ".join(rule.fmt.format(v) for v in value) if value else "none"
+    return "unknown" if value is None else rule.fmt.format(value)
+
+
+def what(rule: FleetRule, key: Optional[str]) -> str:
+    return rule.what.format(key=key if key is not None else "unknown")
+
+
+def name_list(names: Sequence[str], limit: int = NAMES_IN_MESSAGE) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _nodes(n: int) -> str:
+    return f"{n} node" if n == 1 else f"{n} nodes"
+
+
+def _drift_message(
+    rule: FleetRule,
+    key: Optional[str],
+    value: Any,
+    names: tuple[str, ...],
+    compared: int,
+    ranked: list[tuple[Any, int]],
+    tied: bool,
+) -> str:
+    n = len(names)
+    head = f"{n} of {_nodes(compared)} {'has' if n == 1 else 'have'} {what(rule, key)} {show(rule, value)}"
+    if tied:
+        spread = ", ".join(f"{show(rule, v)} on {c}" for v, c in ranked)
+        return f"{head} (no value is the most common: {spread}): {name_list(names)}"
+    top, top_count = ranked[0]
+    verb = "has" if top_count == 1 else "have"
+    return f"{head} where {top_count} {verb} {show(rule, top)}: {name_list(names)}"
+
+
+def _outlier_message(
+    rule: FleetRule,
+    key: Optional[str],
+    node: str,
+    gpus: list[tuple[int, Any]],
+    norm: Any,
+    norm_count: int,
+    compared: int,
+) -> str:
+    by_value: dict[Any, list[int]] = {}
+    for gpu, value in gpus:
+        by_value.setdefault(value, []).append(gpu)
+    parts = [
+        f"{show(rule, v)} on GPU{'s' if len(g) > 1 else ''} {', '.join(str(x) for x in g)}"
+        for v, g in by_value.items()
+    ]
+    model = f"{key} GPUs" if key is not None else "GPUs"
+    return (
+        f"{node}: {what(rule, key)} {'; '.join(parts)}, where {norm_count} of {compared} {model} "
+        f"in the fleet {'has' if norm_count == 1 else 'have'} {show(rule, norm)}"
+    )
+
+
+# --- small helpers ---------------------------------------------------------------------------------
+
+
+def _count(severities: Any) -> dict[str, int]:
+    out = {"error": 0, "warning": 0, "info": 0}
+    for s in severities:
+        out[s] += 1
+    return out
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def _natural(name: str) -> list:
+    """gpu-2 before gpu-10 (digits compared as numbers, without int(): a name may be any length)."""
+    key = []
+    for part in _DIGITS.split(name):
+        digits = part.lstrip("0") or "0"
+        key.append((0, len(digits), digits, part) if part.isdigit() else (1, 0, part, ""))
+    return key

@@ -1,0 +1,110 @@
+"""Profiles: what a check reads, how long it may take, and what fails it, for where it runs.
+
+    workstation  every probe, the full report, --fail-on error by default (gpudoctor's default)
+    ci           every probe, plain output, --fail-on warning by default
+    preflight    only the fast probes (driver, gpus, container, system), a 5 s deadline, one line when
+                 healthy and one line per error when not; fails on errors only, whatever the policy says
+
+A profile that skips probes evaluates only the rules whose facts its probes produce (`select_rules`): a
+rule that names any fact of a skipped probe, in its condition, message or fix, is not evaluated at all and
+is listed as skipped, so that it is neither a failure nor an "unknown" in any report.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from .engine import nvidia_require, template
+from .engine.model import Rule
+
+ALL_PROBES = ("driver", "gpus", "cuda", "libraries", "python", "system", "container", "monitoring", "storage")
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    probes: tuple[str, ...]  # the probes it runs, by registry name
+    fail_on: str  # the default --fail-on
+    timeout: float  # the default --timeout, seconds
+    fail_on_fixed: bool = False  # a policy's fail_on does not change it (an explicit --fail-on does)
+    plain: bool = False  # never styled output, even on a terminal
+    one_line: bool = False  # the text format is one line when healthy, one line per error when not
+
+
+PROFILES: dict[str, Profile] = {
+    "workstation": Profile("workstation", ALL_PROBES, "error", 10.0),
+    "ci": Profile("ci", ALL_PROBES, "warning", 10.0, plain=True),
+    "preflight": Profile(
+        "preflight",
+        ("driver", "gpus", "container", "system"),
+        "error",
+        5.0,
+        fail_on_fixed=True,
+        plain=True,
+        one_line=True,
+    ),
+}
+DEFAULT = "workstation"
+
+
+def resolve_fail_on(profile: Profile, flag: Optional[str], policy: Optional[str]) -> str:
+    """--fail-on when given, else the policy's (unless the profile fixes it), else the profile's."""
+    if flag is not None:
+        return flag
+    if policy is not None and not profile.fail_on_fixed:
+        return policy
+    return profile.fail_on
+
+
+def resolve_timeout(profile: Profile, flag: Optional[float]) -> float:
+    return flag if flag is not None else profile.timeout
+
+
+def _condition_facts(cond: Any) -> Iterable[str]:
+    if not isinstance(cond, dict):
+        return
+    for key in ("all", "any"):
+        for part in cond.get(key, ()):
+            yield from _condition_facts(part)
+    if "not" in cond:
+        yield from _condition_facts(cond["not"])
+    if "fact" in cond:
+        yield cond["fact"]
+        for op, value in cond.items():
+            if isinstance(value, dict) and "fact" in value:
+                yield value["fact"]
+            if op == "nvidia_require":
+                yield from nvidia_require.FACTS
+
+
+def rule_facts(rule: Rule) -> set[str]:
+    """Every fact a rule names: in its condition, its iteration, its texts and its fix steps."""
+    names = set(_condition_facts(rule.when))
+    if rule.for_each:
+        names.add(f"{rule.for_each}.count")
+    texts = [rule.message, rule.why, rule.title] + [s.text for s in rule.fix]
+    texts += [a for s in rule.fix for a in s.argv]
+    for text in texts:
+        names.update(name for name, _filter in template.placeholders(text))
+    return names
+
+
+def _head(name: str) -> str:
+    return re.split(r"[.\[]", name, maxsplit=1)[0]
+
+
+def select_rules(
+    rules: list[Rule], probes: tuple[str, ...], owners: dict[str, str]
+) -> tuple[list[Rule], list[Rule]]:
+    """(rules to evaluate, rules skipped): a rule is skipped when it names a fact whose owning probe
+    (owners: fact-name head -> probe name, e.g. "cudnn" -> "libraries") is not among `probes`."""
+    keep: list[Rule] = []
+    skip: list[Rule] = []
+    for rule in rules:
+        heads = {_head(name) for name in rule_facts(rule)}
+        needed = {owners[h] for h in heads if h in owners}
+        (keep if needed <= set(probes) else skip).append(rule)
+    return keep, skip

@@ -1,0 +1,508 @@
+/* A fake libnvidia-ml.so.1 for gpudoctor's reliability tests.
+ *
+ * gpudoctor runs where things are broken, so broken hosts are its normal input. This library lets the
+ * REAL pynvml (which dlopens "libnvidia-ml.so.1" by name) load a scripted GPU host: put the compiled
+ * library in a directory on LD_LIBRARY_PATH and name a scenario file in FAKE_NVML_SCENARIO.
+ *
+ *   cc -shared -fPIC -O1 -o DIR/libnvidia-ml.so.1 fake_nvml.c
+ *
+ * Every exported function has NVML's own name, signature and return codes (as nvml.h declares them and
+ * pynvml's ctypes calls pass them), so pynvml's error classes, struct layouts and symbol lookups are
+ * exercised exactly as on a real host. Only the calls gpudoctor's probes make are provided; any other
+ * symbol is missing, which pynvml reports as NVMLError_FunctionNotFound, as an older driver would.
+ * Built with -DFAKE_NVML_OLD_DRIVER it also lacks the calls drivers before 535 do not have.
+ *
+ * Scenario file: one "key value" per line; '#' starts a comment. The keys are in KEYS below. A per-GPU
+ * key applies to every GPU, or to GPU N only when written "gpu.N.key". Without FAKE_NVML_SCENARIO the
+ * host is the healthy default: eight H100 SXM GPUs with 18 NVLink links up each. A scenario with a
+ * mistake makes nvmlInit fail with NVML_ERROR_UNKNOWN and says why on stderr, so a typo cannot pass
+ * silently as a healthy host.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* nvmlReturn_t and the other enums are ints in the C ABI; a device handle is an opaque pointer. */
+typedef int nvmlReturn_t;
+typedef struct fake_gpu *nvmlDevice_t;
+
+enum {
+    OK = 0, UNINITIALIZED = 1, INVALID_ARGUMENT = 2, NOT_SUPPORTED = 3, NO_PERMISSION = 4, NOT_FOUND = 6,
+    INSUFFICIENT_SIZE = 7, DRIVER_NOT_LOADED = 9, TIMEOUT = 10, LIBRARY_NOT_FOUND = 12,
+    FUNCTION_NOT_FOUND = 13, GPU_IS_LOST = 15, LIB_RM_VERSION_MISMATCH = 18, UNKNOWN = 999,
+    HANG = -1, /* not an NVML code: the call never returns (a wedged driver) */
+};
+
+/* Return codes by the names scenarios use (NVML_ERROR_ without its prefix), and NVML's own messages. */
+static const struct { const char *name; int code; const char *message; } CODES[] = {
+    {"SUCCESS", OK, "Success"},
+    {"UNINITIALIZED", UNINITIALIZED, "Uninitialized"},
+    {"INVALID_ARGUMENT", INVALID_ARGUMENT, "Invalid Argument"},
+    {"NOT_SUPPORTED", NOT_SUPPORTED, "Not Supported"},
+    {"NO_PERMISSION", NO_PERMISSION, "Insufficient Permissions"},
+    {"NOT_FOUND", NOT_FOUND, "Not Found"},
+    {"INSUFFICIENT_SIZE", INSUFFICIENT_SIZE, "Insufficient Size"},
+    {"DRIVER_NOT_LOADED", DRIVER_NOT_LOADED, "Driver Not Loaded"},
+    {"TIMEOUT", TIMEOUT, "Timeout"},
+    {"LIBRARY_NOT_FOUND", LIBRARY_NOT_FOUND, "NVML Shared Library Not Found"},
+    {"FUNCTION_NOT_FOUND", FUNCTION_NOT_FOUND, "Function Not Found"},
+    {"GPU_IS_LOST", GPU_IS_LOST, "GPU is lost"},
+    {"LIB_RM_VERSION_MISMATCH", LIB_RM_VERSION_MISMATCH, "RM has detected an NVML/RM version mismatch."},
+    {"UNKNOWN", UNKNOWN, "Unknown Error"},
+    {"HANG", HANG, "(hangs)"},
+};
+
+/* Per-GPU numbers. Defaults describe a healthy, idle H100 80GB HBM3 SXM on an HGX board. */
+enum field {
+    BRAND, ARCH, CC_MAJOR, CC_MINOR, MEM_TOTAL, MEM_USED, PCI_BUS, PCIE_GEN, PCIE_GEN_MAX, PCIE_GEN_GPU_MAX,
+    PCIE_WIDTH, PCIE_WIDTH_MAX, PCIE_REPLAY, CLOCK_SM, CLOCK_SM_MAX, CLOCK_MEM, CLOCK_MEM_MAX, REASONS,
+    UTIL_GPU, UTIL_MEM, TEMP, TEMP_SLOWDOWN, TEMP_SHUTDOWN, POWER, POWER_LIMIT, POWER_DEFAULT_LIMIT,
+    PERSISTENCE, COMPUTE_MODE, MIG, MIG_PENDING, ECC, ECC_PENDING, ECC_UNCORRECTED_VOLATILE,
+    ECC_UNCORRECTED_AGGREGATE, ECC_CORRECTED_VOLATILE, ECC_CORRECTED_AGGREGATE, ROWS_CORRECTABLE,
+    ROWS_UNCORRECTABLE, ROWS_PENDING, ROWS_FAILED, VIRTUALIZATION, NVLINKS, NVLINK_VERSION, LOST_AFTER,
+    NFIELDS,
+    /* Keys that are not per-GPU numbers. */
+    GPUS, DRIVER_VERSION, NVML_VERSION, CUDA_VERSION, INIT, NAME, DEFAULT, FAIL, HANG_KEY, NVLINK,
+};
+#define NEVER (~0ULL)
+
+/* The one table of scenario keys, with the default of each (a number, or for text keys a text). */
+static const struct { const char *key; int id; unsigned long long dflt; const char *text; } KEYS[] = {
+    {"brand", BRAND, 14},                     /* NVML_BRAND_NVIDIA, as data-centre GPUs report since r535 */
+    {"architecture", ARCH, 9},                /* NVML_DEVICE_ARCH_HOPPER */
+    {"cc_major", CC_MAJOR, 9}, {"cc_minor", CC_MINOR, 0},
+    {"memory_total", MEM_TOTAL, 85520809984ULL}, /* 81559 MiB */
+    {"memory_used", MEM_USED, 555745280ULL},
+    {"pci_bus", PCI_BUS, 0},                  /* 0: the HGX board's bus number for the GPU's index */
+    {"pcie_gen", PCIE_GEN, 5}, {"pcie_gen_max", PCIE_GEN_MAX, 5}, {"pcie_gen_gpu_max", PCIE_GEN_GPU_MAX, 5},
+    {"pcie_width", PCIE_WIDTH, 16}, {"pcie_width_max", PCIE_WIDTH_MAX, 16},
+    {"pcie_replay", PCIE_REPLAY, 0},
+    {"clock_sm", CLOCK_SM, 345}, {"clock_sm_max", CLOCK_SM_MAX, 1980},
+    {"clock_mem", CLOCK_MEM, 2619}, {"clock_mem_max", CLOCK_MEM_MAX, 2619},
+    {"reasons", REASONS, 0x1},                /* clock event reasons bitmask; 0x1 = GpuIdle */
+    {"util_gpu", UTIL_GPU, 0}, {"util_mem", UTIL_MEM, 0},
+    {"temp", TEMP, 33}, {"temp_slowdown", TEMP_SLOWDOWN, 87}, {"temp_shutdown", TEMP_SHUTDOWN, 92},
+    {"power", POWER, 71000},                  /* milliwatts, as NVML reports power */
+    {"power_limit", POWER_LIMIT, 700000}, {"power_default_limit", POWER_DEFAULT_LIMIT, 700000},
+    {"persistence", PERSISTENCE, 1}, {"compute_mode", COMPUTE_MODE, 0},
+    {"mig", MIG, 0}, {"mig_pending", MIG_PENDING, 0}, {"ecc", ECC, 1}, {"ecc_pending", ECC_PENDING, 1},
+    {"ecc_uncorrected_volatile", ECC_UNCORRECTED_VOLATILE, 0},
+    {"ecc_uncorrected_aggregate", ECC_UNCORRECTED_AGGREGATE, 0},
+    {"ecc_corrected_volatile", ECC_CORRECTED_VOLATILE, 0},
+    {"ecc_corrected_aggregate", ECC_CORRECTED_AGGREGATE, 0},
+    {"rows_correctable", ROWS_CORRECTABLE, 0}, {"rows_uncorrectable", ROWS_UNCORRECTABLE, 0},
+    {"rows_pending", ROWS_PENDING, 0}, {"rows_failed", ROWS_FAILED, 0},
+    {"virtualization", VIRTUALIZATION, 0},    /* NVML_GPU_VIRTUALIZATION_MODE_NONE: bare metal */
+    {"nvlinks", NVLINKS, 18},                 /* links with a state; the next one is INVALID_ARGUMENT */
+    {"nvlink_version", NVLINK_VERSION, 4},
+    {"lost_after", LOST_AFTER, NEVER},        /* after this many calls the GPU answers only GPU_IS_LOST */
+    /* Whole host. */
+    {"gpus", GPUS, 8},
+    {"driver_version", DRIVER_VERSION, 0, "570.133.20"},
+    {"nvml_version", NVML_VERSION, 0, "12.570.133.20"},
+    {"cuda_version", CUDA_VERSION, 12080},    /* cuDriverGetVersion's integer: 12080 is CUDA 12.8 */
+    {"init", INIT, OK},                       /* what nvmlInit returns, e.g. LIB_RM_VERSION_MISMATCH */
+    /* Per GPU, not numbers. */
+    {"name", NAME, 0, "NVIDIA H100 80GB HBM3"},
+    {"default", DEFAULT, OK},                 /* CODE: every optional query (see ENTER) fails so */
+    {"fail", FAIL, 0},                        /* "SYMBOL CODE": that call fails so (or HANGs) */
+    {"hang", HANG_KEY, 0},                    /* "SYMBOL": same as "fail SYMBOL HANG" */
+    {"nvlink", NVLINK, 0},                    /* "nvlink.L down|up": the state of link L */
+};
+
+/* HGX H100 boards put their eight GPUs on these PCI buses. */
+static const unsigned char HGX_BUSES[8] = {0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb};
+
+#define MAX_GPUS 16
+#define MAX_FAILS 64
+#define ALL (-1)
+
+struct fake_gpu {
+    int index;
+    unsigned long long v[NFIELDS];
+    char name[96];
+    unsigned int nvlink_down;     /* bit L set: link L is inactive */
+    int default_code;
+    unsigned long long calls;     /* queries answered so far, for lost_after */
+};
+
+static struct fake_gpu gpus[MAX_GPUS];
+static struct { int gpu; char symbol[64]; int code; } fails[MAX_FAILS];
+static int nfails, gpu_count, init_code, initialised;
+static unsigned long long cuda_version;
+static char driver_version[80], nvml_version[80];
+
+#define NKEYS (sizeof KEYS / sizeof KEYS[0])
+
+/* Everything back to the defaults in KEYS. */
+static void reset(void) {
+    memset(gpus, 0, sizeof gpus);
+    nfails = initialised = 0;
+    for (size_t k = 0; k < NKEYS; k++) {
+        int id = KEYS[k].id;
+        for (int i = 0; id < NFIELDS && i < MAX_GPUS; i++) gpus[i].v[id] = KEYS[k].dflt;
+        for (int i = 0; id == NAME && i < MAX_GPUS; i++) strcpy(gpus[i].name, KEYS[k].text);
+        if (id == GPUS) gpu_count = (int)KEYS[k].dflt;
+        if (id == CUDA_VERSION) cuda_version = KEYS[k].dflt;
+        if (id == INIT) init_code = (int)KEYS[k].dflt;
+        if (id == DRIVER_VERSION) strcpy(driver_version, KEYS[k].text);
+        if (id == NVML_VERSION) strcpy(nvml_version, KEYS[k].text);
+    }
+    for (int i = 0; i < MAX_GPUS; i++) {
+        gpus[i].index = i;
+        gpus[i].v[PCI_BUS] = HGX_BUSES[i % 8] + i / 8; /* GPUs past eight: the next bus along */
+    }
+}
+
+static int code_of(const char *name) {
+    for (size_t i = 0; i < sizeof CODES / sizeof CODES[0]; i++)
+        if (strcmp(CODES[i].name, name) == 0) return CODES[i].code;
+    return -2;
+}
+
+/* Applies one "key value" line to GPU `gpu` (or ALL). Returns NULL, or what is wrong with the line. */
+static const char *apply(int gpu, const char *key, char *value) {
+    char sub[16] = "";
+    const char *dot = strchr(key, '.');
+    size_t len = dot ? (size_t)(dot - key) : strlen(key);
+    if (dot) snprintf(sub, sizeof sub, "%s", dot + 1);
+    for (size_t k = 0; k < NKEYS; k++) {
+        int id = KEYS[k].id;
+        if (strlen(KEYS[k].key) != len || strncmp(KEYS[k].key, key, len) != 0) continue;
+        if ((dot != NULL) != (id == NVLINK)) return id == NVLINK ? "expected nvlink.L" : "unknown key";
+        if (id > NFIELDS && id < NAME && gpu != ALL) return "a whole-host key cannot be given per GPU";
+        int first = gpu == ALL ? 0 : gpu, last = gpu == ALL ? MAX_GPUS - 1 : gpu;
+        char *end;
+        unsigned long long n = strtoull(value, &end, 0);
+        int numeric = *value != '\0' && *end == '\0';
+        if (id < NFIELDS || id == GPUS || id == CUDA_VERSION) {
+            if (!numeric) return "not a number";
+            if (id == GPUS && n > MAX_GPUS) return "too many GPUs";
+            if (id == GPUS) gpu_count = (int)n;
+            else if (id == CUDA_VERSION) cuda_version = n;
+            else for (int i = first; i <= last; i++) gpus[i].v[id] = n;
+        } else if (id == DRIVER_VERSION || id == NVML_VERSION) {
+            snprintf(id == DRIVER_VERSION ? driver_version : nvml_version, 80, "%s", value);
+        } else if (id == NAME) {
+            for (int i = first; i <= last; i++) snprintf(gpus[i].name, sizeof gpus[i].name, "%s", value);
+        } else if (id == INIT || id == DEFAULT) {
+            int code = code_of(value);
+            if (code < OK) return "not a return code (HANG is only for fail)";
+            if (id == INIT) init_code = code;
+            else for (int i = first; i <= last; i++) gpus[i].default_code = code;
+        } else if (id == FAIL || id == HANG_KEY) {
+            char *symbol = strtok(value, " \t"), *code = strtok(NULL, " \t");
+            int c = id == HANG_KEY ? HANG : code ? code_of(code) : -2;
+            if (!symbol || strncmp(symbol, "nvml", 4) != 0) return "expected an NVML symbol name";
+            if (c == -2 || (id == HANG_KEY && code)) return "expected SYMBOL CODE (or hang SYMBOL)";
+            if (nfails == MAX_FAILS) return "too many fail lines";
+            fails[nfails].gpu = gpu;
+            fails[nfails].code = c;
+            snprintf(fails[nfails++].symbol, sizeof fails[0].symbol, "%s", symbol);
+        } else { /* NVLINK */
+            long link = strtol(sub, &end, 10);
+            if (*sub == '\0' || *end != '\0' || link < 0 || link > 31) return "expected nvlink.L";
+            int down = strcmp(value, "down") == 0;
+            if (!down && strcmp(value, "up") != 0) return "expected up or down";
+            for (int i = first; i <= last; i++)
+                gpus[i].nvlink_down = down ? gpus[i].nvlink_down | (1u << link)
+                                           : gpus[i].nvlink_down & ~(1u << link);
+        }
+        return NULL;
+    }
+    return "unknown key";
+}
+
+/* Reads FAKE_NVML_SCENARIO. Returns 0, or -1 after saying on stderr what is wrong. */
+static int load_scenario(void) {
+    const char *path = getenv("FAKE_NVML_SCENARIO");
+    char line[512];
+    int lineno = 0;
+    reset();
+    if (!path || !*path) return 0;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "fake_nvml: cannot open scenario %s\n", path);
+        return -1;
+    }
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#'), *key = line, *value, *end;
+        if (hash) *hash = '\0';
+        while (*key == ' ' || *key == '\t') key++;
+        end = key + strlen(key);
+        while (end > key && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+            *--end = '\0';
+        if (!*key) continue;
+        value = key + strcspn(key, " \t");
+        if (*value) *value++ = '\0';
+        while (*value == ' ' || *value == '\t') value++;
+        const char *problem = NULL;
+        int gpu = ALL;
+        if (strncmp(key, "gpu.", 4) == 0) { /* gpu.N.key */
+            gpu = (int)strtol(key + 4, &end, 10);
+            if (end == key + 4 || *end != '.' || gpu < 0 || gpu >= MAX_GPUS) problem = "bad GPU number";
+            else key = end + 1;
+        }
+        if (!problem) problem = apply(gpu, key, value);
+        if (problem) {
+            fprintf(stderr, "fake_nvml: %s:%d: %s: %s\n", path, lineno, key, problem);
+            fclose(f);
+            return -1;
+        }
+    }
+    fclose(f);
+    return 0;
+}
+
+/* The scripted result of `symbol` on GPU `gpu` (ALL for system calls): a GPU's own line wins. */
+static int scripted(const char *symbol, int gpu) {
+    int code = OK;
+    for (int i = 0; i < nfails; i++) {
+        if (strcmp(fails[i].symbol, symbol) != 0) continue;
+        if (fails[i].gpu == gpu) return fails[i].code;
+        if (fails[i].gpu == ALL) code = fails[i].code;
+    }
+    return code;
+}
+
+static void hang_forever(void) {
+    for (;;) sleep(3600); /* sleep returns early on a signal; keep sleeping */
+}
+
+/* Every call starts here: NVML initialised? handle valid? GPU lost? scripted failure or hang? */
+static nvmlReturn_t enter(const char *symbol, nvmlDevice_t d, int optional) {
+    if (!initialised) return UNINITIALIZED;
+    if (d && (d < gpus || d >= gpus + gpu_count)) return INVALID_ARGUMENT;
+    int code = scripted(symbol, d ? d->index : ALL);
+    if (code == HANG) hang_forever();
+    if (d && __atomic_fetch_add(&d->calls, 1, __ATOMIC_RELAXED) >= d->v[LOST_AFTER]) return GPU_IS_LOST;
+    if (code != OK) return code;
+    return d && optional ? d->default_code : OK;
+}
+
+static nvmlReturn_t init(const char *symbol) {
+    if (load_scenario() != 0) return UNKNOWN;
+    int code = scripted(symbol, ALL);
+    if (code == HANG) hang_forever();
+    if (code == OK) code = init_code;
+    initialised = code == OK;
+    return code;
+}
+
+nvmlReturn_t nvmlInit(void) { return init("nvmlInit"); }
+nvmlReturn_t nvmlInit_v2(void) { return init("nvmlInit_v2"); }
+nvmlReturn_t nvmlInitWithFlags(unsigned int flags) { (void)flags; return init("nvmlInitWithFlags"); }
+nvmlReturn_t nvmlShutdown(void) {
+    if (!initialised) return UNINITIALIZED;
+    initialised = 0;
+    return OK;
+}
+
+const char *nvmlErrorString(nvmlReturn_t result) {
+    for (size_t i = 0; i < sizeof CODES / sizeof CODES[0]; i++)
+        if (CODES[i].code == result) return CODES[i].message;
+    return "Unknown Error";
+}
+
+static nvmlReturn_t copy_text(const char *text, char *out, unsigned int length) {
+    if (!out) return INVALID_ARGUMENT;
+    if (strlen(text) + 1 > length) return INSUFFICIENT_SIZE;
+    strcpy(out, text);
+    return OK;
+}
+
+/* --- system ------------------------------------------------------------------------------------- */
+nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length) {
+    nvmlReturn_t r = enter("nvmlSystemGetDriverVersion", NULL, 0);
+    return r ? r : copy_text(driver_version, version, length);
+}
+nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length) {
+    nvmlReturn_t r = enter("nvmlSystemGetNVMLVersion", NULL, 0);
+    return r ? r : copy_text(nvml_version, version, length);
+}
+#define SYSTEM_INT(symbol, type, expr)                                                 \
+    nvmlReturn_t symbol(type *out) {                                                   \
+        nvmlReturn_t r = enter(#symbol, NULL, 0);                                      \
+        if (r == OK && !out) r = INVALID_ARGUMENT;                                     \
+        if (r == OK) *out = (type)(expr);                                              \
+        return r;                                                                      \
+    }
+SYSTEM_INT(nvmlDeviceGetCount, unsigned int, gpu_count)
+SYSTEM_INT(nvmlDeviceGetCount_v2, unsigned int, gpu_count)
+SYSTEM_INT(nvmlSystemGetCudaDriverVersion, int, cuda_version)
+#ifndef FAKE_NVML_OLD_DRIVER
+SYSTEM_INT(nvmlSystemGetCudaDriverVersion_v2, int, cuda_version)
+#endif
+
+static nvmlReturn_t handle_by_index(const char *symbol, unsigned int index, nvmlDevice_t *device) {
+    nvmlReturn_t r = enter(symbol, NULL, 0);
+    if (r) return r;
+    if (index >= (unsigned int)gpu_count || !device) return INVALID_ARGUMENT;
+    if (gpus[index].calls >= gpus[index].v[LOST_AFTER]) return GPU_IS_LOST;
+    *device = &gpus[index];
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int i, nvmlDevice_t *d) {
+    return handle_by_index("nvmlDeviceGetHandleByIndex", i, d);
+}
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *d) {
+    return handle_by_index("nvmlDeviceGetHandleByIndex_v2", i, d);
+}
+
+/* --- device queries ----------------------------------------------------------------------------
+ * Each starts with ENTER(optional): an optional query fails with the GPU's `default` code. Name, UUID
+ * and PCI info are not optional: NVML answers them for every GPU it can see at all. */
+#define ENTER(optional)                              \
+    nvmlReturn_t r = enter(__func__, d, optional);   \
+    if (r) return r;
+#define OUT(p) \
+    if (!(p)) return INVALID_ARGUMENT;
+#define UINT_GETTER(symbol, field)                             \
+    nvmlReturn_t symbol(nvmlDevice_t d, unsigned int *out) {   \
+        ENTER(1) OUT(out) *out = (unsigned int)d->v[field];    \
+        return OK;                                             \
+    }
+
+/* Layouts as nvml.h declares them (pynvml: nvmlPciInfo_t, c_nvmlMemory_t, c_nvmlUtilization_t). */
+typedef struct {
+    char busIdLegacy[16];
+    unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+    char busId[32];
+} nvmlPciInfo_t;
+typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
+typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int length) {
+    ENTER(0) return copy_text(d->name, name, length);
+}
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int length) {
+    char text[96];
+    ENTER(0) snprintf(text, sizeof text, "GPU-fa4e0000-0000-4000-8000-%012d", d->index);
+    return copy_text(text, uuid, length);
+}
+static nvmlReturn_t pci_info(nvmlDevice_t d, nvmlPciInfo_t *pci) {
+    OUT(pci) memset(pci, 0, sizeof *pci);
+    pci->bus = (unsigned int)d->v[PCI_BUS];
+    pci->pciDeviceId = 0x233010de; /* H100 SXM5 80GB, vendor 10de */
+    pci->pciSubSystemId = 0x16c110de;
+    snprintf(pci->busId, sizeof pci->busId, "00000000:%02X:00.0", pci->bus);
+    snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "0000:%02X:00.0", pci->bus);
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t d, nvmlPciInfo_t *p) { ENTER(0) return pci_info(d, p); }
+nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t d, nvmlPciInfo_t *p) { ENTER(0) return pci_info(d, p); }
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p) { ENTER(0) return pci_info(d, p); }
+
+nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t d, int *brand) {
+    ENTER(1) OUT(brand) *brand = (int)d->v[BRAND];
+    return OK;
+}
+UINT_GETTER(nvmlDeviceGetArchitecture, ARCH)
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *major, int *minor) {
+    ENTER(1) OUT(major && minor) *major = (int)d->v[CC_MAJOR];
+    *minor = (int)d->v[CC_MINOR];
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m) {
+    ENTER(1) OUT(m) m->total = d->v[MEM_TOTAL];
+    m->used = d->v[MEM_USED];
+    m->free = m->total - m->used;
+    return OK;
+}
+UINT_GETTER(nvmlDeviceGetCurrPcieLinkGeneration, PCIE_GEN)
+UINT_GETTER(nvmlDeviceGetMaxPcieLinkGeneration, PCIE_GEN_MAX)
+#ifndef FAKE_NVML_OLD_DRIVER
+UINT_GETTER(nvmlDeviceGetGpuMaxPcieLinkGeneration, PCIE_GEN_GPU_MAX)
+#endif
+UINT_GETTER(nvmlDeviceGetCurrPcieLinkWidth, PCIE_WIDTH)
+UINT_GETTER(nvmlDeviceGetMaxPcieLinkWidth, PCIE_WIDTH_MAX)
+UINT_GETTER(nvmlDeviceGetPcieReplayCounter, PCIE_REPLAY)
+UINT_GETTER(nvmlDeviceGetPowerUsage, POWER)
+UINT_GETTER(nvmlDeviceGetPowerManagementLimit, POWER_LIMIT)
+UINT_GETTER(nvmlDeviceGetPowerManagementDefaultLimit, POWER_DEFAULT_LIMIT)
+UINT_GETTER(nvmlDeviceGetPersistenceMode, PERSISTENCE)
+UINT_GETTER(nvmlDeviceGetComputeMode, COMPUTE_MODE)
+UINT_GETTER(nvmlDeviceGetVirtualizationMode, VIRTUALIZATION)
+
+/* nvmlClockType_t: GRAPHICS 0 (the same clock as SM on these GPUs), SM 1, MEM 2, VIDEO 3. */
+static nvmlReturn_t clock_of(nvmlDevice_t d, int type, int current, unsigned int *mhz) {
+    OUT(mhz) if (type == 0 || type == 1) *mhz = (unsigned int)d->v[current ? CLOCK_SM : CLOCK_SM_MAX];
+    else if (type == 2) *mhz = (unsigned int)d->v[current ? CLOCK_MEM : CLOCK_MEM_MAX];
+    else if (type == 3) *mhz = current ? 1155 : 1755;
+    else return INVALID_ARGUMENT;
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int *mhz) {
+    ENTER(1) return clock_of(d, type, 1, mhz);
+}
+nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, int type, unsigned int *mhz) {
+    ENTER(1) return clock_of(d, type, 0, mhz);
+}
+#ifndef FAKE_NVML_OLD_DRIVER /* added in r535; older drivers only have the Throttle name */
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *reasons) {
+    ENTER(1) OUT(reasons) *reasons = d->v[REASONS];
+    return OK;
+}
+#endif
+nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long *reasons) {
+    ENTER(1) OUT(reasons) *reasons = d->v[REASONS];
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u) {
+    ENTER(1) OUT(u) u->gpu = (unsigned int)d->v[UTIL_GPU];
+    u->memory = (unsigned int)d->v[UTIL_MEM];
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned int *temp) {
+    ENTER(1) OUT(temp && sensor == 0) *temp = (unsigned int)d->v[TEMP]; /* NVML_TEMPERATURE_GPU only */
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t d, int threshold, unsigned int *temp) {
+    ENTER(1) OUT(temp) if (threshold > 1) return NOT_SUPPORTED; /* only SHUTDOWN 0, SLOWDOWN 1 */
+    *temp = (unsigned int)d->v[threshold == 0 ? TEMP_SHUTDOWN : TEMP_SLOWDOWN];
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *current, unsigned int *pending) {
+    ENTER(1) OUT(current && pending) *current = (unsigned int)d->v[MIG];
+    *pending = (unsigned int)d->v[MIG_PENDING];
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t d, int *current, int *pending) {
+    ENTER(1) OUT(current && pending) *current = (int)d->v[ECC];
+    *pending = (int)d->v[ECC_PENDING];
+    return OK;
+}
+/* errorType: CORRECTED 0, UNCORRECTED 1; counterType: VOLATILE 0, AGGREGATE 1. */
+nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter, unsigned long long *n) {
+    static const enum field WHICH[2][2] = {{ECC_CORRECTED_VOLATILE, ECC_CORRECTED_AGGREGATE},
+                                           {ECC_UNCORRECTED_VOLATILE, ECC_UNCORRECTED_AGGREGATE}};
+    ENTER(1) OUT(n && type >= 0 && type <= 1 && counter >= 0 && counter <= 1)
+    if (!d->v[ECC]) return NOT_SUPPORTED; /* no counters while ECC is off */
+    *n = d->v[WHICH[type][counter]];
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned int *correctable, unsigned int *uncorrectable,
+                                       unsigned int *pending, unsigned int *failed) {
+    ENTER(1) OUT(correctable && uncorrectable && pending && failed)
+    *correctable = (unsigned int)d->v[ROWS_CORRECTABLE];
+    *uncorrectable = (unsigned int)d->v[ROWS_UNCORRECTABLE];
+    *pending = (unsigned int)d->v[ROWS_PENDING];
+    *failed = (unsigned int)d->v[ROWS_FAILED];
+    return OK;
+}
+/* A GPU without NVLink answers NOT_SUPPORTED; past its last link, INVALID_ARGUMENT. */
+static nvmlReturn_t link_ok(nvmlDevice_t d, unsigned int link) {
+    return d->v[NVLINKS] == 0 ? NOT_SUPPORTED : link >= d->v[NVLINKS] ? INVALID_ARGUMENT : OK;
+}
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, int *active) {
+    ENTER(1) OUT(active) if ((r = link_ok(d, link))) return r;
+    *active = !(link < 32 && (d->nvlink_down >> link) & 1); /* NVML_FEATURE_ENABLED is 1 */
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t d, unsigned int link, unsigned int *version) {
+    ENTER(1) OUT(version) if ((r = link_ok(d, link))) return r;
+    *version = (unsigned int)d->v[NVLINK_VERSION];
+    return OK;
+}

@@ -1,0 +1,132 @@
+"""Per-node reports for fleet tests, made from the real H200 report by changing facts and findings."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+from gpudoctor.fleet.load import Loaded, name_nodes, parse_report
+from gpudoctor.fleet.merge import Fleet, merge
+
+BASE_REPORT = Path(__file__).resolve().parents[1] / "fixtures" / "golden" / "h200-check.json"
+_BASE: dict = json.loads(BASE_REPORT.read_text())
+_STEP = re.compile(r"([a-z_]+)\[(\d+)\]$")
+
+
+def set_fact(tree: dict, path: str, value: Any) -> None:
+    """Set `gpus[3].pcie.width_current` (or any dotted path) in a facts tree."""
+    parts = path.split(".")
+    node: Any = tree
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        m = _STEP.match(part)
+        if m:
+            node = node[m.group(1)]
+            if last:
+                node[int(m.group(2))] = value
+            else:
+                node = node[int(m.group(2))]
+        elif last:
+            node[part] = value
+        else:
+            node = node.setdefault(part, {})
+
+
+def report(
+    hostname: Optional[str] = "gpu-node-01",
+    gpus: int = 8,
+    facts: Optional[dict[str, Any]] = None,
+    findings: Optional[list[dict]] = None,
+    every_gpu: Optional[dict[str, Any]] = None,
+) -> dict:
+    """A report like the H200 one, on `gpus` identical GPUs, with facts changed and findings added.
+
+    every_gpu: facts of each GPU, by their name under gpus[i] (`nvlink.links`)."""
+    doc = copy.deepcopy(_BASE)
+    doc["host"]["hostname"] = hostname
+    doc["facts"]["host"]["hostname"] = hostname if hostname is not None else {"unknown": "not recorded"}
+    gpu0 = doc["facts"]["gpus"][0]
+    doc["facts"]["gpus"] = [
+        dict(copy.deepcopy(gpu0), index=i, bus_id=f"0000:{0x18 + i:02x}:00.0") for i in range(gpus)
+    ]
+    for f in doc["findings"]:  # the base report's findings name its GPU count
+        f["message"] = f["message"].replace("1 GPU(s)", f"{gpus} GPU(s)")
+        if "gpus.count" in f["evidence"]:
+            f["evidence"]["gpus.count"] = gpus
+    for i in range(gpus):
+        for path, value in (every_gpu or {}).items():
+            set_fact(doc["facts"], f"gpus[{i}].{path}", value)
+    for path, value in (facts or {}).items():
+        set_fact(doc["facts"], path, value)
+    doc["findings"] += findings or []
+    return doc
+
+
+def finding(
+    rule: str,
+    severity: str,
+    title: str,
+    message: str,
+    item: Optional[int] = None,
+    evidence: Optional[dict] = None,
+) -> dict:
+    return {
+        "rule": rule,
+        "severity": severity,
+        "category": "gpu",
+        "title": title,
+        "message": message,
+        "why": "",
+        "item": item,
+        "fix": [],
+        "references": [],
+        "evidence": evidence or {},
+    }
+
+
+def write(directory: Path, name: str, doc: Any) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc, indent=1))
+    return path
+
+
+def small_fleet(directory: Path) -> Path:
+    """The fleet of the golden files: one oddity per node, a duplicate host, two unusable files."""
+    pcie = finding(
+        "GD-PCIE-001",
+        "warning",
+        "PCIe link narrower than it can be",
+        "GPU 5 (NVIDIA H200) runs its PCIe link at x8 of x16.",
+        item=5,
+        evidence={"gpus[5].pcie.width_current": 8, "gpus[5].pcie.width_max": 16},
+    )
+    nodes = {
+        "gpu-node-01.json": report("gpu-node-01"),
+        "gpu-node-02.json": report("gpu-node-02", facts={"frameworks[0].version": "2.10.0"}),
+        "gpu-node-03.json": report(
+            "gpu-node-03",
+            facts={"driver.version": "535.104.05", "driver.max_cuda": "12.2", "driver.branch": 535},
+        ),
+        "gpu-node-04.json": report("gpu-node-04", facts={"gpus[5].pcie.width_current": 8}, findings=[pcie]),
+        "gpu-node-05.json": report("gpu-node-05", gpus=7),
+        "gpu-node-10.json": report("gpu-node-10", facts={"gpus[7].name": "NVIDIA H100 80GB HBM3"}),
+        "collected-twice-a.json": report("gpu-node-07"),
+        "collected-twice-b.json": report("gpu-node-07"),
+    }
+    for name, doc in nodes.items():
+        write(directory, name, doc)
+    newer = dict(report("gpu-node-08"), schema_version=2)
+    write(directory, "gpu-node-08.json", newer)
+    write(directory, "gpu-node-09.json", json.dumps(report("gpu-node-09"))[:100])
+    return directory
+
+
+def fleet_of(*docs: dict) -> Fleet:
+    """The merged fleet of these reports, without files (each named node-<n>.json)."""
+    reports = [parse_report(json.dumps(d).encode(), f"node-{n}.json") for n, d in enumerate(docs)]
+    nodes, duplicates = name_nodes(reports)
+    return merge(Loaded(nodes=nodes, invalid=[], duplicates=duplicates))

@@ -1,0 +1,57 @@
+"""`gpudoctor fleet` as users run it: a real process, its output and exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from fleetgen import report, write
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def gd(*args):
+    env = dict(os.environ, NO_COLOR="1")
+    return subprocess.run(
+        [sys.executable, "-m", "gpudoctor", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_fleet_cli_formats_exit_codes_and_bad_files(tmp_path):
+    reports = tmp_path / "reports"
+    for i in range(3):
+        write(reports, f"gpu-{i}.json", report(f"gpu-{i}"))
+    write(reports, "gpu-3.json", report("gpu-3", facts={"driver.version": "535.104.05"}))
+
+    r = gd("fleet", str(reports), "--format", "json")
+    data = json.loads(r.stdout)
+    assert (r.returncode, r.stderr) == (0, "")  # a driver drift is a warning; --fail-on error
+    assert [f["rule"] for f in data["fleet_findings"]] == ["GD-FLEET-DRIVER-001"]
+    assert data["fleet_findings"][0]["nodes"] == ["gpu-3"]
+    assert gd("fleet", str(reports), "--fail-on", "warning").returncode == 1
+
+    text = gd("fleet", str(reports))
+    assert "1 of 4 nodes has driver version 535.104.05 where 3 have 580.159.04: gpu-3" in text.stdout
+    assert "\x1b[" not in text.stdout
+    md = gd("fleet", str(reports / "gpu-0.json"), str(reports / "gpu-1.json"), "--format", "markdown")
+    assert md.returncode == 0 and md.stdout.startswith("# gpudoctor fleet: 2 nodes, 16 GPUs (2 report files)")
+
+    write(reports, "broken.json", "{")
+    r = gd("fleet", str(reports), "--format", "json")
+    assert r.returncode == 2
+    assert r.stderr == (
+        f"gpudoctor: cannot use {reports / 'broken.json'}: "
+        "not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)\n"
+    )
+    assert json.loads(r.stdout)["summary"]["nodes"] == 4  # the others are still merged
+    assert gd("fleet", str(reports), "--skip-invalid").returncode == 0
+    assert gd("fleet", str(tmp_path / "nothing-here"), "--skip-invalid").returncode == 2
+    assert gd("fleet").returncode == 2  # no paths: usage error

@@ -1,0 +1,146 @@
+"""The lookups resolvers build on: typed answers from the shipped tables, LookupError when not there."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpudoctor import knowledge as kn
+
+H200_NVML = Path(__file__).parents[1] / "fixtures" / "h200-driver580-snapshot" / "nvml.json"
+
+
+@pytest.mark.parametrize(
+    ("cuda", "driver"),
+    [
+        ("12.6", "560.28.03"),  # GA
+        ("12.6.3", "560.35.05"),  # update 3
+        ("13.0.2", "580.95.05"),
+        ("11.8", "520.61.05"),
+        ("11.0.2", "450.51.05"),  # CUDA 11.0 GA was release 11.0.2
+        ("11.0.3", "450.51.06"),
+        (" 12.4 ", "550.54.14"),
+    ],
+)
+def test_min_driver_for_cuda(cuda, driver):
+    assert kn.min_driver_for_cuda(cuda) == driver
+
+
+@pytest.mark.parametrize("cuda", ["12.7", "12.6.9", "10.2", "twelve", "12"])
+def test_unknown_cuda_releases_raise(cuda):
+    with pytest.raises(LookupError):
+        kn.min_driver_for_cuda(cuda)
+
+
+def test_cuda_toolkit_keeps_the_bundled_driver_where_it_differs():
+    row = kn.cuda_toolkit("12.8")
+    assert (row.driver, row.bundled_driver, row.verified) == ("570.26", "570.86.10", False)
+    assert kn.cuda_toolkit("12.8.1").bundled_driver is None
+
+
+def test_minor_compat_floor():
+    assert [kn.minor_compat_floor(m) for m in (11, 12, 13)] == ["450.80.02", "525.60.13", "580"]
+    with pytest.raises(LookupError):
+        kn.minor_compat_floor(10)
+
+
+def test_driver_branch():
+    assert kn.driver_branch(580).designation == "LTSB"
+    assert kn.driver_branch(580).max_cuda_major == 13
+    assert kn.driver_branch(999) is None
+
+
+@pytest.mark.parametrize("version", ["2.11", "2.11.0", "2.11.0+cu128", "2.11.1+cpu", "2.11.0rc1"])
+def test_torch_release_accepts_installed_version_strings(version):
+    assert kn.torch_release(version).version == "2.11"
+
+
+@pytest.mark.parametrize("version", ["3.0", "1.12", "torch"])
+def test_unknown_torch_releases_raise(version):
+    with pytest.raises(LookupError):
+        kn.torch_release(version)
+
+
+def test_torch_variants_and_their_arch_lists():
+    variants = kn.torch_variants("2.11")
+    assert [v.name for v in variants] == ["cu126", "cu128", "cu130"]
+    cu128, cu130 = variants[1], variants[2]
+    assert "7.0" not in cu128.compiled_ccs and "12.0" in cu128.compiled_ccs
+    assert cu128.ptx_cc is None
+    assert cu130.compiled_ccs[-1] == "12.0" and cu130.ptx_cc == "12.0"
+    assert kn.torch_release("2.11").variant("cu118") is None
+
+
+def test_a_variant_without_its_own_provenance_inherits_the_releases():
+    release = kn.torch_release("2.11")
+    assert all(v.source == release.source and v.verified == release.verified for v in release.variants)
+    own = kn.torch_release("2.9").variant("cu130")
+    assert own.source == "pt-build-cuda-sh" and "build_cuda.sh" in own.note
+
+
+def test_torch_index_url():
+    assert kn.torch_index_url("cu128") == "https://download.pytorch.org/whl/cu128"
+    assert kn.torch_index_url("cpu") == "https://download.pytorch.org/whl/cpu"
+    with pytest.raises(ValueError):
+        kn.torch_index_url("cu12.8")
+
+
+def test_the_pypi_default_of_a_release_is_one_of_its_variants():
+    release = kn.torch_release("2.0")
+    assert release.variant(release.pypi_default).cuda == "11.7"
+
+
+def test_tensorflow_jax_cudnn_lookups():
+    assert kn.tensorflow_build("2.16.1").cuda == "12.3"
+    with pytest.raises(LookupError):
+        kn.tensorflow_build("1.15")
+    assert kn.jax_plugin(13).min_cc == "7.5"
+    assert kn.jax_plugin(11) is None
+    assert {(r.cuda_min, r.cuda_max) for r in kn.cudnn_builds("9.10.2")} == {
+        ("11.8", "11.8"),
+        ("12.0", "12.9"),
+        ("12.8", "12.9"),
+    }
+    assert kn.cudnn_builds("7.6.5") == ()
+
+
+def test_gpu_by_name_finds_the_gpu_of_the_h200_capture():
+    name = json.loads(H200_NVML.read_text(encoding="utf-8"))["devices"]["0"]["nvmlDeviceGetName"]
+    gpu = kn.gpu_by_name(name)
+    assert (gpu.key, gpu.compute_capability, gpu.mig_max_instances) == ("h200", "9.0", 7)
+    assert kn.gpu_by_name("  NVIDIA B200\n").compute_capability == "10.0"
+    assert kn.gpu_by_name("NVIDIA Tesla K80") is None
+
+
+@pytest.mark.parametrize(
+    ("speed", "gen"),
+    [
+        ("2.5 GT/s PCIe", 1),
+        ("8.0 GT/s PCIe", 3),
+        ("32.0 GT/s PCIe\n", 5),
+        ("16 GT/s", 4),
+        ("64.0 GT/s PCIe", 6),
+    ],
+)
+def test_pcie_generation(speed, gen):
+    assert kn.pcie_generation(speed).gen == gen
+
+
+def test_pcie_generation_unknown_and_bandwidth():
+    assert kn.pcie_generation("Unknown") is None
+    assert kn.pcie_generation("16.0 GT/s") is None  # not a form any kernel wrote
+    assert kn.pcie_generation("16.0 GT/s PCIe").x16_gbs == 31.51
+
+
+def test_the_shipped_tables_load_once():
+    assert kn.knowledge() is kn.knowledge()
+
+
+def test_tables_are_read_only():
+    kb = kn.knowledge()
+    with pytest.raises(TypeError):
+        kb.tables["torch"] = None  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        kb.gpus[0].compute_capability = "1.0"  # type: ignore[misc]

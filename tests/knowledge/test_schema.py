@@ -1,0 +1,199 @@
+"""Broken tables fail validation: every problem at once, each with file, line, row and what was expected."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gpudoctor import knowledge as kn
+
+
+@pytest.fixture
+def tables(tmp_path: Path) -> Path:
+    out = tmp_path / "knowledge"
+    shutil.copytree(kn.knowledge_dir(), out)
+    return out
+
+
+def edit(directory: Path, name: str, old: str, new: str) -> None:
+    path = directory / f"{name}.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} must occur once in {name}.yaml"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def line_of(directory: Path, name: str, needle: str) -> int:
+    lines = (directory / f"{name}.yaml").read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if needle in line)
+
+
+def problems(directory: Path) -> list[str]:
+    kb, found = kn.parse_directory(directory)
+    assert kb is None if found else kb is not None
+    return [str(p) for p in found]
+
+
+def test_a_copy_of_the_shipped_tables_is_valid(tables):
+    assert problems(tables) == []
+
+
+def test_dropping_a_source_fails_every_row_that_cites_it(tables):
+    text = (tables / "cuda_drivers.yaml").read_text(encoding="utf-8")
+    start = text.index("  nv-redist:\n")
+    end = text.index("  nv-redist-legacy:\n")
+    (tables / "cuda_drivers.yaml").write_text(text[:start] + text[end:], encoding="utf-8")
+    found = problems(tables)
+    line = line_of(tables, "cuda_drivers", '{cuda: "12.6", update: 3,')
+    index = _row_index(tables, "cuda_drivers", '{cuda: "12.6", update: 3,')
+    assert (
+        f"cuda_drivers.yaml:{line}: CUDA 12.6 update 3: at rows[{index}].source: "
+        "source 'nv-redist' is not defined under sources"
+    ) in found
+    cited = (tables / "cuda_drivers.yaml").read_text(encoding="utf-8").count("source: nv-redist,")
+    assert len(found) == cited > 1
+    with pytest.raises(kn.KnowledgeError) as err:
+        kn.load_knowledge(tables)
+    assert len(err.value.problems) == cited
+
+
+def test_an_unquoted_version_is_reported_at_its_line(tables):
+    edit(tables, "torch", 'torchvision: "0.14"', "torchvision: 0.14")
+    line = line_of(tables, "torch", "torchvision: 0.14")
+    assert problems(tables) == [
+        f"torch.yaml:{line}: torch 1.13: at rows[0].torchvision: "
+        'expected a quoted "X.Y" like "2.10", got 0.14'
+    ]
+
+
+def test_an_unverified_row_without_a_note_fails(tables):
+    note = '\n     note: "not in the stored source.md (it ends at 2.18.0)"}\n  - {version: "2.20"'
+    edit(tables, "tensorflow", "verified: false," + note, 'verified: false}\n  - {version: "2.20"')
+    line = line_of(tables, "tensorflow", '{version: "2.19"')
+    assert problems(tables) == [
+        f"tensorflow.yaml:{line}: tensorflow 2.19: at rows[9].note: "
+        "a row with verified: false needs a note saying why"
+    ]
+
+
+def test_every_problem_is_reported_at_once_across_files(tables):
+    edit(tables, "jax", 'min_cc: "7.5"', 'min_cc: "sm_75"')
+    edit(tables, "pcie", "gen: 6,", "gen: 6, lanes: 16,")
+    ada = '    confirmed: [compute_capability, segment]\n    verified: false\n    note: "only the compute'
+    edit(
+        tables,
+        "gpus",
+        "segment: workstation\n    source: cuda-gpus\n" + ada,
+        "segment: desktop\n    source: cuda-gpus\n" + ada,
+    )
+    found = problems(tables)
+    assert len(found) == 3
+    expected = [
+        ("jax.yaml:", "jax[cuda13]: at rows[1].min_cc: expected a quoted compute capability"),
+        ("pcie.yaml:", "PCIe Gen6: at rows[5].lanes: unknown key"),
+        ("gpus.yaml:", "NVIDIA RTX 6000 Ada Generation: at rows[22].segment: expected one of"),
+    ]
+    for file, text in expected:
+        assert any(p.startswith(file) and text in p for p in found), text
+
+
+def test_checked_must_be_a_date(tables):
+    edit(tables, "jax", "checked: 2026-11-30", 'checked: "last week"')
+    line = line_of(tables, "jax", "checked:")
+    assert problems(tables) == [
+        f"jax.yaml:{line}: at checked: expected the date it was checked (YYYY-MM-DD), got 'last week'"
+    ]
+
+
+def test_a_missing_or_unknown_table_file_is_reported(tables):
+    (tables / "pcie.yaml").unlink()
+    (tables / "rocm.yaml").write_text("table: rocm\n", encoding="utf-8")
+    found = problems(tables)
+    assert (
+        "rocm.yaml:0: unknown table (expected: cuda_drivers, torch, tensorflow, jax, cudnn, gpus, pcie)"
+        in found
+    )
+    assert f"pcie.yaml:0: missing table file in {tables}" in found
+
+
+def test_table_name_must_match_the_file(tables):
+    edit(tables, "cudnn", "table: cudnn", "table: cuDNN")
+    line = line_of(tables, "cudnn", "table: cuDNN")
+    assert problems(tables) == [f"cudnn.yaml:{line}: at table: expected 'cudnn' (the file name), got 'cuDNN'"]
+
+
+def test_a_source_must_say_what_was_read(tables):
+    edit(tables, "jax", "    read: >-\n", "    seen: >-\n")
+    found = problems(tables)
+    assert any("at sources.jax-install.seen: unknown key (expected: title, url, read)" in p for p in found)
+    assert any("at sources.jax-install.read: expected a non-empty string" in p for p in found)
+
+
+def test_pypi_default_must_be_one_of_the_variants(tables):
+    edit(
+        tables,
+        "torch",
+        'pypi_default: cu117\n    torchvision: "0.15"',
+        'pypi_default: cu118x\n    torchvision: "0.15"',
+    )
+    found = problems(tables)
+    line = line_of(tables, "torch", "cu118x")
+    assert found == [
+        f"torch.yaml:{line}: torch 2.0: at rows[1].pypi_default: "
+        "expected a CUDA wheel variant like cu128, got 'cu118x'"
+    ]
+    edit(tables, "torch", "pypi_default: cu118x", "pypi_default: cu121")
+    assert problems(tables) == [
+        f"torch.yaml:{line}: torch 2.0: at rows[1].pypi_default: 'cu121' is not one of the variants"
+    ]
+
+
+def test_a_variant_name_must_match_its_cuda(tables):
+    edit(tables, "torch", '{name: cu116, cuda: "11.6"', '{name: cu116, cuda: "11.7"')
+    line = line_of(tables, "torch", "{name: cu116")
+    assert problems(tables) == [
+        f"torch.yaml:{line}: torch 1.13: at rows[0].variants[0].name: variant cu116 does not match cuda 11.7"
+    ]
+
+
+def test_a_duplicate_row_is_reported(tables):
+    edit(tables, "pcie", "gen: 2, gts", "gen: 1, gts")
+    line = line_of(tables, "pcie", 'gen: 1, gts: "5.0"')
+    assert problems(tables) == [
+        f"pcie.yaml:{line}: PCIe Gen1: at rows[1]: duplicate row (same gen as rows[0])"
+    ]
+
+
+def test_confirmed_may_only_name_fields_the_row_sets(tables):
+    edit(
+        tables,
+        "gpus",
+        '    confirmed: [compute_capability, segment]\n    verified: false\n    note: "16 or 32 GB; no',
+        '    confirmed: [compute_capability, bf16_tflops]\n    verified: false\n    note: "16 or 32 GB; no',
+    )
+    line = line_of(tables, "gpus", "confirmed: [compute_capability, bf16_tflops]")
+    assert problems(tables) == [
+        f"gpus.yaml:{line}: Tesla V100 SXM2: at rows[0].confirmed: 'bf16_tflops' is not a field this row sets"
+    ]
+
+
+def test_a_bad_regex_is_rejected(tables):
+    edit(tables, "gpus", "match: 'NVIDIA L40S'", "match: 'NVIDIA L40S('")
+    found = problems(tables)
+    assert (
+        len(found) == 1 and "NVIDIA L40S: at rows[11].match: expected a valid regular expression" in found[0]
+    )
+
+
+def test_yaml_syntax_errors_carry_a_line(tables):
+    (tables / "pcie.yaml").write_text("table: pcie\nrows: [\n", encoding="utf-8")
+    found = problems(tables)
+    assert len(found) == 1 and found[0].startswith("pcie.yaml:") and "not valid YAML" in found[0]
+    assert found[0].split(":")[1] != "0"
+
+
+def _row_index(directory: Path, name: str, needle: str) -> int:
+    text = (directory / f"{name}.yaml").read_text(encoding="utf-8")
+    rows = text[text.index("\nrows:\n") :].split("\n  - ")
+    return next(i - 1 for i, chunk in enumerate(rows) if needle.removeprefix("  - ") in chunk)

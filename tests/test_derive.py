@@ -1,0 +1,168 @@
+"""Derived facts: computed from collected facts and the knowledge tables, never from the host."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpudoctor.derive import DERIVED, compiled_arch, derive, runs_on, torch_variant
+from gpudoctor.facts import SCHEMA, Facts, known, spec_name, unknown
+
+
+def facts(values: dict, missing: dict = None) -> Facts:
+    """Facts from {name: value}; a tuple ("?", why) is an unknown fact."""
+    items = {
+        n: unknown(v[1], "test") if isinstance(v, tuple) else known(v, "test") for n, v in values.items()
+    }
+    return Facts(items, missing or {})
+
+
+def torch_on(ccs: list, version="2.11.0", cuda="13.0", build="cuda") -> Facts:
+    gpus = {f"gpus[{i}].compute_capability": cc for i, cc in enumerate(ccs)}
+    return facts(
+        {
+            "gpus.count": len(ccs),
+            "frameworks.count": 1,
+            "frameworks[0].name": "torch",
+            "frameworks[0].build": build,
+            "frameworks[0].version": version,
+            "frameworks[0].cuda": cuda,
+            **gpus,
+        }
+    )
+
+
+def value(f: Facts, name: str):
+    fact = f.get(name)
+    return fact.value if fact.known else ("unknown", fact.unknown)
+
+
+# --- pure decisions -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cc", "arch", "expected"),
+    [
+        ("9.0", ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0+PTX"], True),
+        ("8.9", ["7.5", "8.0", "8.6", "9.0"], True),  # the sm_86 cubin runs on 8.9
+        ("8.0", ["8.6", "9.0"], False),  # but not on 8.0: a cubin runs on its minor version and above
+        ("12.0", ["5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"], False),  # RTX 5090, cu126
+        ("12.1", ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"], True),  # GB10 runs sm_120 code
+        ("10.3", ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0+PTX"], True),
+        ("7.0", ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0+PTX"], False),  # V100 on cu130
+        ("13.0", ["7.5", "12.0+PTX"], True),  # a newer GPU JIT-compiles the embedded PTX
+        ("11.0", ["9.0", "12.0+PTX"], False),  # PTX for 12.0 cannot run on an older 11.0
+        ("9.0", [], False),
+    ],
+)
+def test_runs_on(cc, arch, expected):
+    assert runs_on(cc, arch) is expected
+
+
+def test_torch_variant():
+    assert torch_variant("12.8") == "cu128"
+    assert torch_variant("13.0.2") == "cu130"
+    assert torch_variant("13") is None
+
+
+def test_compiled_arch_from_the_knowledge_table():
+    assert compiled_arch("2.11.0", "12.6") == (["5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"], None)
+    assert compiled_arch("2.11.0", "13.0")[0] == ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0+PTX"]
+    arch, why = compiled_arch("2.5.1", "12.4")
+    assert arch is None and why == "the knowledge table does not list the architectures of torch 2.5.1 cu124"
+    assert compiled_arch("2.11.0", "12.4") == (
+        None,
+        "torch 2.11.0 has no cu124 variant in the knowledge table",
+    )
+    assert compiled_arch("1.4.0", "10.1") == (None, "torch 1.4 is not in the torch table")
+
+
+# --- the stage ----------------------------------------------------------------------------------------
+
+
+def test_an_rtx_5090_with_a_cu126_build_has_no_kernels():
+    f = derive(torch_on(["12.0", "12.0"], cuda="12.6"))
+    assert value(f, "frameworks[0].arch_list") == ["5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"]
+    assert value(f, "frameworks[0].unsupported_gpus") == [0, 1]
+    assert value(f, "frameworks[0].unsupported_gpu_count") == 2
+    assert value(f, "frameworks[0].unsupported_ccs") == ["12.0"]
+    assert f.get("frameworks[0].unsupported_gpus").source == (
+        "derived:gpus.count, gpus[0].compute_capability, gpus[1].compute_capability, frameworks[0].arch_list"
+    )
+
+
+def test_a_mixed_host_names_only_the_gpu_left_out():
+    f = derive(torch_on(["7.0", "9.0"], cuda="13.0"))  # a V100 beside an H100, torch 2.11 cu130
+    assert value(f, "frameworks[0].unsupported_gpus") == [0]
+    assert value(f, "frameworks[0].unsupported_ccs") == ["7.0"]
+
+
+def test_h200_with_cu130_is_supported_and_no_gpu_is_none_left_out():
+    assert value(derive(torch_on(["9.0"])), "frameworks[0].unsupported_gpu_count") == 0
+    assert value(derive(torch_on([])), "frameworks[0].unsupported_gpus") == []
+
+
+def test_arch_unknown_for_what_the_table_lacks():
+    f = derive(torch_on(["12.0"], version="2.5.1", cuda="12.4"))
+    why = "the knowledge table does not list the architectures of torch 2.5.1 cu124"
+    assert value(f, "frameworks[0].arch_list") == ("unknown", why)
+    assert value(f, "frameworks[0].unsupported_gpu_count") == ("unknown", why)
+
+
+def test_an_unknown_compute_capability_leaves_the_lists_unknown():
+    f = torch_on(["9.0"])
+    items = dict(f.items())
+    items["gpus[0].compute_capability"] = unknown("GPU is lost", "test")
+    f = Facts(items)
+    assert value(derive(f), "frameworks[0].unsupported_gpus") == ("unknown", "GPU is lost")
+    assert value(derive(f), "frameworks[0].arch_list")[0] == "7.5"
+
+
+@pytest.mark.parametrize(("name", "build"), [("torch", "cpu"), ("torch", "rocm"), ("jax", "cuda")])
+def test_arch_is_only_derived_for_torch_cuda_builds(name, build):
+    f = derive(facts({"frameworks.count": 1, "frameworks[0].name": name, "frameworks[0].build": build}))
+    assert value(f, "frameworks[0].arch_list") == ("unknown", "only known for torch CUDA builds")
+    assert value(f, "frameworks[0].unsupported_gpu_count") == ("unknown", "only known for torch CUDA builds")
+
+
+def test_unknown_build_gives_its_reason():
+    f = torch_on(["9.0"])
+    items = dict(f.items())
+    items["frameworks[0].build"] = unknown("not determined", "test")
+    assert value(derive(Facts(items)), "frameworks[0].arch_list") == ("unknown", "not determined")
+
+
+def test_cpus_per_gpu():
+    assert value(derive(facts({"system.cpus": 16, "gpus.count": 1})), "system.cpus_per_gpu") == 16.0
+    assert value(derive(facts({"system.cpus": 30, "gpus.count": 8})), "system.cpus_per_gpu") == 3.75
+    no_gpu = derive(facts({"system.cpus": 30, "gpus.count": 0}))
+    assert value(no_gpu, "system.cpus_per_gpu") == ("unknown", "no GPU")
+    timed_out = facts({"system.cpus": 30}, missing={"gpus": "timed out"})
+    assert value(derive(timed_out), "system.cpus_per_gpu") == ("unknown", "timed out")
+    assert derive(timed_out).get("system.cpus_per_gpu").source == "derived:system.cpus, gpus.count"
+
+
+def test_rocm_frameworks():
+    f = facts({"frameworks.count": 2, "frameworks[0].build": "rocm", "frameworks[1].build": "cpu"})
+    assert value(derive(f), "python.rocm_frameworks") == 1
+    f = facts({"frameworks.count": 1, "frameworks[0].build": ("?", "source build")})
+    assert value(derive(f), "python.rocm_frameworks") == ("unknown", "source build")
+    assert value(derive(facts({"frameworks.count": 0})), "python.rocm_frameworks") == 0
+
+
+def test_nothing_is_derived_from_probes_that_did_not_run():
+    # A preflight check: no python or system probe facts, and none of theirs failed.
+    f = derive(facts({"gpus.count": 1, "gpus[0].compute_capability": "9.0"}))
+    assert "system.cpus_per_gpu" not in f and "python.rocm_frameworks" not in f
+    assert len(f) == 2
+    # ...but a probe that ran and crashed still leaves its derived facts unknown, with why.
+    crashed = derive(facts({"gpus.count": 1}, missing={"python": "probe crashed: ValueError"}))
+    assert value(crashed, "python.rocm_frameworks") == ("unknown", "probe crashed: ValueError")
+
+
+def test_derived_facts_are_the_documented_ones():
+    assert set(DERIVED) == {s.name for s in SCHEMA if s.doc.startswith("derived:")}
+    base = Facts({**dict(torch_on(["9.0", "7.0"], cuda="13.0").items()), "system.cpus": known(16, "test")})
+    added = {spec_name(name) for name, _ in derive(base).items()} - {
+        spec_name(name) for name, _ in base.items()
+    }
+    assert added == set(DERIVED)

@@ -1,0 +1,308 @@
+"""Policy files: found, validated strictly, compiled to ordinary rules, and judged on the H200 snapshot."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gpudoctor.check import exit_code, run_check
+from gpudoctor.engine import conditions
+from gpudoctor.engine.loader import ID_PATTERN
+from gpudoctor.engine.model import CATEGORIES
+from gpudoctor.host.base import Deadline
+from gpudoctor.host.snapshot import SnapshotHost, load
+from gpudoctor.policy import PolicyError, parse
+from gpudoctor.policy import load as load_policy
+from gpudoctor.profiles import PROFILES
+from gpudoctor.report import json_report
+from gpudoctor.report.text import render_plain
+
+from conftest import H200
+
+ROOT = Path(__file__).parents[1]
+
+FULL = {
+    "fail_on": "warning",
+    "gpus": {"count": 8, "model": "H100", "min_memory_gb": 160, "nvlink_all_active": True},
+    "driver": {"min_version": "590", "cuda": ">=13.1,<14"},
+    "cudnn": {"version": ">=9.15"},
+    "frameworks": {"gpu": ["torch", "onnxruntime", "tensorflow"]},
+    "ignore": {"GD-FW-004": "onnxruntime runs our CPU tokenizer only"},
+}
+
+
+def _check(policy, profile="workstation"):
+    host = SnapshotHost(load(str(H200)), "h200")
+    return run_check(host, "h200", Deadline(10), [], profile=PROFILES[profile], policy=policy)
+
+
+def _statuses(result):
+    return {r.rule.id: r.status for r in result.results if r.rule.id.startswith("POLICY-")}
+
+
+def _messages(result, rule_id):
+    return [f.message for r in result.results if r.rule.id == rule_id for f in r.findings]
+
+
+def test_every_requirement_becomes_a_valid_rule_of_its_area():
+    policy = parse(dict(FULL), "gpudoctor.toml")
+    ids = [r.id for r in policy.rules]
+    assert ids == [
+        "POLICY-GPU-COUNT",
+        "POLICY-GPU-MODEL",
+        "POLICY-GPU-MEMORY",
+        "POLICY-NVLINK",
+        "POLICY-DRIVER-MIN",
+        "POLICY-CUDA-RANGE",
+        "POLICY-CUDNN-PRESENT",
+        "POLICY-CUDNN-RANGE",
+        "POLICY-FW-TORCH",
+        "POLICY-FW-ONNXRUNTIME",
+        "POLICY-FW-TENSORFLOW",
+    ]
+    for rule in policy.rules:
+        problems: list = []
+        conditions.validate(rule.when, "when", rule.for_each, problems)
+        assert problems == [], rule.id
+        assert ID_PATTERN.match(rule.id) and rule.severity == "error" and rule.category in CATEGORIES
+    assert policy.fail_on == "warning"
+    assert policy.ignore == (("GD-FW-004", "onnxruntime runs our CPU tokenizer only"),)
+
+
+def test_unmet_requirements_fire_with_exact_messages():
+    result = _check(parse(dict(FULL), "gpudoctor.toml"))
+    assert _statuses(result) == {
+        "POLICY-GPU-COUNT": "fired",
+        "POLICY-GPU-MODEL": "fired",
+        "POLICY-GPU-MEMORY": "fired",
+        "POLICY-NVLINK": "fired",  # the H200 PCIe card has no NVLink
+        "POLICY-DRIVER-MIN": "fired",
+        "POLICY-CUDA-RANGE": "fired",
+        "POLICY-CUDNN-PRESENT": "passed",
+        "POLICY-CUDNN-RANGE": "fired",  # the system copy, 9.14.0
+        "POLICY-FW-TORCH": "passed",
+        "POLICY-FW-ONNXRUNTIME": "fired",  # a CPU build
+        "POLICY-FW-TENSORFLOW": "fired",  # not installed
+    }
+    assert _messages(result, "POLICY-GPU-COUNT") == ["The policy requires exactly 8 GPU(s); 1 visible."]
+    assert _messages(result, "POLICY-GPU-MODEL") == [
+        "GPU 0 (NVIDIA H200) does not match the policy's model pattern 'H100'."
+    ]
+    assert _messages(result, "POLICY-GPU-MEMORY") == [
+        "GPU 0 (NVIDIA H200) has 140.4 GiB; the policy requires 160 GB (10^9 bytes) per GPU."
+    ]
+    assert _messages(result, "POLICY-DRIVER-MIN") == [
+        "The policy requires NVIDIA driver 590 or newer; this host has 580.159.04 "
+        "(kernel module loaded: yes)."
+    ]
+    assert _messages(result, "POLICY-CUDA-RANGE") == [
+        "The policy requires a driver that supports CUDA '>=13.1,<14'; driver 580.159.04 supports CUDA 13.0."
+    ]
+    assert _messages(result, "POLICY-CUDNN-RANGE") == [
+        "cuDNN 9.14.0 at /lib/x86_64-linux-gnu/libcudnn.so.9 (system) is outside the policy's '>=9.15'."
+    ]
+    why = [f.why for f in result.findings if f.rule.id == "POLICY-GPU-COUNT"]
+    assert why == ["Required by the policy in gpudoctor.toml (gpus.count)."]
+
+
+def test_met_requirements_pass():
+    met = {
+        "gpus": {"min_count": 1, "model": "h200", "min_memory_gb": 80},  # the pattern ignores case
+        "driver": {"min_version": "550.54.15", "cuda": ">=12.4,<14"},
+        "cudnn": {"version": ">=9.10,<10"},
+        "frameworks": {"gpu": ["torch", "jax", "cupy"]},
+    }
+    result = _check(parse(met, "gpudoctor.toml"))
+    assert set(_statuses(result).values()) == {"passed"}
+    assert exit_code(result.findings, "error") == 0
+
+
+def test_count_is_exact_and_min_count_is_a_floor():
+    assert _statuses(_check(parse({"gpus": {"count": 1}}, "p.toml"))) == {"POLICY-GPU-COUNT": "passed"}
+    assert _statuses(_check(parse({"gpus": {"count": 0}}, "p.toml"))) == {"POLICY-GPU-COUNT": "fired"}
+    assert _statuses(_check(parse({"gpus": {"min_count": 2}}, "p.toml"))) == {"POLICY-GPU-COUNT": "fired"}
+
+
+def test_ignored_findings_leave_the_findings_and_the_exit_code_but_are_reported():
+    policy = parse({"ignore": {"GD-FW-004": "onnxruntime runs our CPU tokenizer only"}}, "gpudoctor.toml")
+    result = _check(policy)
+    assert [f.rule.id for f in result.findings] == ["GD-CUDNN-002"]
+    assert exit_code(result.findings, "warning") == 0
+    data = json.loads(json_report.render(result, "warning", include_timing=False))
+    assert data["summary"]["ignored"] == 1 and data["summary"]["warning"] == 0
+    assert [(i["rule"], i["reason"]) for i in data["ignored"]] == [
+        ("GD-FW-004", "onnxruntime runs our CPU tokenizer only")
+    ]
+    assert {r["id"]: r["status"] for r in data["rules"]}["GD-FW-004"] == "ignored"
+    assert data["policy"] == "gpudoctor.toml"
+    text = render_plain(result, "warning")
+    assert "Ignored by policy\n  WARNING GD-FW-004  CPU-only ONNX Runtime on a GPU host\n" in text
+    assert "    reason: onnxruntime runs our CPU tokenizer only\n" in text
+    assert "1 ignored by policy · exit 0 (--fail-on warning)" in text
+
+
+def test_an_ignored_rule_must_exist():
+    policy = parse({"ignore": {"GD-NOPE-001": "typo"}}, "gpudoctor.toml")
+    with pytest.raises(PolicyError) as e:
+        _check(policy)
+    assert e.value.problems == [
+        "gpudoctor.toml: ignore.GD-NOPE-001: no such rule (`gpudoctor rules list` shows them)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ({"ignore": {"GD-SHM-001": ""}}, "ignore.GD-SHM-001: an ignored rule needs a written reason"),
+        ({"ignore": {"GD-SHM-001": "  "}}, "ignore.GD-SHM-001: an ignored rule needs a written reason"),
+        ({"ignore": ["GD-SHM-001"]}, 'ignore: expected a table of rule id = "reason"'),
+        ({"ignore": {"shm": "x"}}, "ignore.shm: not a rule id"),
+        ({"gpus": {"cont": 8}}, "gpus.cont: unknown key (expected one of: count, min_count, model,"),
+        ({"gpu": {"count": 8}}, "gpu: unknown key (expected one of: fail_on, gpus, driver,"),
+        ({"gpus": {"count": "8"}}, "gpus.count: expected an integer, got '8'"),
+        ({"gpus": {"count": True}}, "gpus.count: expected an integer, got True"),
+        (
+            {"gpus": {"count": 8, "min_count": 1}},
+            "gpus: give count (exactly) or min_count (at least), not both",
+        ),
+        ({"gpus": {"model": "H1(00"}}, "gpus.model: not a valid regular expression"),
+        ({"gpus": {"min_memory_gb": 0}}, "gpus.min_memory_gb: expected a positive number of GB"),
+        ({"driver": {"min_version": "new"}}, "driver.min_version: not a version: 'new'"),
+        ({"driver": {"cuda": "12.4"}}, "driver.cuda: expected a version range such as '>=12.4,<14'"),
+        ({"driver": {"cuda": "==12.*"}}, "driver.cuda: expected a version range"),
+        ({"cudnn": {"version": "~=9.1"}}, "cudnn.version: expected a version range"),
+        ({"driver": {"cuda": ">=" + "9" * 5000}}, "driver.cuda: expected a version range"),
+        ({"driver": {"min_version": "9" * 5000}}, "driver.min_version: not a version"),
+        ({"frameworks": {"gpu": ["pytorch"]}}, "frameworks.gpu: unknown framework 'pytorch'"),
+        ({"fail_on": "sometimes"}, "fail_on: expected one of error, warning, info, never, got 'sometimes'"),
+    ],
+)
+def test_problems_name_the_file_and_the_key(data, problem):
+    with pytest.raises(PolicyError) as e:
+        parse(data, "gpudoctor.toml")
+    assert any(p.startswith(f"gpudoctor.toml: {problem}") for p in e.value.problems), e.value.problems
+
+
+def test_every_problem_is_reported_at_once():
+    with pytest.raises(PolicyError) as e:
+        parse({"gpus": {"cont": 8, "count": "x"}, "ignore": {"GD-SHM-001": ""}}, "p.toml")
+    assert len(e.value.problems) == 3
+
+
+def _write(path, text):
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_found_in_the_working_directory_then_pyproject(tmp_path):
+    assert load_policy(None, tmp_path) is None
+    _write(tmp_path / "pyproject.toml", '[project]\nname = "x"\n')
+    assert load_policy(None, tmp_path) is None  # a pyproject without [tool.gpudoctor] is no policy
+    _write(
+        tmp_path / "pyproject.toml", '[tool.gpudoctor]\nfail_on = "info"\n[tool.gpudoctor.gpus]\ncount = 2\n'
+    )
+    policy = load_policy(None, tmp_path)
+    assert (policy.fail_on, [r.id for r in policy.rules]) == ("info", ["POLICY-GPU-COUNT"])
+    assert (
+        policy.rules[0].why
+        == f"Required by the policy in {tmp_path / 'pyproject.toml'} [tool.gpudoctor] (gpus.count)."
+    )
+    _write(tmp_path / "gpudoctor.toml", 'fail_on = "warning"\n')
+    assert load_policy(None, tmp_path).fail_on == "warning"  # gpudoctor.toml comes first
+    other = _write(tmp_path / "other.toml", 'fail_on = "never"\n')
+    assert load_policy(str(other), tmp_path).fail_on == "never"  # --policy wins
+
+
+def test_pyproject_keys_are_named_under_tool_gpudoctor(tmp_path):
+    path = _write(tmp_path / "pyproject.toml", '[tool.gpudoctor.ignore]\nGD-SHM-001 = ""\n')
+    with pytest.raises(PolicyError) as e:
+        load_policy(None, tmp_path)
+    assert e.value.problems == [
+        f"{path}: tool.gpudoctor.ignore.GD-SHM-001: an ignored rule needs a written reason: "
+        "the value is why it is ignored"
+    ]
+
+
+def test_a_broken_pyproject_without_our_table_is_not_a_policy_error(tmp_path):
+    _write(tmp_path / "pyproject.toml", "[project\nname = 1\n")
+    assert load_policy(None, tmp_path) is None
+    _write(tmp_path / "pyproject.toml", "[tool.gpudoctor]\nfail_on = \n")
+    with pytest.raises(PolicyError, match="not valid TOML"):
+        load_policy(None, tmp_path)
+
+
+def test_unreadable_policies(tmp_path):
+    with pytest.raises(PolicyError, match="no such policy file"):
+        load_policy(str(tmp_path / "missing.toml"), tmp_path)
+    bad = _write(tmp_path / "gpudoctor.toml", "gpus = [\n")
+    with pytest.raises(PolicyError, match=f"{bad}: not valid TOML"):
+        load_policy(None, tmp_path)
+    plain = _write(tmp_path / "pyproject.toml", "[project]\n")
+    with pytest.raises(PolicyError, match="has no \\[tool.gpudoctor\\] table"):
+        load_policy(str(plain), tmp_path)
+
+
+def test_preflight_does_not_evaluate_requirements_on_facts_it_does_not_collect():
+    result = _check(parse(dict(FULL, ignore={}), "gpudoctor.toml"), "preflight")
+    assert "POLICY-FW-TORCH" in result.skipped_rules and "POLICY-CUDNN-RANGE" in result.skipped_rules
+    assert "POLICY-GPU-COUNT" in _statuses(result) and "POLICY-DRIVER-MIN" in _statuses(result)
+    assert all(r.status != "unknown" for r in result.results)
+
+
+# --- through the command line -------------------------------------------------------------------------
+
+
+def gd(*args, cwd=ROOT):
+    """The CLI as a process, from any working directory (the policy is looked for there)."""
+    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-m", "gpudoctor", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_cli_ignore_without_reason_exits_2_naming_file_and_key(tmp_path):
+    policy = _write(tmp_path / "gpudoctor.toml", '[ignore]\nGD-SHM-001 = ""\n')
+    r = gd("check", "--snapshot", str(H200), "--policy", str(policy))
+    assert r.returncode == 2
+    assert f"{policy}: ignore.GD-SHM-001: an ignored rule needs a written reason" in r.stderr
+    r = gd("check", "--snapshot", str(H200), "--policy", str(tmp_path / "nope.toml"))
+    assert r.returncode == 2 and "nope.toml: no such policy file" in r.stderr
+
+
+def test_cli_policy_in_the_working_directory_sets_fail_on_and_requirements(tmp_path):
+    _write(tmp_path / "gpudoctor.toml", 'fail_on = "warning"\n')
+    r = gd("check", "--snapshot", str(H200), "--format", "json", cwd=tmp_path)
+    data = json.loads(r.stdout)
+    assert (r.returncode, data["summary"]["fail_on"]) == (1, "warning")  # GD-FW-004 is a warning
+    assert gd("check", "--snapshot", str(H200), "--fail-on", "error", cwd=tmp_path).returncode == 0
+    _write(tmp_path / "gpudoctor.toml", "[gpus]\ncount = 8\n")
+    r = gd("check", "--snapshot", str(H200), cwd=tmp_path)
+    assert r.returncode == 1
+    assert "ERROR   POLICY-GPU-COUNT  GPU count the policy requires" in r.stdout
+
+
+def test_the_documented_example_is_a_valid_policy(tmp_path):
+    text = (ROOT / "docs" / "policy.md").read_text()
+    example = text.split("```toml\n")[1].split("```")[0]
+    _write(tmp_path / "gpudoctor.toml", example)
+    policy = load_policy(None, tmp_path)
+    assert len(policy.rules) == 9 and policy.fail_on == "warning"
+    assert [rid for rid, _ in policy.ignore] == ["GD-CUDNN-002", "GD-SHM-001"]
+    _check(policy)  # its ignores name real rules
+    # ... and the documented errors are the real ones.
+    _write(tmp_path / "gpudoctor.toml", '[ignore]\nGD-SHM-001 = ""\n[gpus]\ncont = 8\n')
+    with pytest.raises(PolicyError) as e:
+        load_policy(None, tmp_path)
+    for problem in e.value.problems:
+        assert problem.replace(str(tmp_path / "gpudoctor.toml"), "gpudoctor.toml") in text

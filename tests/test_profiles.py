@@ -1,0 +1,146 @@
+"""Profiles: which probes run, which rules are evaluated, and which --fail-on and deadline apply."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpudoctor.check import run_check
+from gpudoctor.engine.loader import load_rules
+from gpudoctor.host.base import Deadline
+from gpudoctor.host.snapshot import SnapshotHost, load
+from gpudoctor.probes import registry
+from gpudoctor.profiles import PROFILES, resolve_fail_on, resolve_timeout, rule_facts, select_rules
+
+from conftest import H200
+
+ROOT = Path(__file__).parents[1]
+PREFLIGHT_SKIPS = [
+    "GD-CUDA-001",
+    "GD-CUDA-002",
+    "GD-CUDNN-001",
+    "GD-CUDNN-002",
+    "GD-FW-001",
+    "GD-FW-002",
+    "GD-FW-003",
+    "GD-FW-004",
+    "GD-GPU-003",
+    "GD-ARCH-001",
+    "GD-NCCL-001",
+    "GD-DCGM-001",
+    "GD-STORAGE-001",
+]
+
+
+def gd(*args, env=None):
+    full_env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT), **(env or {}))
+    return subprocess.run(
+        [sys.executable, "-m", "gpudoctor", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=full_env,
+        timeout=60,
+    )
+
+
+def _owners():
+    return {prefix: name for name, prefixes, _ in registry() for prefix in prefixes}
+
+
+def test_profile_probes_are_registry_names():
+    names = {name for name, _, _ in registry()}
+    for profile in PROFILES.values():
+        assert set(profile.probes) <= names, profile.name
+    assert set(PROFILES["workstation"].probes) == names == set(PROFILES["ci"].probes)
+    assert PROFILES["preflight"].probes == ("driver", "gpus", "container", "system")
+
+
+def test_preflight_evaluates_only_rules_whose_facts_it_collects():
+    keep, skip = select_rules(load_rules([]), PROFILES["preflight"].probes, _owners())
+    assert [r.id for r in skip] == PREFLIGHT_SKIPS
+    assert "GD-CONTAINER-001" in [r.id for r in keep]  # NVIDIA_REQUIRE_CUDA is judged in preflight
+    keep, skip = select_rules(load_rules([]), PROFILES["workstation"].probes, _owners())
+    assert skip == []
+
+
+def test_rule_facts_cover_condition_iteration_texts_and_nvidia_require():
+    rules = {r.id: r for r in load_rules([])}
+    assert {"container.nvidia_require_cuda", "driver.max_cuda", "gpus.count"} <= rule_facts(
+        rules["GD-CONTAINER-001"]
+    )
+    assert "frameworks.count" in rule_facts(rules["GD-FW-004"])  # its for_each
+    assert "python.executable" in rule_facts(rules["GD-FW-004"])  # only in its fix command
+
+
+@pytest.mark.parametrize(
+    ("profile", "flag", "policy", "expected"),
+    [
+        ("workstation", None, None, "error"),
+        ("workstation", None, "info", "info"),
+        ("workstation", "never", "info", "never"),
+        ("ci", None, None, "warning"),
+        ("ci", None, "error", "error"),
+        ("ci", "info", "error", "info"),
+        ("preflight", None, None, "error"),
+        ("preflight", None, "warning", "error"),  # the policy does not change preflight's
+        ("preflight", "warning", None, "warning"),  # an explicit flag does
+    ],
+)
+def test_fail_on_precedence(profile, flag, policy, expected):
+    assert resolve_fail_on(PROFILES[profile], flag, policy) == expected
+
+
+def test_timeouts():
+    assert resolve_timeout(PROFILES["preflight"], None) == 5.0
+    assert resolve_timeout(PROFILES["workstation"], None) == 10.0
+    assert resolve_timeout(PROFILES["preflight"], 3.0) == 3.0
+
+
+def test_preflight_check_collects_only_its_probes():
+    host = SnapshotHost(load(str(H200)), "h200")
+    result = run_check(host, "h200", Deadline(10), [], profile=PROFILES["preflight"])
+    assert [p.name for p in result.probes] == ["driver", "gpus", "system", "container"]
+    assert result.skipped_probes == ["cuda", "libraries", "python", "monitoring", "storage"]
+    assert result.skipped_rules == PREFLIGHT_SKIPS
+    assert result.facts.value("python.executable") is None and result.facts.value("gpus.count") == 1
+    assert [r.status for r in result.results if r.status != "passed"] == []
+
+
+# --- through the command line -------------------------------------------------------------------------
+
+
+def test_cli_preflight_prints_one_line_on_stderr():
+    r = gd("check", "--snapshot", str(H200), "--profile", "preflight")
+    assert (r.returncode, r.stdout) == (0, "")
+    assert r.stderr == "gpudoctor: ok · 1 × NVIDIA H200 · driver 580.159.04 · CUDA 13.0\n"
+
+
+def test_cli_preflight_failure_names_rule_message_and_fix(tmp_path):
+    policy = tmp_path / "p.toml"
+    policy.write_text('fail_on = "never"\n[gpus]\ncount = 8\n[driver]\nmin_version = "590"\n')
+    r = gd("check", "--snapshot", str(H200), "--profile", "preflight", "--policy", str(policy))
+    assert r.returncode == 1  # fails on errors whatever the policy's fail_on says
+    assert r.stderr.splitlines() == [
+        "gpudoctor: ERROR POLICY-DRIVER-MIN: The policy requires NVIDIA driver 590 or newer; this host has "
+        "580.159.04 (kernel module loaded: yes). · fix: Install driver 590 or newer (a data-center branch), "
+        "then reboot; or change the policy.",
+        "gpudoctor: ERROR POLICY-GPU-COUNT: The policy requires exactly 8 GPU(s); 1 visible. · fix: Run on a "
+        "host (or request a container/job) with 8 GPU(s), or change the policy.",
+    ]
+
+
+def test_cli_preflight_with_another_format_renders_it():
+    r = gd("check", "--snapshot", str(H200), "--profile", "preflight", "--format", "json")
+    assert r.returncode == 0 and '"name": "preflight"' in r.stdout and r.stderr == ""
+
+
+def test_cli_ci_profile_fails_on_warnings_in_plain_text():
+    r = gd("check", "--snapshot", str(H200), "--profile", "ci")
+    assert r.returncode == 1  # GD-FW-004 is a warning
+    assert "\x1b[" not in r.stdout and "exit 1 (--fail-on warning)" in r.stdout
+    assert gd("check", "--snapshot", str(H200), "--profile", "ci", "--fail-on", "error").returncode == 0

@@ -1,0 +1,464 @@
+"""Resolvers against the shipped knowledge tables: each expected answer is traced, in a comment, to the
+rows it comes from (file and row; `rules/knowledge/` is left out of the file names)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional
+
+import pytest
+
+from gpudoctor.facts import Facts, known, unknown
+from gpudoctor.knowledge import knowledge
+from gpudoctor.resolvers import RESOLVERS, assumed_arch, covers, driver_for_cuda, resolve
+
+H100 = ("NVIDIA H100 80GB HBM3", "9.0")
+V100 = ("Tesla V100-SXM2-32GB", "7.0")
+RTX5090 = ("NVIDIA GeForce RTX 5090", "12.0")
+CU124 = "https://download.pytorch.org/whl/cu124"
+CU126 = "https://download.pytorch.org/whl/cu126"
+CU128 = "https://download.pytorch.org/whl/cu128"
+
+
+def host(
+    driver: Optional[str],
+    gpus: list[tuple[str, Any]],
+    python: str = "3.11.9",
+    **framework: Any,
+) -> Facts:
+    """Facts of a host with one framework (frameworks[0]); a GPU capability of None is unknown."""
+    items = {
+        "driver.version": known(driver, "t") if driver else unknown("NVMLError_LibraryNotFound"),
+        "python.version": known(python, "t"),
+        "python.executable": known("/venv/bin/python", "t"),
+        "gpus.count": known(len(gpus), "t"),
+        "frameworks.count": known(1 if framework else 0, "t"),
+    }
+    for i, (name, cc) in enumerate(gpus):
+        items[f"gpus[{i}].name"] = known(name, "t")
+        items[f"gpus[{i}].compute_capability"] = known(cc, "t") if cc else unknown("not supported")
+    for key, value in framework.items():
+        items[f"frameworks[0].{key}"] = known(value, "t")
+    return Facts(items)
+
+
+def torch(version: str, build: str = "cpu", cuda: Optional[str] = None) -> dict[str, Any]:
+    fw = {"name": "torch", "distribution": "torch", "version": version, "build": build}
+    return fw if cuda is None else dict(fw, cuda=cuda)
+
+
+# (id, facts, args, expected: resolver fields that must equal these exactly)
+TORCH_CASES = [
+    (
+        # torch.yaml 2.5: variants cu118/cu121/cu124 (no arch lists), torchvision "0.20", torchaudio "2.5",
+        # Python 3.9-3.12; cuda_drivers.yaml 12.4 update 0: 550.54.14; minor_compat 12: 525.60.13, so 535
+        # runs cu124 through minor-version compatibility; no arch list: cudnn.yaml rows covering CUDA 12.4
+        # (9.5.1, 9.10.2 12.0-12.9, 9.17.0 12.x) all list 9.0.
+        "535-h100-cpu-torch-2.5.1-keeps-2.5-cu124",
+        host("535.183.01", [H100], **torch("2.5.1")),
+        (),
+        {
+            "ok": True,
+            "packages": ("torch==2.5.1+cu124", "torchvision==0.20.1+cu124", "torchaudio==2.5.1+cu124"),
+            "index_url": CU124,
+            "minor_compat": True,
+            "notes": (),
+        },
+    ),
+    (
+        # torch.yaml 2.9: cu130 needs the 13.x floor 580 (cuda_drivers.yaml minor_compat 13), so not on 550;
+        # cu128 (arch 7.0-12.0 has 9.0) needs 570.26 (12.8 update 0): 550 meets the 12.x floor 525.60.13.
+        "550-torch-2.9.0-cu130-goes-to-cu128",
+        host("550.127.05", [H100], **torch("2.9.0", "cuda", "13.0")),
+        (),
+        {
+            "ok": True,
+            "packages": ("torch==2.9.0+cu128", "torchvision==0.24.0+cu128"),
+            "index_url": CU128,
+            "minor_compat": True,
+        },
+    ),
+    (
+        # torch.yaml 2.6 (cu118/cu124/cu126, no arch lists): cudnn.yaml caps CUDA 11.8-12.6 at 9.0, no sm_120.
+        # 2.13 and 2.12: cu130/cu132 need 580 (13.x floor), cu126 arch stops at 9.0. 2.11 cu128 arch lists
+        # 12.0 and 570.133.07 meets 12.8's 570.26: the newest release with an sm_120 wheel this driver runs.
+        "570-rtx5090-torch-2.6.0-cu124-goes-to-2.11-cu128",
+        host("570.133.07", [RTX5090], **torch("2.6.0", "cuda", "12.4")),
+        (),
+        {
+            "ok": True,
+            "packages": ("torch==2.11.*", "torchvision==0.26.*"),
+            "index_url": CU128,
+            "minor_compat": False,
+        },
+    ),
+    (
+        # torch.yaml 2.11: cu130 and cu128 arch lists start at 7.5 (cu128 dropped 7.0); cu126 lists 7.0;
+        # 580.95.05 meets 12.6's 560.28.03 (cuda_drivers.yaml 12.6 update 0).
+        "580-v100-torch-2.11.0-cu130-goes-to-cu126",
+        host("580.95.05", [V100], **torch("2.11.0", "cuda", "13.0")),
+        (),
+        {
+            "ok": True,
+            "packages": ("torch==2.11.0+cu126", "torchvision==0.26.0+cu126"),
+            "index_url": CU126,
+            "minor_compat": False,
+        },
+    ),
+    (
+        # torch.yaml 2.5 Python 3.9-3.12 leaves out 3.13; 2.13 (3.10-3.15): cu132/cu130 need 580, cu126 (9.0
+        # listed) needs 560.28.03, so 535 runs it through the 12.x floor 525.60.13.
+        "python-3.13-leaves-2.5-for-2.13-cu126",
+        host("535.183.01", [H100], python="3.13.1", **torch("2.5.1")),
+        (),
+        {"ok": True, "packages": ("torch==2.13.*", "torchvision==0.28.*"), "index_url": CU126},
+    ),
+    (
+        # torch.yaml 2.8: cu129 needs 575.51.03 (12.9 update 0), above 570.172.08: only through minor-version
+        # compatibility, which `avoid` refuses; cu128 needs 570.26 (12.8 update 0).
+        "avoid-minor-compat-2.8.0-cu129-goes-to-cu128",
+        host("570.172.08", [H100], **torch("2.8.0", "cuda", "12.9")),
+        (("minor_compat", "avoid"),),
+        {
+            "ok": True,
+            "packages": ("torch==2.8.0+cu128", "torchvision==0.23.0+cu128"),
+            "index_url": CU128,
+            "minor_compat": False,
+        },
+    ),
+    (
+        # The same without `avoid`: cu129 is 2.8's highest CUDA and runs (floor 525.60.13): nothing to do.
+        "installed-cu129-already-best-when-minor-compat-allowed",
+        host("570.172.08", [H100], **torch("2.8.0", "cuda", "12.9")),
+        (),
+        {"ok": True, "packages": (), "index_url": None, "minor_compat": True},
+    ),
+    (
+        # cuda_drivers.yaml minor_compat: the lowest floor is 11.x's 450.80.02; 418 is below every variant.
+        # The installed 2.9.0+cu128 would run on a driver for CUDA 12.8.
+        "418-runs-nothing",
+        host("418.226.00", [H100], **torch("2.9.0", "cuda", "12.8")),
+        (),
+        {"ok": False, "packages": (), "needs_cuda": "12.8"},
+    ),
+    (
+        # gpus.yaml rtx-5090: compute_capability 12.0, used when NVML did not give it; as the 5090 case above.
+        "capability-from-the-gpu-catalogue",
+        host("570.133.07", [("NVIDIA GeForce RTX 5090", None)], **torch("2.6.0", "cuda", "12.4")),
+        (),
+        {"ok": True, "packages": ("torch==2.11.*", "torchvision==0.26.*"), "index_url": CU128},
+    ),
+    (
+        # No torch installed: the newest release (torch.yaml 2.13), its highest runnable CUDA on 580.95.05:
+        # cu132 needs 595.45.04 (13.2 update 0) and runs via the 13.x floor 580; arch lists 9.0.
+        "no-torch-installed-gets-the-newest",
+        host("580.95.05", [H100]),
+        (),
+        {"ok": True, "packages": ("torch==2.13.*", "torchvision==0.28.*"), "minor_compat": True},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("facts", "args", "expected"), [c[1:] for c in TORCH_CASES], ids=[c[0] for c in TORCH_CASES]
+)
+def test_torch_resolver(facts, args, expected):
+    res = resolve("torch", facts, knowledge(), 0 if facts.count("frameworks") else None, args)
+    assert {k: getattr(res, k) for k in expected} == expected, res.reasons
+
+
+def test_535_h100_reasons_say_why_and_that_it_relies_on_minor_compat():
+    res = resolve("torch", host("535.183.01", [H100], **torch("2.5.1")), knowledge(), 0)
+    assert res.reasons == (
+        "keeps torch 2.5 (installed 2.5.1, a CPU-only build); cu124: its best variant for this host",
+        "driver 535.183.01 is below CUDA 12.4's minimum 550.54.14 but meets the CUDA 12.x floor 525.60.13: "
+        "it runs through minor-version compatibility (kernels built into the wheel run; PTX from the newer "
+        "toolkit cannot be JIT-compiled by this driver: Triton and torch.compile kernels, for one)",
+        "sm_90 (NVIDIA H100 80GB HBM3): native kernels (no arch list in the torch table; assumed from the "
+        "cuDNN support matrix for CUDA 12.4: 7.5, 8.0, 8.6, 8.9, 9.0)",
+        "Python 3.11 is within torch 2.5's 3.9-3.12",
+    )
+
+
+def test_535_h100_without_a_torchaudio_row_leaves_torchaudio_out_and_says_so():
+    # The shipped torch.yaml 2.5 row has torchaudio "2.5"; without it the answer names the gap.
+    kb = knowledge()
+    rows = tuple(
+        dataclasses.replace(r, torchaudio=None) if r.version == "2.5" else r for r in kb.torch_releases
+    )
+    res = resolve(
+        "torch", host("535.183.01", [H100], **torch("2.5.1")), dataclasses.replace(kb, torch_releases=rows), 0
+    )
+    assert res.packages == ("torch==2.5.1+cu124", "torchvision==0.20.1+cu124")
+    assert (res.index_url, res.minor_compat) == (CU124, True)
+    assert res.notes == ("torchaudio left out: the torch table has no torchaudio version for torch 2.5",)
+
+
+def test_550_cu130_says_cuda_13_needs_580():
+    res = resolve("torch", host("550.127.05", [H100], **torch("2.9.0", "cuda", "13.0")), knowledge(), 0)
+    assert (
+        res.reasons[1] == "torch 2.9 cu130: CUDA 13.x needs driver 580 or newer; driver 550.127.05 is older"
+    )
+
+
+def test_rtx5090_never_gets_a_variant_without_sm_120():
+    kb = knowledge()
+    for driver in ("525.60.13", "550.54.14", "560.35.03", "570.26", "575.57.08", "580.65.06", "595.58.03"):
+        for python in ("3.9.1", "3.10.4", "3.12.3", "3.14.0"):
+            for installed in ("2.6.0", "2.7.1", "2.8.0", "2.11.0"):
+                facts = host(driver, [RTX5090], python=python, **torch(installed, "cuda", "12.4"))
+                res = resolve("torch", facts, kb, 0)
+                if not res.ok:
+                    continue
+                tag = res.index_url.rsplit("/", 1)[1]
+                version = res.packages[0].split("==")[1].split("+")[0].rstrip(".*")
+                release = ".".join(version.split(".")[:2])
+                variant = next(r for r in kb.torch_releases if r.version == release).variant(tag)
+                assert "12.0" in variant.compiled_ccs, (driver, python, installed, res.packages, tag)
+
+
+def test_rtx5090_on_driver_570_is_never_cu126():
+    res = resolve("torch", host("570.133.07", [RTX5090], **torch("2.6.0", "cuda", "12.4")), knowledge(), 0)
+    assert res.reasons[:4] == (
+        "torch 2.6 has no wheel this host runs; torch 2.11 (cu128) is the newest that does",
+        "torch 2.6 cu126: no kernels for sm_120 (NVIDIA GeForce RTX 5090) (no arch list in the torch table; "
+        "assumed from the cuDNN support matrix for CUDA 12.6: 7.5, 8.0, 8.6, 8.9, 9.0)",
+        "torch 2.6 cu124: no kernels for sm_120 (NVIDIA GeForce RTX 5090) (no arch list in the torch table; "
+        "assumed from the cuDNN support matrix for CUDA 12.4: 7.5, 8.0, 8.6, 8.9, 9.0)",
+        "torch 2.6 cu118: no kernels for sm_120 (NVIDIA GeForce RTX 5090) (no arch list in the torch table; "
+        "assumed from the cuDNN support matrix for CUDA 11.8: 5.0, 6.0, 6.1, 7.0, 7.5, 8.0, 8.6, 8.9, 9.0)",
+    )
+    assert res.notes == ("torchaudio left out: the torch table has no torchaudio version for torch 2.11",)
+
+
+def test_a_dropped_release_names_the_driver_that_would_keep_it():
+    # torch.yaml 2.9 has no variant for 470 (11.x only up to 2.7's cu118); its own cu130 needs 13.0.
+    res = resolve(
+        "torch", host("470.256.02", [H100], python="3.12.1", **torch("2.9.0", "cuda", "13.0")), knowledge(), 0
+    )
+    assert (res.ok, res.packages, res.index_url) == (
+        True,
+        ("torch==2.7.*", "torchvision==0.22.*"),
+        "https://download.pytorch.org/whl/cu118",
+    )
+    assert res.notes[-1] == "a driver that supports CUDA 13.0 would keep torch 2.9"
+
+
+@pytest.mark.parametrize(
+    ("driver", "expected_ok"),
+    [
+        # A hypothetical capability-13.0 GPU: nothing lists 13.x natively; torch.yaml 2.11 cu130 embeds
+        # 12.0+PTX, which counts only with the full CUDA 13.0 driver 580.65.06 (13.0 update 0).
+        ("580.95.05", True),
+        # 580.10.01 runs CUDA 13 only through minor-version compatibility (floor 580): no PTX JIT.
+        ("580.10.01", False),
+    ],
+)
+def test_ptx_counts_only_with_the_full_cuda_driver(driver, expected_ok):
+    facts = host(driver, [("future GPU", "13.0")], **torch("2.11.0"))
+    res = resolve("torch", facts, knowledge(), 0)
+    assert res.ok is expected_ok
+    if expected_ok:
+        assert res.packages == ("torch==2.11.0+cu130", "torchvision==0.26.0+cu130")
+        assert (
+            "sm_130 (future GPU): runs the embedded compute_120 PTX, JIT-compiled on first use "
+            in " ".join(res.reasons)
+        )
+    else:
+        assert (
+            "torch 2.11 cu130: no native kernels for sm_130 (future GPU), and its compute_120 PTX needs the "
+            "full CUDA 13.0 driver to JIT-compile" in res.reasons
+        )
+
+
+@pytest.mark.parametrize(
+    ("facts", "why"),
+    [
+        (
+            host(None, [H100], **torch("2.5.1")),
+            "cannot choose a torch wheel: the driver version is unknown (NVMLError_LibraryNotFound)",
+        ),
+        (
+            host("535.183.01", [("mystery", None)], **torch("2.5.1")),
+            "cannot choose a torch wheel: the compute capability of GPU 0 is unknown (not supported)",
+        ),
+    ],
+)
+def test_torch_never_guesses(facts, why):
+    res = resolve("torch", facts, knowledge(), 0)
+    assert (res.ok, res.reasons, res.packages) == (False, (why,), ())
+
+
+def test_binary_compatibility_and_assumed_arch():
+    assert covers("8.9", ("8.0", "8.6", "9.0")) and covers("12.1", ("12.0",))
+    assert not covers("12.0", ("9.0", "10.0")) and not covers("7.0", ("7.5", "8.0"))
+    kb = knowledge()
+    # cudnn.yaml: CUDA 12.4 is covered by 9.5.1 (5.0-9.0), 9.10.2 12.0-12.9 (5.0-9.0), 9.17.0 12.x (7.5-12.0).
+    assert assumed_arch("12.4", kb) == ("7.5", "8.0", "8.6", "8.9", "9.0")
+    # cudnn.yaml: no row covers CUDA 13.2.
+    assert assumed_arch("13.2", kb) == ()
+
+
+TF = {"name": "tensorflow", "build": "cpu"}
+
+
+@pytest.mark.parametrize(
+    ("facts", "expected"),
+    [
+        (
+            # tensorflow.yaml 2.20: CUDA 12.5, Python 3.9-3.13; 12.5 update 0 needs 555.42.02, 535 meets the
+            # 12.x floor 525.60.13. tensorflow-cpu is another distribution of the same module: removed first.
+            host("535.183.01", [H100], **dict(TF, distribution="tensorflow-cpu", version="2.20.0")),
+            {
+                "ok": True,
+                "packages": ("tensorflow[and-cuda]==2.20.0",),
+                "uninstall": ("tensorflow-cpu",),
+                "minor_compat": True,
+            },
+        ),
+        (
+            # tensorflow.yaml 2.18: Python 3.9-3.12, not 3.13; 2.21 (3.10-3.13) is the newest; 580 meets
+            # 555.42.02 (12.5 update 0).
+            host(
+                "580.95.05", [H100], python="3.13.0", **dict(TF, distribution="tensorflow", version="2.18.0")
+            ),
+            {
+                "ok": True,
+                "packages": ("tensorflow[and-cuda]==2.21.*",),
+                "uninstall": (),
+                "minor_compat": False,
+            },
+        ),
+        (
+            # Every CUDA 12 row needs the 12.x floor 525.60.13; 470 is below it.
+            host("470.256.02", [H100], **dict(TF, distribution="tensorflow", version="2.20.0")),
+            {"ok": False, "packages": (), "needs_cuda": "12.5"},
+        ),
+    ],
+)
+def test_tensorflow_resolver(facts, expected):
+    res = resolve("tensorflow", facts, knowledge(), 0)
+    assert {k: getattr(res, k) for k in expected} == expected, res.reasons
+
+
+JAX = {"name": "jax", "distribution": "jax", "version": "0.7.2", "build": "cpu"}
+
+
+@pytest.mark.parametrize(
+    ("facts", "expected"),
+    [
+        # jax.yaml cuda13: driver >= 580, SM >= 7.5; the newest 13.x toolkit, 13.3 update 0, needs 610.43.02.
+        (
+            host("580.95.05", [H100], **JAX),
+            {"ok": True, "packages": ("jax[cuda13]==0.7.2",), "minor_compat": True},
+        ),
+        # jax.yaml cuda13 needs SM 7.5: a V100 gets cuda12 (SM >= 5.2); 12.9 update 0 needs 575.51.03 <= 580.
+        (
+            host("580.95.05", [V100], **JAX),
+            {"ok": True, "packages": ("jax[cuda12]==0.7.2",), "minor_compat": False},
+        ),
+        # jax.yaml cuda13 needs 580, cuda12 525; 535 is below 12.9's 575.51.03.
+        (
+            host("535.183.01", [H100], **JAX),
+            {"ok": True, "packages": ("jax[cuda12]==0.7.2",), "minor_compat": True},
+        ),
+        # Below cuda12's 525.
+        (host("470.256.02", [H100], **JAX), {"ok": False, "packages": ()}),
+    ],
+)
+def test_jax_resolver(facts, expected):
+    res = resolve("jax", facts, knowledge(), 0)
+    assert {k: getattr(res, k) for k in expected} == expected, res.reasons
+
+
+def test_framework_resolver_dispatches_by_name():
+    kb = knowledge()
+    facts = host("550.127.05", [H100], **torch("2.9.0", "cuda", "13.0"))
+    assert resolve("framework", facts, kb, 0) == resolve("torch", facts, kb, 0)
+    cupy = host(
+        "570.172.08",
+        [H100],
+        name="cupy",
+        distribution="cupy-cuda13x",
+        version="13.6.0",
+        build="cuda",
+        cuda="13",
+    )
+    res = resolve("framework", cupy, kb, 0)
+    assert (res.ok, res.subject, res.reasons) == (
+        False,
+        "cupy",
+        ("no resolver knows cupy's builds (only torch, tensorflow, jax)",),
+    )
+
+
+@pytest.mark.parametrize(
+    ("cuda", "expected"),
+    [
+        # cuda_drivers.yaml 13.0 update 0: 580.65.06; branches: R580 LTSB, EOL 2028-08, CUDA 13.
+        ("13.0", ("580.65.06", 580, "LTSB", "2028-08", False)),
+        # 12.8 update 0: 570.26; R570 is PB, so the first LTSB from 570 on: R580.
+        ("12.8", ("570.26", 580, "LTSB", "2028-08", False)),
+        # 12.2 update 2 (12.2.2): 535.104.05; R535 is LTSB with CUDA 12.
+        ("12.2.2", ("535.104.05", 535, "LTSB", "2026-06", False)),
+        # A bare major takes minor_compat 13: 580.
+        ("13", ("580", 580, "LTSB", "2028-08", True)),
+    ],
+)
+def test_driver_for_cuda(cuda, expected):
+    need, why = driver_for_cuda(cuda, knowledge())
+    assert why == ""
+    assert (need.minimum, need.branch, need.designation, need.eol, need.minor_compat) == expected
+
+
+def test_driver_resolver():
+    kb = knowledge()
+    res = resolve("driver", host("535.183.01", [H100]), kb, None, (("cuda", "13.0"),))
+    assert (res.ok, res.driver.minimum, res.driver.branch) == (True, "580.65.06", 580)
+    assert res.reasons == (
+        "CUDA 13.0 needs driver 580.65.06 or newer",
+        "branch: R580 (LTSB, supported until 2028-08)",
+    )
+    met = resolve("driver", host("580.95.05", [H100]), kb, None, (("cuda", "13.0"),))
+    assert (met.ok, met.driver, met.reasons) == (
+        True,
+        None,
+        ("driver 580.95.05 already meets CUDA 13.0's minimum 580.65.06",),
+    )
+    # cuda_drivers.yaml has no CUDA 12.7 (there was none).
+    bad = resolve("driver", host("535.183.01", [H100]), kb, None, (("cuda", "12.7"),))
+    assert (bad.ok, bad.reasons) == (
+        False,
+        ("cannot find a driver for CUDA 12.7: CUDA 12.7 is not in the cuda_drivers table",),
+    )
+
+
+def test_registry_names_every_resolver_with_its_args():
+    assert {name: dict(spec.args) for name, spec in RESOLVERS.items()} == {
+        "torch": {"minor_compat": ("allow", "avoid")},
+        "tensorflow": {"minor_compat": ("allow", "avoid")},
+        "jax": {"minor_compat": ("allow", "avoid")},
+        "framework": {"minor_compat": ("allow", "avoid")},
+        "driver": {"cuda": ()},
+    }
+
+
+def test_jax_switching_cuda_major_removes_the_other_plugin():
+    # jax.yaml cuda13 needs 580; on 570 the cuda12 plugin (floor 525) replaces the installed CUDA 13 one.
+    facts = host("570.172.08", [H100], **dict(JAX, build="cuda", cuda="13"))
+    res = resolve("jax", facts, knowledge(), 0)
+    assert (res.packages, res.uninstall) == (
+        ("jax[cuda12]==0.7.2",),
+        ("jax-cuda13-plugin", "jax-cuda13-pjrt"),
+    )
+
+
+def test_jax_avoiding_minor_compat_needs_the_newest_toolkit_of_its_major():
+    # cuda_drivers.yaml 12.9 update 0: 575.51.03 > 570.172.08, and cuda13 needs 580: nothing without
+    # minor-version compatibility; a driver for CUDA 12.9 (the installed plugin's major) would do.
+    facts = host("570.172.08", [H100], **dict(JAX, build="cuda", cuda="12.9"))
+    res = resolve("jax", facts, knowledge(), 0, (("minor_compat", "avoid"),))
+    assert (res.ok, res.needs_cuda) == (False, "12.9")
+    assert resolve("jax", facts, knowledge(), 0).reasons == (
+        "the installed jax[cuda12] is already the best plugin this host runs",
+    )
