@@ -176,7 +176,7 @@ class SnapshotHost:
     def nvml(self, function: str, device: Optional[int] = None, arg: Optional[str] = None) -> Any:
         table = self.rec.nvml_system if device is None else self.rec.nvml_devices.get(str(device), {})
         if not isinstance(table, dict):
-            raise NvmlError("NVMLError_Unknown", f"{MALFORMED}: device {device}")
+            raise HostError(MALFORMED, f"nvml.json: device {device}")
         key = nvml_key(function, arg)
         if key not in table:
             raise NvmlError("NVMLError_NotRecorded", f"{key} was not recorded") from None

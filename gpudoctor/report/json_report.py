@@ -10,10 +10,18 @@ from typing import Any
 
 from .. import __version__
 from ..check import CheckResult, exit_code
-from ..engine.model import Finding
+from ..engine.model import Finding, FixStep
 
 SCHEMA = "gpudoctor.report"
 SCHEMA_VERSION = 1
+
+
+def step_data(s: FixStep) -> dict[str, Any]:
+    data: dict[str, Any] = {"kind": s.kind, "argv": list(s.argv), "text": s.text}
+    if s.resolver:  # the command is computed by the planner: `gpudoctor plan`
+        data["resolver"] = s.resolver
+        data["args"] = dict(s.args)
+    return data
 
 
 def finding_data(f: Finding) -> dict[str, Any]:
@@ -25,7 +33,7 @@ def finding_data(f: Finding) -> dict[str, Any]:
         "message": f.message,
         "why": f.why,
         "item": f.item,
-        "fix": [{"kind": s.kind, "argv": list(s.argv), "text": s.text} for s in f.fix],
+        "fix": [step_data(s) for s in f.fix],
         "references": list(f.rule.references),
         "evidence": {name: value for name, value in f.evidence},
     }

@@ -164,6 +164,10 @@ def rule_markdown(rule: Rule) -> str:
             out += [f"{n}. **{step.kind}**:", "", "   ```sh", f"   {argv_line(step.argv)}", "   ```", ""]
             if step.text:
                 out += [f"   {step.text}", ""]
+        elif step.resolver:
+            args = "".join(f", `{k}={v}`" for k, v in step.args)
+            head = f"{n}. **{step.kind}**, computed by the `{step.resolver}` resolver{args}"
+            out += [f"{head}: {step.text}", ""]
         else:
             out += [f"{n}. **{step.kind}**: {step.text}", ""]
     out += ["## Sources", ""]

@@ -30,7 +30,11 @@ def rule_detail(rule: Rule) -> str:
     if rule.fix:
         out += ["", "fix:"]
         for step in rule.fix:
-            out.append(f"  [{step.kind}] " + (" ".join(step.argv) if step.argv else step.text))
+            what = " ".join(step.argv) if step.argv else step.text
+            if step.resolver:
+                args = "".join(f" {k}={v}" for k, v in step.args)
+                what = f"computed by the {step.resolver} resolver{args} (gpudoctor plan): {step.text}"
+            out.append(f"  [{step.kind}] " + what)
             if step.argv and step.text:
                 out.append(f"         {step.text}")
     if rule.references:
