@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, settings
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
-settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=_QUIET)
+settings.register_profile("ci", max_examples=40, deadline=None, suppress_health_check=_QUIET)
 settings.register_profile(
     "long", max_examples=20_000, deadline=None, suppress_health_check=_QUIET, print_blob=True
 )
