@@ -108,7 +108,9 @@ def _collect(snapshot: Optional[str], python: Optional[str], timeout: float):
 def check(
     snapshot: Optional[str] = SnapshotOpt,
     python: Optional[str] = PythonOpt,
-    rules: list[str] = typer.Option([], "--rules", help="More rule files, directories or pinned URLs (URL#sha256=HEX); repeatable."),
+    rules: list[str] = typer.Option(
+        [], "--rules", help="More rule files, directories or pinned URLs (URL#sha256=HEX); repeatable."
+    ),
     fmt: CheckFormat = typer.Option(CheckFormat.text, "--format", help="Output format."),
     fail_on: Optional[FailOn] = typer.Option(
         None,
@@ -214,7 +216,9 @@ def _render_check(result, fmt: CheckFormat, fail_on: str, prof) -> None:
 def plan_command(
     snapshot: Optional[str] = SnapshotOpt,
     python: Optional[str] = PythonOpt,
-    rules: list[str] = typer.Option([], "--rules", help="More rule files, directories or pinned URLs (URL#sha256=HEX); repeatable."),
+    rules: list[str] = typer.Option(
+        [], "--rules", help="More rule files, directories or pinned URLs (URL#sha256=HEX); repeatable."
+    ),
     policy: Optional[str] = typer.Option(
         None, "--policy", help="Policy file (its ignored rules are not planned); default as for check."
     ),
@@ -336,7 +340,9 @@ def explain(message: str = typer.Argument(..., help="An error message, pasted.")
 
 @rules_app.command("list")
 def rules_list(
-    rules: list[str] = typer.Option([], "--rules", help="More rule files, directories or pinned URLs (URL#sha256=HEX)."),
+    rules: list[str] = typer.Option(
+        [], "--rules", help="More rule files, directories or pinned URLs (URL#sha256=HEX)."
+    ),
 ) -> None:
     """List every rule: id, severity, area and title."""
     from .report.rules_text import rule_table
@@ -347,7 +353,9 @@ def rules_list(
 @rules_app.command("show")
 def rules_show(
     rule_id: str = typer.Argument(..., help="A rule id, e.g. GD-PCIE-001."),
-    rules: list[str] = typer.Option([], "--rules", help="More rule files, directories or pinned URLs (URL#sha256=HEX)."),
+    rules: list[str] = typer.Option(
+        [], "--rules", help="More rule files, directories or pinned URLs (URL#sha256=HEX)."
+    ),
 ) -> None:
     """Show one rule in full."""
     from .report.rules_text import rule_detail
