@@ -148,6 +148,17 @@ class Installed:
     distribution: Optional[str]
 
 
+def _known_row(have: Optional[Installed], lookup: Any, kb: Knowledge) -> Any:
+    """The knowledge row of the installed release (to keep its major.minor), or None when the table
+    does not know it."""
+    if have is None or not have.version:
+        return None
+    try:
+        return lookup(have.version, kb)
+    except LookupError:
+        return None
+
+
 def installed(facts: Facts, name: str, item: Optional[int]) -> Optional[Installed]:
     """The framework at `item` when it is `name`; else the first framework called `name`; else None."""
     indexes = [item] if item is not None else list(range(facts.count("frameworks")))
@@ -339,12 +350,7 @@ def torch_wheel(
     if host is None:
         return _fail("torch", "torch", f"cannot choose a torch wheel: {why}")
     have = installed(facts, "torch", item)
-    keep = None
-    if have is not None and have.version:
-        try:
-            keep = kn.torch_release(have.version, kb)
-        except LookupError:
-            keep = None
+    keep = _known_row(have, kn.torch_release, kb)
     rejected: list[tuple[str, str]] = []  # (release, why one of its variants or itself was passed over)
     chosen: Optional[Choice] = None
     for release in _torch_order(kb, keep):
@@ -468,12 +474,7 @@ def tensorflow_build(
     if host is None:
         return _fail("tensorflow", "tensorflow", f"cannot choose a TensorFlow build: {why}")
     have = installed(facts, "tensorflow", item)
-    keep = None
-    if have is not None and have.version:
-        try:
-            keep = kn.tensorflow_build(have.version, kb)
-        except LookupError:
-            keep = None
+    keep = _known_row(have, kn.tensorflow_build, kb)
     rows = sorted(
         (r for r in kb.tensorflow_builds if _vt(r.cuda)[0] >= 12), key=lambda r: _vt(r.version), reverse=True
     )

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from gpudoctor.host.snapshot import Recording, SnapshotHost, load
 
+ROOT = Path(__file__).parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
 H200 = FIXTURES / "h200-driver580-snapshot"
 
@@ -20,3 +24,18 @@ def fake_host(**parts) -> SnapshotHost:
 @pytest.fixture
 def h200_host() -> SnapshotHost:
     return SnapshotHost(load(str(H200)), source=str(H200))
+
+
+def run_cli(*args: str, cwd: Path = ROOT, env: dict | None = None, drop: tuple[str, ...] = ()):
+    """The CLI as users run it: a real process, plain output, from `cwd` (policy files are looked for there),
+    with `drop` removed from the environment and `env` added."""
+    full = {k: v for k, v in os.environ.items() if k not in drop}
+    full.update(NO_COLOR="1", PYTHONPATH=str(ROOT), **(env or {}))
+    return subprocess.run(
+        [sys.executable, "-m", "gpudoctor", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=full,
+        timeout=60,
+    )

@@ -3,28 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import H200
+from conftest import H200, run_cli
 
 ROOT = Path(__file__).parents[1]
 
 
 def gd(*args, env=None):
-    full_env = dict(os.environ, NO_COLOR="1", **(env or {}))
-    return subprocess.run(
-        [sys.executable, "-m", "gpudoctor", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=full_env,
-        timeout=60,
-    )
+    return run_cli(*args, env=env)
 
 
 def test_version_and_help():

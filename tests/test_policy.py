@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -23,7 +20,7 @@ from gpudoctor.profiles import PROFILES
 from gpudoctor.report import json_report
 from gpudoctor.report.text import render_plain
 
-from conftest import H200
+from conftest import H200, run_cli
 
 ROOT = Path(__file__).parents[1]
 
@@ -260,15 +257,7 @@ def test_preflight_does_not_evaluate_requirements_on_facts_it_does_not_collect()
 
 def gd(*args, cwd=ROOT):
     """The CLI as a process, from any working directory (the policy is looked for there)."""
-    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT))
-    return subprocess.run(
-        [sys.executable, "-m", "gpudoctor", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=60,
-    )
+    return run_cli(*args, cwd=cwd)
 
 
 def test_cli_ignore_without_reason_exits_2_naming_file_and_key(tmp_path):

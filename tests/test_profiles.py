@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +13,7 @@ from gpudoctor.host.snapshot import SnapshotHost, load
 from gpudoctor.probes import registry
 from gpudoctor.profiles import PROFILES, resolve_fail_on, resolve_timeout, rule_facts, select_rules
 
-from conftest import H200
+from conftest import H200, run_cli
 
 ROOT = Path(__file__).parents[1]
 PREFLIGHT_SKIPS = [
@@ -37,15 +34,7 @@ PREFLIGHT_SKIPS = [
 
 
 def gd(*args, env=None):
-    full_env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT), **(env or {}))
-    return subprocess.run(
-        [sys.executable, "-m", "gpudoctor", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=full_env,
-        timeout=60,
-    )
+    return run_cli(*args, env=env)
 
 
 def _owners():

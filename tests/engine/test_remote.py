@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import http.server
-import os
 import subprocess
 import sys
 import threading
@@ -18,7 +17,7 @@ import pytest
 from gpudoctor.engine import remote, yamlsafe
 from gpudoctor.engine.loader import RuleLoadError, load_rules
 
-from conftest import H200
+from conftest import H200, run_cli
 
 ROOT = Path(__file__).parents[2]
 PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
@@ -300,16 +299,7 @@ def test_requests_is_imported_only_for_a_url():
 
 
 def gd(*args):
-    env = {k: v for k, v in os.environ.items() if k not in PROXY_VARS}
-    env.update(NO_COLOR="1", NO_PROXY="127.0.0.1,localhost")
-    return subprocess.run(
-        [sys.executable, "-m", "gpudoctor", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=60,
-    )
+    return run_cli(*args, env={"NO_PROXY": "127.0.0.1,localhost"}, drop=PROXY_VARS)
 
 
 def test_cli_check_with_a_remote_pack_exits_as_its_rules_imply(server):

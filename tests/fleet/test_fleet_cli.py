@@ -3,26 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from fleetgen import report, write
+
+from conftest import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def gd(*args):
-    env = dict(os.environ, NO_COLOR="1")
-    return subprocess.run(
-        [sys.executable, "-m", "gpudoctor", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=60,
-    )
+    return run_cli(*args)
 
 
 def test_fleet_cli_formats_exit_codes_and_bad_files(tmp_path):
