@@ -78,8 +78,13 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def _problems(what: str, e) -> None:
+    """Exit 2 listing every problem of a bad rule file or policy, one a line."""
+    _fail(f"{what} problems:\n" + "\n".join(f"  {p}" for p in e.problems))
+
+
 def _rule_problems(e) -> None:
-    _fail("rule files have problems:\n" + "\n".join(f"  {p}" for p in e.problems))
+    _problems("rule files have", e)
 
 
 def _load_rules(paths: list[str]):
@@ -154,7 +159,7 @@ def check(
     try:
         pol = load(policy)
     except PolicyError as e:
-        _fail("policy has problems:\n" + "\n".join(f"  {p}" for p in e.problems))
+        _problems("policy has", e)
     fail = resolve_fail_on(prof, fail_on.value if fail_on else None, pol.fail_on if pol else None)
     host, source, deadline = _collect(snapshot, python, resolve_timeout(prof, timeout))
     try:
@@ -170,7 +175,7 @@ def check(
     except RuleLoadError as e:
         _rule_problems(e)
     except PolicyError as e:
-        _fail("policy has problems:\n" + "\n".join(f"  {p}" for p in e.problems))
+        _problems("policy has", e)
     _render_check(result, fmt, fail, prof)
     if plan:
         sys.stdout.write("\n")
@@ -237,7 +242,7 @@ def plan_command(
     except RuleLoadError as e:
         _rule_problems(e)
     except PolicyError as e:
-        _fail("policy has problems:\n" + "\n".join(f"  {p}" for p in e.problems))
+        _problems("policy has", e)
     _print_plan(result, fmt)
     _exit(0, result.unanswered())
 

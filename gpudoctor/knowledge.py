@@ -54,62 +54,49 @@ class Table:
 
 
 @dataclass(frozen=True)
-class CudaToolkit:
+class Row:
+    """What every table row carries besides its data: where it was read, and how sure that is."""
+
+    label: str  # how messages name the row, e.g. "torch 2.5 cu124"
+    source: str  # the id of the table's source that states it
+    also: tuple[str, ...]  # corroborating sources
+    verified: bool  # a primary source confirmed the whole row
+    note: str  # why not, where not verified
+    confirmed: tuple[str, ...]  # the fields a source states, where the whole row is not verified
+    line: int
+
+
+@dataclass(frozen=True)
+class CudaToolkit(Row):
     cuda: str  # major.minor, e.g. "12.6"
     update: int  # 0 = GA
     release: Optional[str]  # only where it is not "<cuda>.<update>" (CUDA 11.0)
     driver: str  # minimum Linux x86_64 driver ("toolkit driver version")
     bundled_driver: Optional[str]  # the driver NVIDIA bundles, where it differs
-    label: str
-    source: str
-    also: tuple[str, ...]
-    verified: bool
-    note: str
-    confirmed: tuple[str, ...]
-    line: int
 
 
 @dataclass(frozen=True)
-class MinorCompat:
+class MinorCompat(Row):
     cuda_major: int
     driver: str  # any CUDA <major>.x application runs, with limited features, on a driver >= this
     below_branch: Optional[int]  # the branch where minor-version compatibility ends (backward compat goes on)
-    label: str
-    source: str
-    also: tuple[str, ...]
-    verified: bool
-    note: str
-    confirmed: tuple[str, ...]
-    line: int
 
 
 @dataclass(frozen=True)
-class DriverBranch:
+class DriverBranch(Row):
     branch: int
     designation: str  # LTSB | PB (production) | NFB (new feature)
     eol: str  # YYYY-MM
     max_cuda_major: Optional[int]
-    label: str
-    source: str
-    also: tuple[str, ...]
-    verified: bool
-    note: str
-    confirmed: tuple[str, ...]
-    line: int
 
 
 @dataclass(frozen=True)
-class TorchVariant:
+class TorchVariant(Row):
     name: str  # cu126
     cuda: str  # 12.6
     cudnn: Optional[str]
     arch: tuple[str, ...]  # TORCH_CUDA_ARCH_LIST entries, e.g. ("7.5", ..., "12.0+PTX"); () when unknown
     experimental: bool
-    label: str
-    source: str
-    verified: bool
-    note: str
-    line: int
 
     @property
     def compiled_ccs(self) -> tuple[str, ...]:
@@ -124,7 +111,7 @@ class TorchVariant:
 
 
 @dataclass(frozen=True)
-class TorchRelease:
+class TorchRelease(Row):
     version: str  # major.minor
     python_min: str
     python_max: str
@@ -132,68 +119,40 @@ class TorchRelease:
     pypi_default: Optional[str]  # the variant a plain install from the default index gets
     torchvision: str
     torchaudio: Optional[str]
-    label: str
-    source: str
-    also: tuple[str, ...]
-    verified: bool
-    note: str
-    confirmed: tuple[str, ...]
-    line: int
 
     def variant(self, name: str) -> Optional[TorchVariant]:
         return next((v for v in self.variants if v.name == name), None)
 
 
 @dataclass(frozen=True)
-class TensorflowBuild:
+class TensorflowBuild(Row):
     version: str
     python_min: str
     python_max: str
     cudnn: str
     cuda: str
-    label: str
-    source: str
-    also: tuple[str, ...]
-    verified: bool
-    note: str
-    confirmed: tuple[str, ...]
-    line: int
 
 
 @dataclass(frozen=True)
-class JaxPlugin:
+class JaxPlugin(Row):
     extra: str  # the pip extra: jax[cuda13]
     cuda_major: int
     min_driver: str
     min_cc: str
-    label: str
-    source: str
-    also: tuple[str, ...]
-    verified: bool
-    note: str
-    confirmed: tuple[str, ...]
-    line: int
 
 
 @dataclass(frozen=True)
-class CudnnSupport:
+class CudnnSupport(Row):
     cudnn: str
     cuda_major: int
     cuda_min: str
     cuda_max: str
     driver: str
     ccs: tuple[str, ...]
-    label: str
-    source: str
-    also: tuple[str, ...]
-    verified: bool
-    note: str
-    confirmed: tuple[str, ...]
-    line: int
 
 
 @dataclass(frozen=True)
-class GpuModel:
+class GpuModel(Row):
     key: str
     name: str
     match: str  # regular expression for the whole NVML product name
@@ -211,30 +170,16 @@ class GpuModel:
     mig_max_instances: Optional[int]
     mig_min_driver: Optional[str]
     segment: str  # data-center | workstation | consumer
-    label: str
-    source: str
-    also: tuple[str, ...]
-    verified: bool
-    note: str
-    confirmed: tuple[str, ...]
-    line: int
 
 
 @dataclass(frozen=True)
-class PcieGen:
+class PcieGen(Row):
     gen: int
     gts: str  # per-lane transfer rate, GT/s
     sysfs: str  # current_link_speed / max_link_speed as Linux writes it
     sysfs_legacy: Optional[str]  # the form kernels up to 5.6 wrote
     encoding: Optional[str]
     x16_gbs: Optional[float]  # per direction, x16, GB/s
-    label: str
-    source: str
-    also: tuple[str, ...]
-    verified: bool
-    note: str
-    confirmed: tuple[str, ...]
-    line: int
 
 
 @dataclass(frozen=True)
@@ -714,6 +659,8 @@ def _variant(raw: dict, row: dict, row_label: str, line: int) -> TorchVariant:
         source=raw.get("source", row["source"]),
         verified=raw.get("verified", row["verified"]),
         note=" ".join((note or "").split()),
+        also=(),
+        confirmed=(),
         line=line,
     )
 
