@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .collect import Collection, ProbeStatus
+from .derive import derive
 from .engine.evaluate import evaluate
 from .engine.loader import load_rules
-from .engine.model import SEVERITY_RANK, Finding, RuleResult
+from .engine.model import NOT_APPLICABLE, SEVERITY_RANK, Finding, RuleResult
 from .facts import Facts
 from .host.base import Deadline
 from .policy import Policy
@@ -33,6 +34,7 @@ class CheckResult:
     skipped_rules: list[str] = field(default_factory=list)  # rules needing facts of those probes
     policy: Optional[str] = None  # the policy file's path
     ignore: dict[str, str] = field(default_factory=dict)  # rule id -> why the policy ignores it
+    fail_unknown: bool = False  # an error-level rule that could not be evaluated makes the exit code 2
 
     @property
     def findings(self) -> list[Finding]:
@@ -55,8 +57,25 @@ class CheckResult:
             out[f.severity] += 1
         out["passed"] = sum(1 for r in self.results if r.status == "passed")
         out["unknown"] = sum(1 for r in self.results if r.status == "unknown")
+        out["not_applicable"] = sum(1 for r in self.results if r.status == NOT_APPLICABLE)
         out["ignored"] = len(self.ignored_findings)
         return out
+
+    def unknown_errors(self) -> list[RuleResult]:
+        """Error-level rules that could not be evaluated (not those the policy ignores)."""
+        return [
+            r
+            for r in self.results
+            if r.status == "unknown" and r.rule.severity == "error" and r.rule.id not in self.ignore
+        ]
+
+    def verdict(self, fail_on: str) -> int:
+        """The exit code: 1 for findings at or above `fail_on`; else 2 when an error-level rule could not
+        be evaluated and the profile (or --fail-on-unknown) says that fails; else 0."""
+        code = exit_code(self.findings, fail_on)
+        if code == EXIT_OK and self.fail_unknown and self.unknown_errors():
+            return EXIT_CANNOT_CHECK
+        return code
 
     def unanswered(self) -> list[str]:
         """Calls and probes that did not answer in time (the process must not wait for them at exit)."""
@@ -85,6 +104,10 @@ def open_host(snapshot: Optional[str], python: Optional[str], deadline: Deadline
     return LiveHost(deadline=deadline, python=python), "live"
 
 
+# The probes that read the Python environment: run once per interpreter judged (`--python` repeated).
+ENV_PROBES = ("python", "libraries", "system", "runtime")
+
+
 def run_check(
     host: Any,
     source: str,
@@ -93,37 +116,95 @@ def run_check(
     profile: Optional[Profile] = None,
     policy: Optional[Policy] = None,
     data_dir: Optional[str] = None,
+    deep: bool = False,
+    fail_unknown: Optional[bool] = None,
+    no_python: bool = False,
 ) -> CheckResult:
-    """Collect facts and evaluate rules. The rules load while the probes run (they mostly wait on I/O).
+    """The check of the first (usually the only) Python environment; see run_checks."""
+    return run_checks(
+        host, source, deadline, rule_paths, profile, policy, data_dir, deep, fail_unknown, no_python
+    )[0]
 
+
+def run_checks(
+    host: Any,
+    source: str,
+    deadline: Deadline,
+    rule_paths: list[str],
+    profile: Optional[Profile] = None,
+    policy: Optional[Policy] = None,
+    data_dir: Optional[str] = None,
+    deep: bool = False,
+    fail_unknown: Optional[bool] = None,
+    no_python: bool = False,
+) -> list[CheckResult]:
+    """Collect facts and evaluate rules, once per Python environment judged (host.python_targets()).
+
+    The machine is probed once; the probes of the Python environment (ENV_PROBES) run for each
+    interpreter, all concurrently. The rules load while the probes run (they mostly wait on I/O).
     The profile says which probes run; rules that name facts of the others are not evaluated. The policy's
     requirements are rules like the rest; its ignored rules' findings are kept apart. Raises
     RuleLoadError for bad rule files and PolicyError for a policy ignoring a rule that does not exist.
-    `data_dir` is the directory whose filesystem the storage probe reports (`check --data-dir`)."""
+    `data_dir` is the directory whose filesystem the storage probe reports (`check --data-dir`); `deep`
+    adds the runtime probe (child processes that load libcuda and import each framework); `fail_unknown`
+    overrides the profile's choice of whether an error-level rule that could not be evaluated fails;
+    `no_python` judges the machine alone (a node health check): no Python environment, no framework rule."""
+    from .host.target import TargetHost
     from .probes import registry
 
     started = time.monotonic()
     prof = profile or PROFILES["workstation"]
-    probes = registry(data_dir)
+    # Every probe, the runtime one too, so that rules on runtime facts are skipped without --deep.
+    probes = registry(data_dir, deep=True)
     owners = {prefix: name for name, prefixes, _fn in probes for prefix in prefixes}
-    collection = Collection(host, deadline, [p for p in probes if p[0] in prof.probes])
+    chosen = [p for p in probes if p[0] in prof.probes or (deep and p[0] == "runtime")]
+    if no_python:
+        chosen = [p for p in chosen if p[0] not in ("python", "runtime")]
+    targets = host.python_targets() if any(p[0] in ENV_PROBES for p in chosen) else []
+    views = [TargetHost(host, t) for t in targets] or [host]
+    first = Collection(views[0], deadline, chosen)
+    others = [Collection(v, deadline, [p for p in chosen if p[0] in ENV_PROBES]) for v in views[1:]]
     rules = load_rules(rule_paths) + list(policy.rules if policy else ())
     if policy is not None:
         policy.check_ignores({r.id for r in rules})
-    evaluated, skipped = select_rules(rules, prof.probes, owners)
-    facts, statuses = collection.wait()
-    results = evaluate(evaluated, facts)
-    return CheckResult(
-        facts=facts,
-        results=results,
-        probes=statuses,
-        host_kind=host.kind,
-        source=source,
-        elapsed=time.monotonic() - started,
-        timed_out=list(getattr(host, "timed_out", [])),
-        profile=prof.name,
-        skipped_probes=[name for name, _p, _f in probes if name not in prof.probes],
-        skipped_rules=[r.id for r in skipped],
-        policy=policy.path if policy else None,
-        ignore=dict(policy.ignore) if policy else {},
-    )
+    evaluated, skipped = select_rules(rules, tuple(p[0] for p in chosen), owners)
+    items, missing, statuses = first.gather()
+    env_heads = {prefix for name, prefixes, _fn in chosen if name in ENV_PROBES for prefix in prefixes}
+    machine = {k: v for k, v in items.items() if _head(k) not in env_heads}
+    gathered = [(items, missing, statuses)]
+    for other in others:
+        env_items, env_missing, env_statuses = other.gather()
+        shared = {k: v for k, v in missing.items() if k not in env_heads}
+        env_probe_statuses = {s.name: s for s in env_statuses}
+        gathered.append(
+            (
+                {**machine, **env_items},
+                {**shared, **env_missing},
+                [env_probe_statuses.get(s.name, s) for s in statuses],
+            )
+        )
+    out = []
+    for env_items, env_missing, env_statuses in gathered:
+        facts = derive(Facts(env_items, env_missing))
+        out.append(
+            CheckResult(
+                facts=facts,
+                results=evaluate(evaluated, facts),
+                probes=env_statuses,
+                host_kind=host.kind,
+                source=source,
+                elapsed=time.monotonic() - started,
+                timed_out=list(getattr(host, "timed_out", [])),
+                profile=prof.name,
+                skipped_probes=[name for name, _p, _f in probes if name not in {c[0] for c in chosen}],
+                skipped_rules=[r.id for r in skipped],
+                policy=policy.path if policy else None,
+                ignore=dict(policy.ignore) if policy else {},
+                fail_unknown=prof.fail_unknown if fail_unknown is None else fail_unknown,
+            )
+        )
+    return out
+
+
+def _head(name: str) -> str:
+    return name.split(".", 1)[0].split("[", 1)[0]

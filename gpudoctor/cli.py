@@ -68,7 +68,15 @@ SnapshotOpt = typer.Option(
     None, "--snapshot", help="Replay a snapshot (.tar.gz or directory) instead of this host."
 )
 PythonOpt = typer.Option(
-    None, "--python", help="Interpreter whose environment to inspect (default: active venv, else this one)."
+    [],
+    "--python",
+    help="Interpreter whose environment to judge; repeat to judge several (default: the active venv, else "
+    "the active conda env, else python3 on PATH).",
+)
+DeepOpt = typer.Option(
+    False,
+    "--deep",
+    help="Also load libcuda and import each framework in child processes (runtime truth; slower).",
 )
 TimeoutOpt = typer.Option(10.0, "--timeout", min=0.1, help="Deadline in seconds for the whole check.")
 
@@ -96,7 +104,7 @@ def _load_rules(paths: list[str]):
         _rule_problems(e)
 
 
-def _collect(snapshot: Optional[str], python: Optional[str], timeout: float):
+def _collect(snapshot: Optional[str], python: list[str], timeout: float):
     from .check import open_host
     from .host.base import Deadline
     from .host.snapshot import SnapshotError
@@ -112,7 +120,7 @@ def _collect(snapshot: Optional[str], python: Optional[str], timeout: float):
 @app.command()
 def check(
     snapshot: Optional[str] = SnapshotOpt,
-    python: Optional[str] = PythonOpt,
+    python: list[str] = PythonOpt,
     rules: list[str] = typer.Option(
         [], "--rules", help="More rule files, directories or pinned URLs (URL#sha256=HEX); repeatable."
     ),
@@ -136,7 +144,10 @@ def check(
         "./pyproject.toml).",
     ),
     timeout: Optional[float] = typer.Option(
-        None, "--timeout", min=0.1, help="Deadline in seconds for the whole check (default 10, preflight 5)."
+        None,
+        "--timeout",
+        min=0.1,
+        help="Deadline in seconds for the whole check (default 10, preflight 5, with --deep 30).",
     ),
     data_dir: Optional[str] = typer.Option(
         None,
@@ -146,9 +157,21 @@ def check(
     plan: bool = typer.Option(
         False, "--plan", help="After the report, print the fix plan (text format only)."
     ),
+    deep: bool = DeepOpt,
+    no_python: bool = typer.Option(
+        False,
+        "--no-python",
+        help="Judge the machine alone, no Python environment (node health checks, e.g. a Slurm prolog).",
+    ),
+    fail_on_unknown: Optional[bool] = typer.Option(
+        None,
+        "--fail-on-unknown/--no-fail-on-unknown",
+        help="Exit 2 when an error-level rule could not be evaluated (default: on for the ci and preflight "
+        "profiles).",
+    ),
 ) -> None:
     """Check this host (or a snapshot) and print what is wrong, with the command that fixes it."""
-    from .check import exit_code, run_check
+    from .check import run_checks
     from .engine.loader import RuleLoadError
     from .policy import PolicyError, load
     from .profiles import PROFILES, resolve_fail_on, resolve_timeout
@@ -161,9 +184,13 @@ def check(
     except PolicyError as e:
         _problems("policy has", e)
     fail = resolve_fail_on(prof, fail_on.value if fail_on else None, pol.fail_on if pol else None)
-    host, source, deadline = _collect(snapshot, python, resolve_timeout(prof, timeout))
+    if no_python and (python or deep):
+        _fail("--no-python judges no Python environment: it goes with neither --python nor --deep")
+    if len(python) > 1 and fmt in (CheckFormat.junit, CheckFormat.prometheus):
+        _fail(f"--format {fmt.value} judges one environment: run it once for each --python")
+    host, source, deadline = _collect(snapshot, python, resolve_timeout(prof, timeout, deep))
     try:
-        result = run_check(
+        results = run_checks(
             host,
             source,
             deadline,
@@ -171,16 +198,55 @@ def check(
             profile=prof,
             policy=pol,
             data_dir=os.path.abspath(data_dir) if data_dir else None,
+            deep=deep,
+            fail_unknown=fail_on_unknown,
+            no_python=no_python,
         )
     except RuleLoadError as e:
         _rule_problems(e)
     except PolicyError as e:
         _problems("policy has", e)
-    _render_check(result, fmt, fail, prof)
+    _refuse_bad_python(results, python)
+    if len(results) == 1:
+        _render_check(results[0], fmt, fail, prof)
+    else:
+        _render_checks(results, fmt, fail, prof)
     if plan:
-        sys.stdout.write("\n")
-        _print_plan(result, Format.text)
-    _exit(exit_code(result.findings, fail), result.unanswered())
+        for result in results:
+            sys.stdout.write("\n")
+            _print_plan(result, Format.text)
+    _exit(max(r.verdict(fail) for r in results), results[0].unanswered())
+
+
+def _refuse_bad_python(results, pythons: list[str]) -> None:
+    """An interpreter named with --python that could not be inspected: exit 2, one line, no report."""
+    for result, python in zip(results, pythons):
+        exe = result.facts.get("python.executable")
+        if not exe.known:
+            why = exe.unknown or "unknown"
+            _fail(
+                f"--python: {why}"
+                if why.startswith("inspecting ")
+                else f"--python: inspecting {python} failed: {why}"
+            )
+
+
+def _render_checks(results, fmt: CheckFormat, fail_on: str, prof) -> None:
+    """Several environments (--python repeated): one report each, in the order given."""
+    if fmt is CheckFormat.json:
+        from .report import json_report
+
+        sys.stdout.write(json_report.render_many(results, fail_on))
+        return
+    for n, result in enumerate(results, 1):
+        exe = result.facts.value("python.executable") or result.facts.get("python.executable").unknown
+        if not prof.one_line:
+            heading = f"Environment {n} of {len(results)}: {exe}"
+            sys.stdout.write(
+                ("\n" if n > 1 else "")
+                + (f"## {heading}\n\n" if fmt is CheckFormat.markdown else f"{heading}\n")
+            )
+        _render_check(result, fmt, fail_on, prof)
 
 
 def _render_check(result, fmt: CheckFormat, fail_on: str, prof) -> None:
@@ -220,7 +286,7 @@ def _render_check(result, fmt: CheckFormat, fail_on: str, prof) -> None:
 @app.command("plan")
 def plan_command(
     snapshot: Optional[str] = SnapshotOpt,
-    python: Optional[str] = PythonOpt,
+    python: list[str] = PythonOpt,
     rules: list[str] = typer.Option(
         [], "--rules", help="More rule files, directories or pinned URLs (URL#sha256=HEX); repeatable."
     ),
@@ -229,22 +295,28 @@ def plan_command(
     ),
     fmt: Format = typer.Option(Format.text, "--format", help="Output format."),
     timeout: float = TimeoutOpt,
+    deep: bool = DeepOpt,
 ) -> None:
     """Print the fix plan: the commands that fix what check finds, pinned and in order. Runs nothing."""
-    from .check import run_check
+    from .check import run_checks
     from .engine.loader import RuleLoadError
     from .policy import PolicyError, load
 
+    if len(python) > 1 and fmt is Format.json:
+        _fail("plan --format json plans one environment: run it once for each --python")
     try:
         pol = load(policy)
         host, source, deadline = _collect(snapshot, python, timeout)
-        result = run_check(host, source, deadline, rules, policy=pol)
+        results = run_checks(host, source, deadline, rules, policy=pol, deep=deep)
     except RuleLoadError as e:
         _rule_problems(e)
     except PolicyError as e:
         _problems("policy has", e)
-    _print_plan(result, fmt)
-    _exit(0, result.unanswered())
+    _refuse_bad_python(results, python)
+    for n, result in enumerate(results):
+        sys.stdout.write("\n" if n else "")
+        _print_plan(result, fmt)
+    _exit(0, results[0].unanswered())
 
 
 def _print_plan(result, fmt: Format) -> None:
@@ -280,17 +352,21 @@ def _append_step_summary(text: str) -> None:
 @app.command()
 def facts(
     snapshot: Optional[str] = SnapshotOpt,
-    python: Optional[str] = PythonOpt,
+    python: Optional[str] = typer.Option(
+        None, "--python", help="Interpreter whose environment to read (default as for check)."
+    ),
     fmt: Format = typer.Option(Format.text, "--format", help="Output format."),
     timeout: float = TimeoutOpt,
+    deep: bool = DeepOpt,
 ) -> None:
     """Print every fact the probes collected, with where it came from (for bug reports)."""
     import json
 
     from .collect import collect
+    from .probes import registry
 
-    host, _source, deadline = _collect(snapshot, python, timeout)
-    facts_, _ = collect(host, deadline)
+    host, _source, deadline = _collect(snapshot, [python] if python else [], timeout)
+    facts_, _ = collect(host, deadline, registry(deep=deep))
     if fmt is Format.json:
         sys.stdout.write(json.dumps(facts_.tree(), indent=2, default=str) + "\n")
     else:
@@ -303,21 +379,22 @@ def facts(
 @app.command()
 def snapshot(
     output: str = typer.Option("gpudoctor-snapshot.tar.gz", "-o", "--output", help="Where to write it."),
-    python: Optional[str] = PythonOpt,
+    python: list[str] = PythonOpt,
     no_redact: bool = typer.Option(False, "--no-redact", help="Keep GPU UUIDs, serial numbers and hostname."),
     timeout: float = TimeoutOpt,
+    deep: bool = DeepOpt,
 ) -> None:
     """Record what the probes read on this host into a file anyone can replay with check --snapshot."""
     import socket
 
-    from .collect import collect
+    from .check import run_checks
     from .host.base import Deadline
     from .host.live import LiveHost
     from .host.snapshot import RecordingHost, redact, save
 
     deadline = Deadline(timeout)
     recorder = RecordingHost(LiveHost(deadline=deadline, python=python))
-    collect(recorder, deadline)
+    run_checks(recorder, "live", deadline, [], deep=deep)
     rec = recorder.recording
     if not no_redact:
         rec = redact(rec, hostnames=(socket.gethostname(),))

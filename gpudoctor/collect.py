@@ -52,6 +52,12 @@ class Collection:
         self._finished[name] = time.monotonic() - self._started
 
     def wait(self) -> tuple[Facts, list[ProbeStatus]]:
+        items, missing, statuses = self.gather()
+        return derive(Facts(items, missing)), statuses
+
+    def gather(self) -> tuple[dict[str, Fact], dict[str, str], list[ProbeStatus]]:
+        """The probes' facts as collected (not yet derived), why those of failed probes are missing (by
+        prefix), and each probe's status."""
         for t in self._threads:
             t.join(self.deadline.remaining())
         items: dict[str, Fact] = {"host.kind": known(self.host.kind, "host")}
@@ -73,7 +79,7 @@ class Collection:
             note = getattr(self.host, "note_unanswered", None)
             if note is not None:
                 note()
-        return derive(Facts(items, missing)), statuses
+        return items, missing, statuses
 
 
 def collect(host: Any, deadline: Deadline, probes: Optional[list] = None) -> tuple[Facts, list[ProbeStatus]]:

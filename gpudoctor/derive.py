@@ -7,9 +7,13 @@ does not run), so that a preflight report does not fill up with facts nobody ask
 
     system.cpus_per_gpu             system.cpus / gpus.count
     python.rocm_frameworks          frameworks whose build is rocm
-    frameworks[i].arch_list         a torch CUDA build's TORCH_CUDA_ARCH_LIST (knowledge table, by version
-                                    and CUDA variant)
+    frameworks[i].arch_list         a torch CUDA build's TORCH_CUDA_ARCH_LIST: as the imported torch reports
+                                    it (runtime.torch.arch_list, check --deep), else from the knowledge
+                                    table, by version and CUDA variant
     frameworks[i].unsupported_*     the GPUs whose compute capability that list has no code for
+    runtime.torch.unsupported_*     the CUDA devices torch sees whose compute capability its own arch list
+                                    has no code for
+    runtime.torch.cudnn_pinned      the cuDNN the torch wheel pins, to the precision torch reports its own
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ DERIVED = (
     "frameworks[].unsupported_gpus",
     "frameworks[].unsupported_gpu_count",
     "frameworks[].unsupported_ccs",
+    "runtime.torch.unsupported_devices",
+    "runtime.torch.unsupported_device_count",
+    "runtime.torch.unsupported_ccs",
+    "runtime.torch.cudnn_pinned",
 )
 
 # --- pure decisions -------------------------------------------------------------------------------------
@@ -50,6 +58,20 @@ def runs_on(cc: str, arch_list: list[str]) -> bool:
         if ptx and (a_major, a_minor) <= (major, minor):
             return True
     return False
+
+
+def arch_from_torch(entries: list[str]) -> list[str]:
+    """torch.cuda.get_arch_list() in the knowledge table's form: ["sm_80", "sm_90", "compute_90"] ->
+    ["8.0", "9.0+PTX"] (sm_XY: native code for X.Y; compute_XY: PTX). An arch-specific entry (sm_90a,
+    sm_100f) counts as its base compute capability. ValueError for an entry of another form (gfx90a)."""
+    native: set[str] = set()
+    ptx: set[str] = set()
+    for entry in entries:
+        m = re.fullmatch(r"(sm|compute)_(\d+)(\d)[a-z]?", str(entry))
+        if m is None:
+            raise ValueError(f"not a CUDA architecture: {entry}")
+        (native if m.group(1) == "sm" else ptx).add(f"{int(m.group(2))}.{m.group(3)}")
+    return [f"{cc}+PTX" if cc in ptx else cc for cc in sorted(native | ptx, key=_cc)]
 
 
 def torch_variant(cuda: str) -> Optional[str]:
@@ -120,6 +142,10 @@ def derive(facts: Facts) -> Facts:
         out["python.rocm_frameworks"] = _rocm_frameworks(facts)
     for i in range(facts.count("frameworks")):
         out.update(_arch(facts, i))
+    if _collected(facts, "runtime.torch.arch_list", "runtime.torch.capabilities"):
+        out.update(_runtime_unsupported(facts))
+    if _collected(facts, "runtime.torch.cudnn", "frameworks.count"):
+        out["runtime.torch.cudnn_pinned"] = _cudnn_pinned(facts)
     return Facts(out, facts.missing)
 
 
@@ -147,9 +173,14 @@ def _arch(facts: Facts, i: int) -> dict[str, Fact]:
         why = "only known for torch CUDA builds"
         return {f"{prefix}.{f}": unknown(why, f"derived:{prefix}.name, {prefix}.build") for f in ARCH_FIELDS}
     get = _Inputs(facts)
-    get(f"{prefix}.build")  # unknown build: unknown arch, for that reason
-    version, cuda = get(f"{prefix}.version"), get(f"{prefix}.cuda")
-    arch = get.result(lambda: compiled_arch(str(version), str(cuda)))
+    if facts.get("runtime.torch.arch_list").known and facts.value("runtime.torch.build") == "cuda":
+        # check --deep imported this torch: what it says it was compiled for beats the table.
+        entries = get("runtime.torch.arch_list")
+        arch = get.result(lambda: (arch_from_torch(entries), None))
+    else:
+        get(f"{prefix}.build")  # unknown build: unknown arch, for that reason
+        version, cuda = get(f"{prefix}.version"), get(f"{prefix}.cuda")
+        arch = get.result(lambda: compiled_arch(str(version), str(cuda)))
     out = {f"{prefix}.arch_list": arch}
     gpus = _Inputs(facts)
     count = gpus("gpus.count")
@@ -167,3 +198,35 @@ def _arch(facts: Facts, i: int) -> dict[str, Fact]:
         for field in ARCH_FIELDS[1:]:
             out[f"{prefix}.{field}"] = unknown(missing.unknown or "unknown", src)
     return out
+
+
+def _runtime_unsupported(facts: Facts) -> dict[str, Fact]:
+    """The CUDA devices the imported torch sees whose compute capability its arch list has no code for."""
+    get = _Inputs(facts)
+    caps, entries = get("runtime.torch.capabilities"), get("runtime.torch.arch_list")
+    devices = get.result(
+        lambda: ([d for d, cc in enumerate(caps) if not runs_on(str(cc), arch_from_torch(entries))], None)
+    )
+    if not devices.known:
+        return {f"runtime.torch.{f}": devices for f in RUNTIME_ARCH_FIELDS}
+    distinct = list(dict.fromkeys(str(caps[d]) for d in devices.value))
+    return {
+        "runtime.torch.unsupported_devices": devices,
+        "runtime.torch.unsupported_device_count": known(len(devices.value), devices.source),
+        "runtime.torch.unsupported_ccs": known(distinct, devices.source),
+    }
+
+
+RUNTIME_ARCH_FIELDS = ("unsupported_devices", "unsupported_device_count", "unsupported_ccs")
+
+
+def _cudnn_pinned(facts: Facts) -> Fact:
+    """The installed torch's cuDNN pin (nvidia-cudnn-cu12==9.10.2.21) cut to the three parts
+    torch.backends.cudnn.version() reports (9.10.2), so that the two compare."""
+    get = _Inputs(facts)
+    count = get("frameworks.count")
+    names = [facts.value(f"frameworks[{i}].name") for i in range(count if isinstance(count, int) else 0)]
+    if "torch" not in names:
+        return get.result(lambda: (None, "torch is not installed"))
+    pin = get(f"frameworks[{names.index('torch')}].cudnn")
+    return get.result(lambda: (".".join(str(pin).split(".")[:3]), None))

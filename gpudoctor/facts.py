@@ -183,7 +183,15 @@ SCHEMA: tuple[FactSpec, ...] = (
         "python.executable",
         "str",
         "",
-        "the interpreter inspected (--python, else the active venv, else gpudoctor's)",
+        "the interpreter inspected: --python, else the active venv, else the active conda env, else "
+        "python3 on PATH",
+    ),
+    _s(
+        "python.selected_by",
+        "str",
+        "",
+        "what chose that interpreter: `--python`, `VIRTUAL_ENV`, `CONDA_PREFIX`, `PATH` (python3 found "
+        "there), or `gpudoctor` (its own, when there is no other)",
     ),
     _s("python.version", "version", "", "its version, e.g. 3.12.3"),
     _s("python.prefix", "str", "", "sys.prefix of that interpreter"),
@@ -213,7 +221,8 @@ SCHEMA: tuple[FactSpec, ...] = (
         "list[str]",
         "",
         "derived: compute capabilities a torch CUDA build is compiled for (TORCH_CUDA_ARCH_LIST, +PTX: "
-        "embedded PTX), from the knowledge table by version and CUDA variant",
+        "embedded PTX): as the imported torch reports them (runtime.torch.arch_list, with --deep), else from "
+        "the knowledge table by version and CUDA variant",
     ),
     _s(
         "frameworks[].unsupported_gpus",
@@ -270,6 +279,204 @@ SCHEMA: tuple[FactSpec, ...] = (
         "str",
         "",
         "that mount's filesystem type as /proc/self/mounts says: ext4, nfs4, ...",
+    ),
+    # --- runtime truth (check --deep): child processes that load libcuda and import each framework -------
+    _s(
+        "runtime.cuda.status",
+        "str",
+        "",
+        "the CUDA driver smoke test: `ok` (cuInit and a context on every GPU), `failed` (a call returned an "
+        "error: see runtime.cuda.result), `no library` (libcuda.so.1 not found or not loadable) or `crashed`",
+    ),
+    _s(
+        "runtime.cuda.library",
+        "str",
+        "",
+        "the libcuda file the loader chose, e.g. /usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05",
+    ),
+    _s(
+        "runtime.cuda.driver_version",
+        "version",
+        "",
+        "newest CUDA the loaded libcuda supports (cuDriverGetVersion), e.g. 13.0",
+    ),
+    _s(
+        "runtime.cuda.device_count",
+        "int",
+        "",
+        "GPUs CUDA sees (cuDeviceGetCount, after CUDA_VISIBLE_DEVICES)",
+    ),
+    _s("runtime.cuda.failed_devices", "list[int]", "", "CUDA devices on which no context could be opened"),
+    _s("runtime.cuda.failed_device_count", "int", "", "how many devices are in runtime.cuda.failed_devices"),
+    _s(
+        "runtime.cuda.failed_call",
+        "str",
+        "",
+        "the first driver call that failed, e.g. cuInit, cuDevicePrimaryCtxRetain",
+    ),
+    _s(
+        "runtime.cuda.result",
+        "str",
+        "",
+        "the CUresult of that call by name, e.g. CUDA_ERROR_SYSTEM_NOT_READY; CUDA_SUCCESS when none failed",
+    ),
+    _s("runtime.cuda.code", "int", "", "its number, e.g. 802; 0 when none failed"),
+    _s(
+        "runtime.cuda.error",
+        "str",
+        "",
+        "what failed, in one line: the call, the device, the CUresult and the driver's message",
+    ),
+    _s(
+        "runtime.python",
+        "str",
+        "",
+        "the interpreter the frameworks were imported in (the one python.* describes)",
+    ),
+    _s(
+        "runtime.import_failures",
+        "list[str]",
+        "",
+        "the installed frameworks whose import failed or crashed, each as `name: Type: message`",
+    ),
+    _s("runtime.import_failure_count", "int", "", "how many are in runtime.import_failures"),
+    _s(
+        "runtime.torch.status",
+        "str",
+        "",
+        "`ok` (imported), `import failed` or `crashed`; the same field exists for tensorflow, jax, cupy and "
+        "onnxruntime",
+    ),
+    _s(
+        "runtime.torch.error",
+        "str",
+        "",
+        "the import error, or, when torch imported but CUDA is not available, the exact CUDA initialisation "
+        "error (torch.cuda.init(), else its warning)",
+    ),
+    _s("runtime.torch.version", "str", "", "torch.__version__ as imported, e.g. 2.9.0+cu128"),
+    _s(
+        "runtime.torch.build",
+        "str",
+        "",
+        "`cuda`, `rocm` or `cpu`: what the imported torch says it was built for",
+    ),
+    _s("runtime.torch.cuda", "version", "", "torch.version.cuda: the CUDA it was built with"),
+    _s("runtime.torch.cuda_available", "bool", "", "torch.cuda.is_available()"),
+    _s("runtime.torch.device_count", "int", "", "torch.cuda.device_count()"),
+    _s(
+        "runtime.torch.capabilities",
+        "list[str]",
+        "",
+        'each CUDA device\'s compute capability as torch sees it, e.g. ["9.0"]',
+    ),
+    _s(
+        "runtime.torch.arch_list",
+        "list[str]",
+        "",
+        "torch.cuda.get_arch_list(): the architectures compiled in, e.g. sm_90, compute_90 (PTX)",
+    ),
+    _s(
+        "runtime.torch.cudnn", "version", "", "the cuDNN torch really loaded (torch.backends.cudnn.version())"
+    ),
+    _s("runtime.torch.cudnn_path", "str", "", "the libcudnn file it was loaded from (/proc/self/maps)"),
+    _s("runtime.torch.nccl", "version", "", "the NCCL version torch uses (torch.cuda.nccl.version())"),
+    _s(
+        "runtime.torch.unsupported_devices",
+        "list[int]",
+        "",
+        "derived: CUDA devices whose compute capability runtime.torch.arch_list has no code for",
+    ),
+    _s(
+        "runtime.torch.unsupported_device_count",
+        "int",
+        "",
+        "derived: how many devices are in runtime.torch.unsupported_devices",
+    ),
+    _s(
+        "runtime.torch.unsupported_ccs",
+        "list[str]",
+        "",
+        "derived: the distinct compute capabilities of the devices in runtime.torch.unsupported_devices",
+    ),
+    _s(
+        "runtime.torch.cudnn_pinned",
+        "version",
+        "",
+        "derived: the cuDNN the installed torch wheel pins (frameworks[].cudnn), to the three parts torch "
+        "reports, e.g. 9.10.2",
+    ),
+    _s("runtime.tensorflow.status", "str", "", "`ok`, `import failed` or `crashed`"),
+    _s(
+        "runtime.tensorflow.error",
+        "str",
+        "",
+        "the import error, or, when it lists no GPU, the reason TensorFlow logged (e.g. Cannot dlopen some "
+        "GPU libraries)",
+    ),
+    _s("runtime.tensorflow.version", "str", "", "tf.__version__ as imported"),
+    _s("runtime.tensorflow.cuda_build", "bool", "", "tf.sysconfig.get_build_info()['is_cuda_build']"),
+    _s("runtime.tensorflow.cuda", "version", "", "the CUDA version in its build info"),
+    _s("runtime.tensorflow.cudnn", "version", "", "the cuDNN version in its build info"),
+    _s("runtime.tensorflow.gpu_count", "int", "", "GPUs tf.config.list_physical_devices('GPU') lists"),
+    _s("runtime.jax.status", "str", "", "`ok`, `import failed` or `crashed`"),
+    _s(
+        "runtime.jax.error",
+        "str",
+        "",
+        "the import error, or, when JAX runs on the CPU, why (its fall-back message or the GPU backend's "
+        "error)",
+    ),
+    _s("runtime.jax.version", "str", "", "jax.__version__ as imported"),
+    _s("runtime.jax.platform", "str", "", "jax.default_backend(): `gpu`, `cuda`, `rocm`, `tpu` or `cpu`"),
+    _s("runtime.jax.device_count", "int", "", "devices jax.devices() lists"),
+    _s(
+        "runtime.jax.cuda_plugin",
+        "bool",
+        "",
+        "a JAX CUDA plugin (jax-cuda12-plugin, jax-cuda13-plugin) is importable",
+    ),
+    _s("runtime.jax.fell_back", "bool", "", "JAX runs on the CPU although a CUDA plugin is installed"),
+    _s("runtime.cupy.status", "str", "", "`ok`, `import failed` or `crashed`"),
+    _s(
+        "runtime.cupy.error",
+        "str",
+        "",
+        "the import error, or the CUDA error CuPy raised (e.g. getDeviceCount)",
+    ),
+    _s("runtime.cupy.version", "str", "", "cupy.__version__ as imported"),
+    _s(
+        "runtime.cupy.runtime_version",
+        "version",
+        "",
+        "the CUDA runtime CuPy loaded (runtimeGetVersion), e.g. 12.8",
+    ),
+    _s(
+        "runtime.cupy.driver_version",
+        "version",
+        "",
+        "the driver's CUDA version as CuPy sees it (driverGetVersion)",
+    ),
+    _s("runtime.cupy.device_count", "int", "", "cupy.cuda.runtime.getDeviceCount()"),
+    _s("runtime.onnxruntime.status", "str", "", "`ok`, `import failed` or `crashed`"),
+    _s(
+        "runtime.onnxruntime.error",
+        "str",
+        "",
+        "the import error, or the error get_available_providers() raised",
+    ),
+    _s("runtime.onnxruntime.version", "str", "", "onnxruntime.__version__ as imported"),
+    _s(
+        "runtime.onnxruntime.device",
+        "str",
+        "",
+        "onnxruntime.get_device(): `GPU` for a CUDA build, else `CPU`",
+    ),
+    _s(
+        "runtime.onnxruntime.providers",
+        "list[str]",
+        "",
+        "onnxruntime.get_available_providers(), e.g. CUDAExecutionProvider, CPUExecutionProvider",
     ),
 )
 

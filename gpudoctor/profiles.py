@@ -1,9 +1,12 @@
 """Profiles: what a check reads, how long it may take, and what fails it, for where it runs.
 
     workstation  every probe, the full report, --fail-on error by default (gpudoctor's default)
-    ci           every probe, plain output, --fail-on warning by default
-    preflight    only the fast probes (driver, gpus, container, system), a 5 s deadline, one line when
-                 healthy and one line per error when not; fails on errors only, whatever the policy says
+    ci           every probe, plain output, --fail-on warning by default; an error-level rule that could
+                 not be evaluated exits 2
+    preflight    only the fast probes (driver, gpus, container, system, and the Python environment's
+                 metadata), a 5 s deadline, one line when healthy and one line per error when not; fails on
+                 errors only, whatever the policy says; an error-level rule that could not be evaluated
+                 exits 2
 
 A profile that skips probes evaluates only the rules whose facts its probes produce (`select_rules`): a
 rule that names any fact of a skipped probe, in its condition, message or fix, is not evaluated at all and
@@ -32,19 +35,21 @@ class Profile:
     fail_on_fixed: bool = False  # a policy's fail_on does not change it (an explicit --fail-on does)
     plain: bool = False  # never styled output, even on a terminal
     one_line: bool = False  # the text format is one line when healthy, one line per error when not
+    fail_unknown: bool = False  # an error-level rule that could not be evaluated makes the exit code 2
 
 
 PROFILES: dict[str, Profile] = {
     "workstation": Profile("workstation", ALL_PROBES, "error", 10.0),
-    "ci": Profile("ci", ALL_PROBES, "warning", 10.0, plain=True),
+    "ci": Profile("ci", ALL_PROBES, "warning", 10.0, plain=True, fail_unknown=True),
     "preflight": Profile(
         "preflight",
-        ("driver", "gpus", "container", "system"),
+        ("driver", "gpus", "container", "system", "python"),
         "error",
         5.0,
         fail_on_fixed=True,
         plain=True,
         one_line=True,
+        fail_unknown=True,
     ),
 }
 DEFAULT = "workstation"
@@ -59,8 +64,14 @@ def resolve_fail_on(profile: Profile, flag: Optional[str], policy: Optional[str]
     return profile.fail_on
 
 
-def resolve_timeout(profile: Profile, flag: Optional[float]) -> float:
-    return flag if flag is not None else profile.timeout
+DEEP_TIMEOUT = 30.0  # --deep imports frameworks: TensorFlow alone can take 10 s on a cold cache
+
+
+def resolve_timeout(profile: Profile, flag: Optional[float], deep: bool = False) -> float:
+    """--timeout when given, else the profile's deadline, raised to DEEP_TIMEOUT for --deep."""
+    if flag is not None:
+        return flag
+    return max(profile.timeout, DEEP_TIMEOUT) if deep else profile.timeout
 
 
 def _condition_facts(cond: Any) -> Iterable[str]:

@@ -30,7 +30,8 @@ def run_cli(*args: str, cwd: Path = ROOT, env: dict | None = None, drop: tuple[s
     """The CLI as users run it: a real process, plain output, from `cwd` (policy files are looked for there),
     with `drop` removed from the environment and `env` added."""
     full = {k: v for k, v in os.environ.items() if k not in drop}
-    full.update(NO_COLOR="1", PYTHONPATH=str(ROOT), **(env or {}))
+    full.update({"NO_COLOR": "1", "PYTHONPATH": str(ROOT)})
+    full.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "gpudoctor", *args],
         capture_output=True,

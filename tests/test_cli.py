@@ -113,7 +113,7 @@ def test_internal_error_exits_3_with_a_crash_log(monkeypatch, capsys):
     def boom(*_a, **_k):
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(check, "run_check", boom)
+    monkeypatch.setattr(check, "run_checks", boom)
     monkeypatch.setattr(sys, "argv", ["gpudoctor", "check", "--snapshot", str(H200)])
     with pytest.raises(SystemExit) as e:
         cli.main()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudoctor.derive import DERIVED, compiled_arch, derive, runs_on, torch_variant
+from gpudoctor.derive import DERIVED, arch_from_torch, compiled_arch, derive, runs_on, torch_variant
 from gpudoctor.facts import SCHEMA, Facts, known, spec_name, unknown
 
 
@@ -161,8 +161,92 @@ def test_nothing_is_derived_from_probes_that_did_not_run():
 
 def test_derived_facts_are_the_documented_ones():
     assert set(DERIVED) == {s.name for s in SCHEMA if s.doc.startswith("derived:")}
-    base = Facts({**dict(torch_on(["9.0", "7.0"], cuda="13.0").items()), "system.cpus": known(16, "test")})
+    deep = {
+        "runtime.torch.build": known("cuda", "test"),
+        "runtime.torch.arch_list": known(["sm_90"], "test"),
+        "runtime.torch.capabilities": known(["9.0"], "test"),
+        "runtime.torch.cudnn": known("9.10.2", "test"),
+    }
+    base = Facts(
+        {**dict(torch_on(["9.0", "7.0"], cuda="13.0").items()), "system.cpus": known(16, "test"), **deep}
+    )
     added = {spec_name(name) for name, _ in derive(base).items()} - {
         spec_name(name) for name, _ in base.items()
     }
     assert added == set(DERIVED)
+
+
+# --- runtime truth (check --deep) -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        (["sm_50", "sm_80", "sm_86", "sm_90"], ["5.0", "8.0", "8.6", "9.0"]),
+        (["sm_75", "sm_90", "sm_100", "sm_120", "compute_120"], ["7.5", "9.0", "10.0", "12.0+PTX"]),
+        (["sm_90a", "sm_90", "compute_80"], ["8.0+PTX", "9.0"]),  # PTX alone for 8.0; sm_90a counts as 9.0
+        ([], []),
+    ],
+)
+def test_arch_from_torch(entries, expected):
+    assert arch_from_torch(entries) == expected
+
+
+def test_arch_from_torch_refuses_what_is_not_a_cuda_architecture():
+    with pytest.raises(ValueError, match="gfx90a"):
+        arch_from_torch(["gfx90a"])
+
+
+def deep(f: Facts, **runtime) -> Facts:
+    """f plus runtime.torch.* facts: runtime.torch.<key> = value; a tuple ("?", why) is unknown."""
+    items = dict(f.items())
+    for key, v in runtime.items():
+        items[f"runtime.torch.{key}"] = unknown(v[1], "test") if isinstance(v, tuple) else known(v, "test")
+    return Facts(items)
+
+
+def test_the_imported_torch_arch_list_beats_the_knowledge_table():
+    # The table says torch 2.11 cu126 has no 12.0 code; this build says it has (a custom build, say).
+    f = derive(deep(torch_on(["12.0"], cuda="12.6"), build="cuda", arch_list=["sm_90", "sm_120"]))
+    assert value(f, "frameworks[0].arch_list") == ["9.0", "12.0"]
+    assert value(f, "frameworks[0].unsupported_gpu_count") == 0
+    assert f.get("frameworks[0].arch_list").source == "derived:runtime.torch.arch_list"
+    # A version the table does not know is judged too, from the runtime's list.
+    f = derive(deep(torch_on(["12.0"], version="2.5.1", cuda="12.4"), build="cuda", arch_list=["sm_90"]))
+    assert value(f, "frameworks[0].unsupported_ccs") == ["12.0"]
+
+
+def test_the_table_is_used_where_the_runtime_list_is_unknown():
+    f = derive(deep(torch_on(["12.0"], cuda="12.6"), build="cuda", arch_list=("?", "timed out")))
+    assert value(f, "frameworks[0].arch_list") == ["5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"]
+
+
+def test_devices_the_imported_torch_has_no_code_for():
+    caps = ["9.0", "12.0", "12.0"]
+    f = derive(deep(facts({}), arch_list=["sm_80", "sm_90"], capabilities=caps, cudnn=("?", "x")))
+    assert value(f, "runtime.torch.unsupported_devices") == [1, 2]
+    assert value(f, "runtime.torch.unsupported_device_count") == 2
+    assert value(f, "runtime.torch.unsupported_ccs") == ["12.0"]
+    f = derive(deep(facts({}), arch_list=["sm_80", "compute_90"], capabilities=caps))
+    assert value(f, "runtime.torch.unsupported_device_count") == 0  # PTX for 9.0 runs on 12.0
+    unavailable = derive(deep(facts({}), arch_list=["sm_80"], capabilities=("?", "CUDA is not available")))
+    assert value(unavailable, "runtime.torch.unsupported_device_count") == (
+        "unknown",
+        "CUDA is not available",
+    )
+    crashed = derive(facts({}, missing={"runtime": "probe crashed: KeyError"}))
+    assert value(crashed, "runtime.torch.unsupported_devices") == ("unknown", "probe crashed: KeyError")
+
+
+def test_the_cudnn_torch_pins_to_the_precision_torch_reports():
+    f = torch_on(["9.0"])
+    items = {**dict(f.items()), "frameworks[0].cudnn": known("9.10.2.21", "test")}
+    assert value(derive(deep(Facts(items), cudnn="9.1.0")), "runtime.torch.cudnn_pinned") == "9.10.2"
+    items["frameworks[0].cudnn"] = unknown("not pinned", "test")
+    assert value(derive(deep(Facts(items), cudnn="9.1.0")), "runtime.torch.cudnn_pinned") == (
+        "unknown",
+        "not pinned",
+    )
+    no_torch = facts({"frameworks.count": 1, "frameworks[0].name": "jax", "runtime.torch.cudnn": ("?", "x")})
+    assert value(derive(no_torch), "runtime.torch.cudnn_pinned") == ("unknown", "torch is not installed")
+    assert "runtime.torch.cudnn_pinned" not in derive(torch_on(["9.0"]))  # no --deep: not derived

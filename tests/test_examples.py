@@ -53,7 +53,9 @@ def test_entrypoint_healthy_execs_the_command(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 7
     assert out == f"job {proc.pid} arg0\n"
-    assert err == "gpudoctor: ok · 1 × NVIDIA H200 · driver 580.159.04 · CUDA 13.0\n"
+    assert (
+        err == "gpudoctor: ok · 1 × NVIDIA H200 · driver 580.159.04 · CUDA 13.0 · 1 warning(s): GD-FW-004\n"
+    )
 
 
 def test_entrypoint_failing_check_does_not_run_the_command(tmp_path):

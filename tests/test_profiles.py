@@ -17,16 +17,8 @@ from conftest import H200, run_cli
 
 ROOT = Path(__file__).parents[1]
 PREFLIGHT_SKIPS = [
-    "GD-CUDA-001",
-    "GD-CUDA-002",
     "GD-CUDNN-001",
     "GD-CUDNN-002",
-    "GD-FW-001",
-    "GD-FW-002",
-    "GD-FW-003",
-    "GD-FW-004",
-    "GD-GPU-003",
-    "GD-ARCH-001",
     "GD-NCCL-001",
     "GD-DCGM-001",
     "GD-STORAGE-001",
@@ -46,7 +38,7 @@ def test_profile_probes_are_registry_names():
     for profile in PROFILES.values():
         assert set(profile.probes) <= names, profile.name
     assert set(PROFILES["workstation"].probes) == names == set(PROFILES["ci"].probes)
-    assert PROFILES["preflight"].probes == ("driver", "gpus", "container", "system")
+    assert PROFILES["preflight"].probes == ("driver", "gpus", "container", "system", "python")
 
 
 def test_preflight_evaluates_only_rules_whose_facts_it_collects():
@@ -88,16 +80,32 @@ def test_timeouts():
     assert resolve_timeout(PROFILES["preflight"], None) == 5.0
     assert resolve_timeout(PROFILES["workstation"], None) == 10.0
     assert resolve_timeout(PROFILES["preflight"], 3.0) == 3.0
+    # --deep imports frameworks: a longer default, never over what --timeout says.
+    assert resolve_timeout(PROFILES["preflight"], None, deep=True) == 30.0
+    assert resolve_timeout(PROFILES["workstation"], 4.0, deep=True) == 4.0
+
+
+def test_no_python_judges_the_machine_alone():
+    host = SnapshotHost(load(str(H200)), "h200")
+    result = run_check(host, "h200", Deadline(10), [], profile=PROFILES["preflight"], no_python=True)
+    assert "python" not in [p.name for p in result.probes]
+    assert {"GD-FW-001", "GD-CUDA-001", "GD-CONTAINER-004"} <= set(result.skipped_rules)
+    assert result.facts.get("python.executable").unknown == "not collected"
+    assert [r.status for r in result.results if r.status != "passed"] == []
 
 
 def test_preflight_check_collects_only_its_probes():
     host = SnapshotHost(load(str(H200)), "h200")
     result = run_check(host, "h200", Deadline(10), [], profile=PROFILES["preflight"])
-    assert [p.name for p in result.probes] == ["driver", "gpus", "system", "container"]
-    assert result.skipped_probes == ["cuda", "libraries", "python", "monitoring", "storage"]
-    assert result.skipped_rules == PREFLIGHT_SKIPS
-    assert result.facts.value("python.executable") is None and result.facts.value("gpus.count") == 1
-    assert [r.status for r in result.results if r.status != "passed"] == []
+    assert [p.name for p in result.probes] == ["driver", "gpus", "python", "system", "container"]
+    assert result.skipped_probes == ["cuda", "libraries", "monitoring", "storage", "runtime"]
+    # The runtime rules need --deep: skipped in every profile without it.
+    runtime = [r for r in result.skipped_rules if r.startswith("GD-RUNTIME-")]
+    assert runtime and sorted(result.skipped_rules) == sorted(PREFLIGHT_SKIPS + runtime)
+    assert result.facts.value("python.executable") == "/opt/torch/.venv/bin/python3"
+    assert result.facts.value("gpus.count") == 1
+    # The fixture's onnxruntime is the CPU-only package (its README): a warning, below preflight's fail-on.
+    assert {(r.rule.id, r.status) for r in result.results if r.status != "passed"} == {("GD-FW-004", "fired")}
 
 
 # --- through the command line -------------------------------------------------------------------------
@@ -106,7 +114,10 @@ def test_preflight_check_collects_only_its_probes():
 def test_cli_preflight_prints_one_line_on_stderr():
     r = gd("check", "--snapshot", str(H200), "--profile", "preflight")
     assert (r.returncode, r.stdout) == (0, "")
-    assert r.stderr == "gpudoctor: ok · 1 × NVIDIA H200 · driver 580.159.04 · CUDA 13.0\n"
+    assert (
+        r.stderr
+        == "gpudoctor: ok · 1 × NVIDIA H200 · driver 580.159.04 · CUDA 13.0 · 1 warning(s): GD-FW-004\n"
+    )
 
 
 def test_cli_preflight_failure_names_rule_message_and_fix(tmp_path):

@@ -353,7 +353,8 @@ def test_driver_not_loaded(fake_lib):
     data = check(fake_lib, "driver-not-loaded")
     assert data["facts"]["driver"]["nvml_status"] == "NVMLError_DriverNotLoaded"
     assert data["facts"]["gpus"] == []  # no kernel driver: no GPU any program can use
-    assert {r: rule(data, r)["status"] for r in GPU_RULES} == dict.fromkeys(GPU_RULES, "passed")
+    # No GPU a program can use: the rules about GPUs have nothing to judge (not applicable, not passed).
+    assert {r: rule(data, r)["status"] for r in GPU_RULES} == dict.fromkeys(GPU_RULES, "not_applicable")
     expected = {"GD-DRIVER-003"} if data["facts"]["driver"]["loaded"] is True else set()
     if no_nvidia_on_this_bus(data):
         expected.add("GD-HOST-001")
@@ -385,7 +386,7 @@ def _nvml_found_with(lib_dir: Path) -> str:
 def _assert_library_not_found(data: dict) -> None:
     assert data["facts"]["driver"]["nvml_status"] == "NVMLError_LibraryNotFound"
     assert data["facts"]["gpus"] == []
-    assert {r: rule(data, r)["status"] for r in GPU_RULES} == dict.fromkeys(GPU_RULES, "passed")
+    assert {r: rule(data, r)["status"] for r in GPU_RULES} == dict.fromkeys(GPU_RULES, "not_applicable")
     assert "GD-DRIVER-002" not in driver_findings(data)
 
 

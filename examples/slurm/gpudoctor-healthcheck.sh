@@ -19,13 +19,16 @@ SCONTROL="${SCONTROL:-scontrol}"
 node="${SLURMD_NODENAME:-$(hostname -s)}"
 
 # shellcheck disable=SC2086 # GPUDOCTOR_ARGS is split into options on purpose
-report="$("$GPUDOCTOR" check --profile preflight ${GPUDOCTOR_ARGS:-} 2>&1)"
+# --no-python: the node is judged, not whichever Python environment root's PATH finds (a job's own
+# environment is judged by its container entrypoint or its first step, with --python).
+report="$("$GPUDOCTOR" check --profile preflight --no-python ${GPUDOCTOR_ARGS:-} 2>&1)"
 status=$?
 
 first="$(printf '%s\n' "$report" | grep -m 1 '^gpudoctor: ' || true)"
 case "$status:$first" in
-    "0:gpudoctor: incomplete"*)
-        # Nothing failed, but something did not answer in time (NVML, a driver call): not fit for jobs.
+    "0:gpudoctor: incomplete"* | "2:gpudoctor: could not check"*)
+        # Nothing failed, but something did not answer in time (NVML, a driver call), or the rules that
+        # decide whether the node is fit could not be evaluated: not fit for jobs.
         reason="$first"
         ;;
     0:*)

@@ -6,7 +6,7 @@ from typing import Optional
 
 from ..facts import Facts
 from .conditions import Evaluation
-from .model import Finding, FixStep, Rule, RuleResult
+from .model import NOT_APPLICABLE, Finding, FixStep, Rule, RuleResult
 from .template import UnsafeArgument, render, render_arg
 
 
@@ -25,6 +25,8 @@ def evaluate_rule(rule: Rule, facts: Facts) -> RuleResult:
                 rule, "unknown", unknown_facts=((f"{rule.for_each}.count", count_fact.unknown or ""),)
             )
         items = list(range(facts.count(rule.for_each)))
+        if not items:  # no GPU, no framework, no cuDNN copy: nothing for the rule to be about
+            return RuleResult(rule, NOT_APPLICABLE)
     findings: list[Finding] = []
     unknown: dict[str, str] = {}
     for item in items:

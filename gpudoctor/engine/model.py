@@ -55,9 +55,13 @@ class Finding:
         return self.rule.severity
 
 
+NOT_APPLICABLE = "not_applicable"
+
+
 @dataclass(frozen=True)
 class RuleResult:
-    """One rule's outcome: `fired` (with findings), `passed`, or `unknown` (facts it needs are unknown)."""
+    """One rule's outcome: `fired` (with findings), `passed`, `unknown` (facts it needs are unknown), or
+    `not_applicable` (it iterates a list that is empty here: no GPU, no framework)."""
 
     rule: Rule
     status: str

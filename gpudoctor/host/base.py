@@ -1,10 +1,10 @@
 """The Host interface: the only way probes read the machine.
 
-A Host answers five kinds of question, each with raw data or a HostError naming why not:
-`read(path)`, `listdir(path)`, `run(argv)`, `nvml(function, device, arg)`, `python(interpreter)`, and
-`env(name)` for the few environment variables the probes ask about by name (the whole environment is never
-read, so that a snapshot cannot carry secrets). The live Host does the real thing under a deadline; the
-snapshot Host replays what a live Host recorded.
+A Host answers these questions, each with raw data or a HostError naming why not: `read(path)`,
+`listdir(path)`, `run(argv)`, `nvml(function, device, arg)`, `python(interpreter)` with the interpreters to
+judge and what chose each in `python_targets()`, and `env(name)` for the few environment variables the
+probes ask about by name (the whole environment is never read, so that a snapshot cannot carry secrets).
+The live Host does the real thing under a deadline; the snapshot Host replays what a live Host recorded.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ NO_PERMISSION = "no permission"
 TIMED_OUT = "timed out"
 NOT_RECORDED = "not recorded in snapshot"
 TOO_LARGE = "too large"
+PYTHON_FAILED = "python failed"
+UNSUPPORTED_PYTHON = "unsupported python"
 
 
 class HostError(Exception):
@@ -83,7 +85,15 @@ class Host(Protocol):
 
     def python(self, interpreter: Optional[str] = None) -> dict: ...
 
+    def python_targets(self) -> list[tuple[str, str]]: ...
+
     def env(self, name: str) -> Optional[str]: ...
+
+    # Runtime truth (`check --deep`): child processes, each answering {"rc", "stdout", "stderr"}, the raw
+    # output the runtime probe parses (gpudoctor/probes/runtime.py).
+    def cuda_smoke(self, timeout: float = 10.0) -> dict: ...
+
+    def framework_runtime(self, interpreter: str, framework: str, timeout: float = 20.0) -> dict: ...
 
 
 def nvml_key(function: str, arg: Optional[str] = None) -> str:

@@ -2,22 +2,41 @@
 
 from __future__ import annotations
 
-import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import threading
-from typing import Any, Optional
+from collections.abc import Sequence
+from typing import Any, Optional, Union
 
 from . import pyinspect
-from .base import NO_PERMISSION, NOT_FOUND, TIMED_OUT, TOO_LARGE, CommandResult, Deadline, HostError
+from .base import (
+    NO_PERMISSION,
+    NOT_FOUND,
+    PYTHON_FAILED,
+    TIMED_OUT,
+    TOO_LARGE,
+    UNSUPPORTED_PYTHON,
+    CommandResult,
+    Deadline,
+    HostError,
+)
 from .nvml_live import NvmlSession
 
 MAX_READ = 4 * 1024 * 1024
 MAX_OUTPUT = 8 * 1024 * 1024
 # Commands run with a fixed, minimal locale so that their output parses the same everywhere.
 _CHILD_ENV_KEEP = ("PATH", "HOME", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "VIRTUAL_ENV", "CONDA_PREFIX")
+# The runtime children (check --deep) also keep what decides which CUDA a framework finds and how devices
+# are numbered, and FAKE_CUDA_SCENARIO, which only the test suite's fake libcuda reads (tests/fake_cuda):
+# without it the smoke test could not be run against the fake's scenarios. Nothing else is passed on.
+_RUNTIME_ENV_KEEP = ("CUDA_HOME", "CUDA_PATH", "CUDA_DEVICE_ORDER", "FAKE_CUDA_SCENARIO")
+# JAX would otherwise reserve 75% of every GPU's memory just to list its devices.
+_RUNTIME_ENV_SET = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+MAX_RUNTIME_STDOUT = 1024 * 1024
+MAX_RUNTIME_STDERR = 8 * 1024  # the end of it: where a crash or a framework's last log line is
 
 
 class LiveHost:
@@ -26,12 +45,13 @@ class LiveHost:
     def __init__(
         self,
         deadline: Optional[Deadline] = None,
-        python: Optional[str] = None,
+        python: Union[str, Sequence[str], None] = None,
         nvml_timeout: float = 2.0,
         nvml_session: Optional[NvmlSession] = None,
     ) -> None:
         self.deadline = deadline or Deadline(30.0)
-        self._python = python
+        # --python: one interpreter or several; none means the default target (default_target).
+        self._pythons = [python] if isinstance(python, str) else list(python or ())
         self._nvml = nvml_session or NvmlSession()
         self._nvml_timeout = nvml_timeout
         self.timed_out: list[str] = []  # what did not answer in time, for the report
@@ -114,9 +134,16 @@ class LiveHost:
     def run(self, argv: tuple[str, ...], timeout: float = 2.0) -> CommandResult:
         return self._once(("run", tuple(argv)), lambda: self._run(tuple(argv), timeout))
 
-    def _run(self, argv: tuple[str, ...], timeout: float, label: Optional[str] = None) -> CommandResult:
+    def _run(
+        self,
+        argv: tuple[str, ...],
+        timeout: float,
+        label: Optional[str] = None,
+        extra_env: Optional[dict[str, str]] = None,
+    ) -> CommandResult:
         """Run argv (never through a shell) in its own session; on timeout kill the whole group, and
-        abandon the pipes if a process that escaped the group still holds them."""
+        abandon the pipes if a process that escaped the group still holds them. The child's environment
+        is _CHILD_ENV_KEEP's variables and LC_ALL=C, plus `extra_env`."""
         argv = tuple(argv)
         label = label or " ".join(argv)  # how reports name it
         limit = self.deadline.clamp(timeout)
@@ -125,6 +152,7 @@ class LiveHost:
             raise HostError(TIMED_OUT, f"{label}: no time left")
         env = {k: os.environ[k] for k in _CHILD_ENV_KEEP if k in os.environ}
         env["LC_ALL"] = "C"
+        env.update(extra_env or {})
         try:
             proc = subprocess.Popen(
                 argv,
@@ -173,15 +201,14 @@ class LiveHost:
             raise
 
     # --- Python environment -----------------------------------------------------------------------
+    def python_targets(self) -> list[tuple[str, str]]:
+        """The interpreters to judge, each with what chose it (docs/architecture.md, "Which Python")."""
+        if self._pythons:
+            return [(_resolve(p), "--python") for p in self._pythons]
+        return [default_target(os.environ, sys.executable)]
+
     def target_python(self) -> str:
-        """--python, else the active virtual environment's or conda environment's, else our own."""
-        if self._python:
-            return self._python
-        for var, rel in (("VIRTUAL_ENV", "bin/python"), ("CONDA_PREFIX", "bin/python")):
-            root = os.environ.get(var)
-            if root and os.path.exists(os.path.join(root, rel)):
-                return os.path.join(root, rel)
-        return sys.executable
+        return self.python_targets()[0][0]
 
     def python(self, interpreter: Optional[str] = None) -> dict:
         target = interpreter or self.target_python()
@@ -190,17 +217,82 @@ class LiveHost:
     def _inspect(self, target: str) -> dict:
         if _same_interpreter(target):
             return pyinspect.inspect()
+        if not os.path.exists(target):
+            raise HostError(NOT_FOUND, f"{target}: no such file")
         # Named by its target, not its argv: the argv holds the whole inspection program.
-        result = self._run((target, "-c", pyinspect.source()), 5.0, label=f"python inspection of {target}")
-        if result.rc != 0:
-            raise HostError("python failed", f"{target}: {result.stderr.strip()[-300:]}")
-        try:
-            data = json.loads(result.stdout)
-        except ValueError as e:
-            raise HostError("python failed", f"{target}: unreadable output") from e
-        if not isinstance(data, dict):
-            raise HostError("python failed", f"{target}: unreadable output")
+        result = self._run(
+            pyinspect.argv(target, dict(os.environ)), 5.0, label=f"python inspection of {target}"
+        )
+        return inspection_result(target, result)
+
+    # --- runtime truth (check --deep) -------------------------------------------------------------
+    def cuda_smoke(self, timeout: float = 10.0) -> dict:
+        """The CUDA driver smoke test (gpudoctor/host/cuda_smoke.py) in a child of gpudoctor's own
+        interpreter: libcuda loaded, cuInit, a context on every GPU. Its raw output, {"rc", "stdout",
+        "stderr"}; HostError TIMED_OUT when it did not finish in time (a hung cuInit), once per check."""
+        from . import cuda_smoke
+
+        argv = (sys.executable, "-I", "-B", "-c", cuda_smoke.source())
+        return self._once(("cuda_smoke",), lambda: self._child(argv, timeout, "libcuda smoke test"))
+
+    def framework_runtime(self, interpreter: str, framework: str, timeout: float = 20.0) -> dict:
+        """`framework` imported by `interpreter` in a child process (gpudoctor/host/framework_runtime.py,
+        isolated, writing nothing): its raw output, {"rc", "stdout", "stderr"}, once per check."""
+        from . import framework_runtime
+
+        if framework not in framework_runtime.FRAMEWORKS:
+            raise HostError("not supported", f"{framework}: not a framework gpudoctor imports")
+        argv = (interpreter, "-I", "-B", "-c", framework_runtime.source(), framework)
+        label = f"{framework} import in {interpreter}"  # reports name it so, not by its argv
+        key = ("framework_runtime", interpreter, framework)
+        return self._once(key, lambda: self._child(argv, timeout, label))
+
+    def _child(self, argv: tuple[str, ...], timeout: float, label: str) -> dict:
+        env = {k: os.environ[k] for k in _RUNTIME_ENV_KEEP if k in os.environ}
+        env.update(_RUNTIME_ENV_SET)
+        result = self._run(argv, timeout, label=label, extra_env=env)
+        return {
+            "rc": result.rc,
+            "stdout": result.stdout[:MAX_RUNTIME_STDOUT],
+            "stderr": result.stderr[-MAX_RUNTIME_STDERR:],
+        }
+
+
+def inspection_result(target: str, result: CommandResult) -> dict:
+    """The dump an inspection printed, or a HostError whose detail says in one line what went wrong."""
+    err = " ".join(result.stderr.split())
+    if result.rc == pyinspect.UNSUPPORTED or "Unknown option: -I" in result.stderr:
+        found = err if result.rc == pyinspect.UNSUPPORTED else "an interpreter without -I (Python 2)"
+        raise HostError(UNSUPPORTED_PYTHON, f"{found}; gpudoctor inspects Python 3.8 and newer")
+    data = pyinspect.parse_output(result.stdout)
+    if data is not None and result.rc == 0:
         return data
+    if result.rc != 0:
+        detail = f"exited with status {result.rc}" + (f": {err[-300:]}" if err else "")
+        raise HostError(PYTHON_FAILED, detail)
+    shown = " ".join(result.stdout.split())[:80]
+    printed = f"printed {shown!r}" if shown else "printed nothing"
+    raise HostError(PYTHON_FAILED, f"{printed}, not an inspection result: is it a Python interpreter?")
+
+
+def default_target(environ: Any, own: str) -> tuple[str, str]:
+    """(interpreter, what chose it) without --python: the active virtual environment, else the active conda
+    environment, else `python3` on PATH, else gpudoctor's own interpreter (there is no other)."""
+    for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+        root = environ.get(var)
+        if root:
+            return os.path.join(root, "bin", "python"), var
+    found = shutil.which("python3", path=environ.get("PATH", os.defpath))
+    if found:
+        return found, "PATH"
+    return own, "gpudoctor"
+
+
+def _resolve(python: str) -> str:
+    """--python as given, or, for a bare name such as python3.12, where PATH finds it."""
+    if os.sep in python:
+        return python
+    return shutil.which(python) or python
 
 
 def _same_interpreter(path: str) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from .base import NOT_RECORDED, CommandResult, HostError, NvmlError, nvml_key
+from .base import NOT_RECORDED, TIMED_OUT, CommandResult, HostError, NvmlError, nvml_key
 
 FORMAT = "gpudoctor-snapshot"
 VERSION = 1
@@ -27,7 +27,15 @@ MAX_MEMBERS = 100_000
 # The reason a read gives when its recorded answer has the wrong shape (a hand-edited or hostile snapshot):
 # that one answer is unusable, the rest of the snapshot still is.
 MALFORMED = "malformed snapshot entry"
-JSON_PARTS = ("reads.json", "dirs.json", "commands.json", "nvml.json", "python.json", "env.json")
+JSON_PARTS = (
+    "reads.json",
+    "dirs.json",
+    "commands.json",
+    "nvml.json",
+    "python.json",
+    "env.json",
+    "runtime.json",
+)
 
 
 class SnapshotError(Exception):
@@ -46,8 +54,12 @@ class Recording:
     )  # {"argv", "rc", "stdout", "stderr"} | {"argv", "error"}
     nvml_system: dict[str, Any] = field(default_factory=dict)  # key -> value | {"error": name, "msg": ...}
     nvml_devices: dict[str, dict[str, Any]] = field(default_factory=dict)  # "0" -> {key -> value}
-    python: dict[str, Any] = field(default_factory=dict)  # "default" -> path; path -> dump | {"error": ...}
+    # "default" -> path; "targets" -> [[path, what chose it], ...]; path -> dump | {"error": ...}
+    python: dict[str, Any] = field(default_factory=dict)
     env: dict[str, Optional[str]] = field(default_factory=dict)
+    # check --deep: {"cuda_smoke": ANSWER, "frameworks": {interpreter: {framework: ANSWER}}}, where ANSWER is
+    # the child's {"rc", "stdout", "stderr"} or {"error": reason, "detail": ...}
+    runtime: dict[str, Any] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
 
 
@@ -110,6 +122,13 @@ class RecordingHost:
         table[key] = value
         return value
 
+    def python_targets(self) -> list[tuple[str, str]]:
+        targets = self.inner.python_targets()
+        self.recording.python["targets"] = [list(t) for t in targets]
+        if targets:
+            self.recording.python.setdefault("default", targets[0][0])
+        return targets
+
     def python(self, interpreter: Optional[str] = None) -> dict:
         target = interpreter or self.inner.target_python()
         self.recording.python.setdefault("default", target)
@@ -125,6 +144,25 @@ class RecordingHost:
         value = self.inner.env(name)
         self.recording.env[name] = value
         return value
+
+    def cuda_smoke(self, timeout: float = 10.0) -> dict:
+        try:
+            answer = self.inner.cuda_smoke(timeout)
+        except HostError as e:
+            self.recording.runtime["cuda_smoke"] = {"error": e.reason, "detail": e.detail}
+            raise
+        self.recording.runtime["cuda_smoke"] = dict(answer)
+        return answer
+
+    def framework_runtime(self, interpreter: str, framework: str, timeout: float = 20.0) -> dict:
+        table = self.recording.runtime.setdefault("frameworks", {}).setdefault(interpreter, {})
+        try:
+            answer = self.inner.framework_runtime(interpreter, framework, timeout)
+        except HostError as e:
+            table[framework] = {"error": e.reason, "detail": e.detail}
+            raise
+        table[framework] = dict(answer)
+        return answer
 
 
 class SnapshotHost:
@@ -187,8 +225,17 @@ class SnapshotHost:
             raise NvmlError(str(value["error"]), str(value.get("msg", "")))
         return value
 
+    def python_targets(self) -> list[tuple[str, str]]:
+        """As recorded; a snapshot from before "targets" was recorded names only its default ("")."""
+        targets = self.rec.python.get("targets")
+        if isinstance(targets, list) and targets:
+            good = [(t[0], t[1]) for t in targets if isinstance(t, list) and len(t) == 2]
+            if len(good) == len(targets) and all(isinstance(x, str) for t in good for x in t):
+                return good
+        return [(str(self.rec.python.get("default", "")), "")]
+
     def target_python(self) -> str:
-        return str(self.rec.python.get("default", ""))
+        return self.python_targets()[0][0]
 
     def python(self, interpreter: Optional[str] = None) -> dict:
         target = interpreter or self.target_python()
@@ -202,6 +249,33 @@ class SnapshotHost:
     def env(self, name: str) -> Optional[str]:
         value = self.rec.env.get(name)
         return value if isinstance(value, str) else None
+
+    def cuda_smoke(self, timeout: float = 10.0) -> dict:
+        return self._runtime_answer(self.rec.runtime.get("cuda_smoke"), "libcuda smoke test")
+
+    def framework_runtime(self, interpreter: str, framework: str, timeout: float = 20.0) -> dict:
+        by_interpreter = self.rec.runtime.get("frameworks")
+        table = by_interpreter.get(interpreter) if isinstance(by_interpreter, dict) else None
+        answer = table.get(framework) if isinstance(table, dict) else None
+        return self._runtime_answer(answer, f"{framework} import in {interpreter}")
+
+    def _runtime_answer(self, answer: Any, label: str) -> dict:
+        """A recorded child's {"rc", "stdout", "stderr"}, or the HostError it was recorded with."""
+        if answer is None:
+            raise HostError(NOT_RECORDED, label)
+        if isinstance(answer, dict) and "error" in answer:
+            reason = answer["error"] if isinstance(answer["error"], str) and answer["error"] else MALFORMED
+            if reason == TIMED_OUT and label not in self.timed_out:  # once, as the live Host names it
+                self.timed_out.append(label)
+            raise HostError(reason, str(answer.get("detail", "")))
+        if not isinstance(answer, dict):
+            raise HostError(MALFORMED, label)
+        rc, stdout, stderr = answer.get("rc"), answer.get("stdout", ""), answer.get("stderr", "")
+        if (rc is not None and (not isinstance(rc, int) or isinstance(rc, bool))) or not (
+            isinstance(stdout, str) and isinstance(stderr, str)
+        ):
+            raise HostError(MALFORMED, label)
+        return {"rc": rc, "stdout": stdout, "stderr": stderr}
 
 
 # --- redaction -----------------------------------------------------------------------------------------
@@ -257,6 +331,7 @@ def redact(rec: Recording, hostnames: tuple[str, ...] = ()) -> Recording:
         nvml_devices=walk(rec.nvml_devices),
         python=walk(rec.python),
         env=walk(rec.env),
+        runtime=walk(rec.runtime),
         manifest=dict(rec.manifest, redacted=True),
     )
     return out
@@ -273,6 +348,7 @@ def _parts(rec: Recording) -> dict[str, Any]:
         "nvml.json": {"system": rec.nvml_system, "devices": rec.nvml_devices},
         "python.json": rec.python,
         "env.json": rec.env,
+        "runtime.json": rec.runtime,
     }
 
 
@@ -410,6 +486,7 @@ def _from_members(members: dict[str, bytes], source: str) -> Recording:
         nvml_devices=_expect(nvml.get("devices", {}), dict, "nvml.json", source),
         python=_expect(part("python.json", {}), dict, "python.json", source),
         env=_expect(part("env.json", {}), dict, "env.json", source),
+        runtime=_expect(part("runtime.json", {}), dict, "runtime.json", source),  # absent before --deep
         manifest=manifest,
     )
     if not all(isinstance(c, dict) for c in rec.commands):

@@ -15,12 +15,13 @@ from ..facts import Fact
 Probe = Callable[..., "dict[str, Fact]"]
 
 
-def registry(data_dir: Optional[str] = None) -> list[tuple[str, tuple[str, ...], Probe]]:
+def registry(data_dir: Optional[str] = None, deep: bool = False) -> list[tuple[str, tuple[str, ...], Probe]]:
     """(name, owned prefixes, probe). Imported lazily so `gpudoctor --help` stays fast. `data_dir` is the
-    directory `check --data-dir` names, for the storage probe."""
+    directory `check --data-dir` names, for the storage probe. `deep` (`check --deep`) adds the runtime
+    probe: child processes that load libcuda and import each framework (gpudoctor/probes/runtime.py)."""
     from . import container, cuda, driver, gpus, libraries, monitoring, python_env, storage, system
 
-    return [
+    probes: list[tuple[str, tuple[str, ...], Probe]] = [
         ("driver", ("driver", "pci"), driver.probe),
         ("gpus", ("gpus",), gpus.probe),
         ("cuda", ("cuda",), cuda.probe),
@@ -31,3 +32,8 @@ def registry(data_dir: Optional[str] = None) -> list[tuple[str, tuple[str, ...],
         ("monitoring", ("monitoring",), monitoring.probe),
         ("storage", ("storage",), functools.partial(storage.probe, data_dir=data_dir)),
     ]
+    if deep:
+        from . import runtime
+
+        probes.append(("runtime", ("runtime",), runtime.probe))
+    return probes

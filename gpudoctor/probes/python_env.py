@@ -240,14 +240,19 @@ def frameworks(dump: dict) -> list[dict[str, Any]]:
 
 
 def probe(host: Any) -> dict[str, Fact]:
+    targets = host.python_targets()
+    target, chosen_by = targets[0] if targets else ("", "")
+    chosen = known(chosen_by, "gpudoctor") if chosen_by else unknown("not recorded", "gpudoctor")
     try:
-        dump = host.python()
+        dump = host.python(target or None)
     except HostError as e:
-        facts = {f"python.{f}": unknown(e.reason, "python") for f in PYTHON_FIELDS}
-        facts["frameworks.count"] = unknown(e.reason, "python")
+        why = inspection_failure(target, e)
+        facts = {f"python.{f}": unknown(why, "python") for f in PYTHON_FIELDS}
+        facts["python.selected_by"] = chosen
+        facts["frameworks.count"] = unknown(why, "python")
         return facts
     src = f"python:{dump.get('executable') or 'default'}"
-    facts = {}
+    facts = {"python.selected_by": chosen}
     for field in ("executable", "version", "prefix"):
         value = dump.get(field)
         facts[f"python.{field}"] = known(value, src) if value else unknown("not reported", src)
@@ -258,6 +263,15 @@ def probe(host: Any) -> dict[str, Fact]:
     facts["python.installer"] = known(installer(dump), src)
     facts.update(list_facts("frameworks", [_member(fw, src) for fw in frameworks(dump)], src))
     return facts
+
+
+def inspection_failure(target: str, error: HostError) -> str:
+    """The reason every fact of an environment that could not be inspected carries, in one line."""
+    detail = " ".join(error.detail.split()) if error.detail else ""
+    detail = detail.replace(f"python inspection of {target} ", "")  # a time-out names the inspection
+    if detail.startswith(f"{target}:"):
+        detail = detail[len(target) + 1 :].strip()
+    return f"inspecting {target or 'the interpreter'} failed: {detail or error.reason}"
 
 
 def _member(fw: dict[str, Any], src: str) -> dict[str, Fact]:

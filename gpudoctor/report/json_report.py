@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from .. import __version__
-from ..check import CheckResult, exit_code
+from ..check import CheckResult
 from ..engine.model import Finding, FixStep
 
 SCHEMA = "gpudoctor.report"
@@ -50,7 +50,7 @@ def report_data(result: CheckResult, fail_on: str, include_timing: bool = True) 
             "source": result.source,
             "hostname": result.facts.value("host.hostname"),
         },
-        "summary": dict(counts, fail_on=fail_on, exit_code=exit_code(result.findings, fail_on)),
+        "summary": dict(counts, fail_on=fail_on, exit_code=result.verdict(fail_on)),
         "findings": [finding_data(f) for f in result.findings],
         "ignored": [dict(finding_data(f), reason=reason) for f, reason in result.ignored_findings],
         "rules": [
@@ -86,3 +86,16 @@ def render(result: CheckResult, fail_on: str, include_timing: bool = True) -> st
         json.dumps(report_data(result, fail_on, include_timing), indent=2, sort_keys=False, default=str)
         + "\n"
     )
+
+
+def render_many(results: list[CheckResult], fail_on: str, include_timing: bool = True) -> str:
+    """Several environments (`--python` given more than once): one report each, under `environments`,
+    with the exit code of the whole run (the worst of theirs)."""
+    data = {
+        "schema": SCHEMA + ".environments",
+        "schema_version": SCHEMA_VERSION,
+        "gpudoctor": __version__,
+        "exit_code": max(r.verdict(fail_on) for r in results),
+        "environments": [report_data(r, fail_on, include_timing) for r in results],
+    }
+    return json.dumps(data, indent=2, sort_keys=False, default=str) + "\n"

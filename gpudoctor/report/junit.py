@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 from .. import __version__
 from ..check import CheckResult
-from ..engine.model import CATEGORIES, SEVERITY_RANK, Finding, RuleResult
+from ..engine.model import CATEGORIES, NOT_APPLICABLE, SEVERITY_RANK, Finding, RuleResult
 from .text import command_text
 
 # Characters XML 1.0 cannot carry at all, even escaped.
@@ -48,6 +48,10 @@ def _case(suite: ET.Element, check: CheckResult, r: RuleResult, fail_on: str) ->
     if status == "unknown":
         reasons = "; ".join(f"{name}: {reason}" for name, reason in r.unknown_facts)
         ET.SubElement(case, "skipped", {"message": _clean(f"could not be evaluated: {reasons}")})
+        return 0, 1
+    if status == NOT_APPLICABLE:
+        what = r.rule.for_each or "what it checks"
+        ET.SubElement(case, "skipped", {"message": f"not applicable: no {what} on this host"})
         return 0, 1
     if status == "ignored":
         reason = check.ignore[r.rule.id]

@@ -4,10 +4,10 @@ at a glance, and a table of findings with their fixes."""
 from __future__ import annotations
 
 from .. import __version__
-from ..check import CheckResult, exit_code
+from ..check import CheckResult
 from ..engine.model import Finding
 from .summary import summary
-from .text import AREA_NAMES, command_text
+from .text import AREA_NAMES, command_text, exit_reason, skipped_because
 
 
 def cell(text: str) -> str:
@@ -39,11 +39,11 @@ def _fix(f: Finding) -> str:
 
 def headline(result: CheckResult, fail_on: str) -> str:
     c = result.counts()
-    code_ = exit_code(result.findings, fail_on)
+    code_ = result.verdict(fail_on)
     mark = "❌" if code_ else ("⚠️" if c["error"] or c["warning"] else "✅")
     return (
         f"{mark} gpudoctor: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info"
-        f" · exit {code_} (--fail-on {fail_on})"
+        f" · exit {code_} ({exit_reason(result, fail_on, code_)})"
     )
 
 
@@ -91,8 +91,9 @@ def render(result: CheckResult, fail_on: str) -> str:
             facts = ", ".join(f"{code(name)} ({cell(reason)})" for name, reason in r.unknown_facts)
             lines.append(f"| {r.rule.id} | {facts} |")
     tail = f"{c['passed']} rule(s) passed"
+    if c["not_applicable"]:
+        tail += f", {c['not_applicable']} not applicable"
     if result.skipped_rules:
-        skips = ", ".join(result.skipped_probes)
-        tail += f"; {len(result.skipped_rules)} not evaluated (profile {result.profile} skips {skips})"
+        tail += f"; {len(result.skipped_rules)} not evaluated ({skipped_because(result)})"
     lines += ["", tail, ""]
     return "\n".join(lines)

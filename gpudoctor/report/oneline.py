@@ -3,11 +3,12 @@ something does. Meant for container entrypoints and job prologs, where a log has
 
     gpudoctor: ok · 1 × NVIDIA H200 · driver 580.159.04 · CUDA 13.0
     gpudoctor: ERROR GD-CONTAINER-001: The image requires 'cuda>=13.1' ... · fix: Run an image built for ...
+    gpudoctor: could not check · GPUs unknown (timed out) · ... · 26 rule(s) could not be evaluated, ...
 """
 
 from __future__ import annotations
 
-from ..check import CheckResult
+from ..check import EXIT_CANNOT_CHECK, CheckResult
 from ..engine.model import SEVERITY_RANK, Finding
 from ..facts import Facts
 from .text import command_text
@@ -67,7 +68,9 @@ def render(result: CheckResult, fail_on: str) -> str:
             lines.append(f"gpudoctor: timed out: {', '.join(timed_out)}")
         return "\n".join(lines) + "\n"
     facts = result.facts
-    parts = ["ok" if not timed_out else "incomplete", gpus_part(facts), driver_part(facts), cuda_part(facts)]
+    cannot = result.verdict(fail_on) == EXIT_CANNOT_CHECK
+    head = "could not check" if cannot else ("ok" if not timed_out else "incomplete")
+    parts = [head, gpus_part(facts), driver_part(facts), cuda_part(facts)]
     for severity in ("error", "warning"):  # below --fail-on, or they would be failing
         ids = sorted({f.rule.id for f in result.findings if f.severity == severity})
         if ids:
@@ -75,6 +78,9 @@ def render(result: CheckResult, fail_on: str) -> str:
     if timed_out:
         parts.append(f"timed out: {', '.join(timed_out)}")
     unknown = sum(1 for r in result.results if r.status == "unknown")
-    if unknown:
+    if cannot:
+        ids = ", ".join(r.rule.id for r in result.unknown_errors())
+        parts.append(f"{unknown} rule(s) could not be evaluated, error-level: {ids}")
+    elif unknown:
         parts.append(f"{unknown} rule(s) could not be evaluated")
     return "gpudoctor: " + " · ".join(p for p in parts if p) + "\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .. import __version__
-from ..check import CheckResult, exit_code
+from ..check import CheckResult
 from ..engine.model import SEVERITIES
 
 Labels = dict[str, str]
@@ -114,7 +114,7 @@ def render(result: CheckResult, fail_on: str, include_timing: bool = True) -> st
     m.add(
         "gpudoctor_exit_code",
         f"Exit code of the check under --fail-on {fail_on}",
-        exit_code(result.findings, fail_on),
+        result.verdict(fail_on),
     )
     if include_timing:
         m.add("gpudoctor_check_duration_seconds", "Wall time of the check", round(result.elapsed, 4))
@@ -138,7 +138,7 @@ def render(result: CheckResult, fail_on: str, include_timing: bool = True) -> st
     for r in result.results:
         m.add(
             "gpudoctor_rule_status",
-            "Each rule evaluated, by status: fired, passed, unknown, ignored",
+            "Each rule evaluated, by status: fired, passed, unknown, not_applicable, ignored",
             1,
             {"rule": r.rule.id, "status": result.status(r)},
         )

@@ -7,7 +7,7 @@ from typing import Any
 from ..engine.template import size
 from ..facts import Facts
 
-AREAS = ("Driver", "GPUs", "CUDA", "cuDNN", "NCCL", "Python", "Frameworks", "System")
+AREAS = ("Driver", "GPUs", "CUDA", "cuDNN", "NCCL", "Python", "Frameworks", "Runtime", "System")
 
 
 def _v(facts: Facts, name: str, default: str = "unknown") -> Any:
@@ -78,15 +78,30 @@ def cuda_line(facts: Facts) -> str:
     )
 
 
+# How the report says what chose the interpreter it judged (python.selected_by).
+CHOSEN_BY = {
+    "--python": "--python",
+    "VIRTUAL_ENV": "the active virtual environment",
+    "CONDA_PREFIX": "the active conda environment",
+    "PATH": "python3 on PATH",
+    "gpudoctor": "gpudoctor's own: no python3 on PATH",
+}
+
+
 def python_line(facts: Facts) -> str:
+    chosen = CHOSEN_BY.get(str(facts.value("python.selected_by")), "")
     if facts.value("python.executable") is None:
-        return f"unknown ({facts.get('python.executable').unknown})"
+        why = facts.get("python.executable").unknown
+        return f"unknown: {why}" + (f" (chosen by {chosen})" if chosen else "")
     venv = "venv" if facts.value("python.venv") else "no venv"
     where = f"{_v(facts, 'python.version')} at {_v(facts, 'python.executable')}"
-    return f"{where} ({venv}, {_v(facts, 'python.installer')})"
+    return f"{where} ({venv}, {_v(facts, 'python.installer')}" + (f"; {chosen})" if chosen else ")")
 
 
 def frameworks_line(facts: Facts) -> str:
+    count = facts.get("frameworks.count")
+    if not count.known:
+        return f"unknown: {count.unknown}"
     parts = []
     for i in range(facts.count("frameworks")):
         f = f"frameworks[{i}]."
@@ -94,6 +109,50 @@ def frameworks_line(facts: Facts) -> str:
         detail = f"cuda {_v(facts, f + 'cuda')}" if build == "cuda" else build
         parts.append(f"{_v(facts, f + 'name')} {_v(facts, f + 'version')} {detail}")
     return _join(parts) or "none installed"
+
+
+FRAMEWORK_NAMES = ("torch", "tensorflow", "jax", "cupy", "onnxruntime")
+
+
+def _deep(facts: Facts) -> bool:
+    """The runtime probe ran (check --deep), finished or not."""
+    return "runtime.cuda.status" in facts or "runtime" in facts.missing
+
+
+def runtime_line(facts: Facts) -> str:
+    """What --deep saw: the libcuda smoke test, then each framework as its import reported it."""
+    if "runtime" in facts.missing:  # the runtime probe itself did not finish
+        return f"unknown ({facts.missing['runtime']})"
+    status = facts.get("runtime.cuda.status")
+    if status.known and status.value == "ok":
+        cuda = f"CUDA ok ({_v(facts, 'runtime.cuda.device_count')} device(s))"
+    elif status.known:
+        result = facts.value("runtime.cuda.result")
+        code = facts.value("runtime.cuda.code")
+        detail = f"{result} ({code})" if result else str(_v(facts, "runtime.cuda.error"))
+        cuda = f"CUDA {status.value}: {detail}"
+    else:
+        cuda = f"CUDA unknown ({status.unknown})"
+    parts = [cuda]
+    for name in FRAMEWORK_NAMES:
+        fw = facts.get(f"runtime.{name}.status")
+        if f"runtime.{name}.status" not in facts or fw.unknown == "not installed":
+            continue
+        if not fw.known:
+            parts.append(f"{name} unknown ({fw.unknown})")
+        elif fw.value != "ok":
+            parts.append(f"{name} {fw.value}: {_v(facts, f'runtime.{name}.error')}")
+        elif name == "torch":
+            available = facts.value("runtime.torch.cuda_available")
+            cudnn = facts.value("runtime.torch.cudnn")
+            parts.append(
+                "torch "
+                + ("CUDA available" if available else "CUDA not available")
+                + (f", cuDNN {cudnn}" if cudnn else "")
+            )
+        else:
+            parts.append(f"{name} imported")
+    return _join(parts)
 
 
 def system_line(facts: Facts) -> str:
@@ -114,13 +173,18 @@ def system_line(facts: Facts) -> str:
 
 def summary(facts: Facts) -> list[tuple[str, list[str]]]:
     """(area, lines) in report order."""
-    return [
-        ("Driver", [driver_line(facts)]),
-        ("GPUs", gpu_lines(facts) or ["none visible"]),
-        ("CUDA", [cuda_line(facts)]),
-        ("cuDNN", [_copies(facts, "cudnn.installs")]),
-        ("NCCL", [_copies(facts, "nccl.installs")]),
-        ("Python", [python_line(facts)]),
-        ("Frameworks", [frameworks_line(facts)]),
-        ("System", [system_line(facts)]),
-    ]
+    return (
+        [
+            ("Driver", [driver_line(facts)]),
+            ("GPUs", gpu_lines(facts) or ["none visible"]),
+            ("CUDA", [cuda_line(facts)]),
+            ("cuDNN", [_copies(facts, "cudnn.installs")]),
+            ("NCCL", [_copies(facts, "nccl.installs")]),
+            ("Python", [python_line(facts)]),
+            ("Frameworks", [frameworks_line(facts)]),
+        ]
+        + ([("Runtime", [runtime_line(facts)])] if _deep(facts) else [])
+        + [
+            ("System", [system_line(facts)]),
+        ]
+    )

@@ -10,7 +10,7 @@ import textwrap
 from typing import Optional
 
 from .. import __version__
-from ..check import CheckResult, exit_code
+from ..check import CheckResult
 from ..engine.model import CATEGORIES, Finding, FixStep
 from .summary import summary
 
@@ -126,25 +126,42 @@ def _finding_lines(f: Finding, width: int) -> list[Line]:
 
 def _verdict(result: CheckResult, fail_on: str) -> Line:
     c = result.counts()
-    code = exit_code(result.findings, fail_on)
+    code = result.verdict(fail_on)
     words = (
         f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info; {c['passed']} rule(s) passed"
     )
+    if c["not_applicable"]:
+        words += f", {c['not_applicable']} not applicable"
     if c["unknown"]:
         words += f", {c['unknown']} could not be evaluated (facts unknown)"
     if c["ignored"]:
         words += f", {c['ignored']} ignored by policy"
     if result.skipped_rules:
-        words += (
-            f", {len(result.skipped_rules)} not evaluated (profile {result.profile}"
-            f" skips {', '.join(result.skipped_probes)})"
-        )
+        words += f", {len(result.skipped_rules)} not evaluated ({skipped_because(result)})"
     style = "bold red" if c["error"] else ("bold yellow" if c["warning"] else "bold green")
     return [
         ("Result".ljust(LABEL_WIDTH), "bold"),
         (words, style),
-        (f" · exit {code} (--fail-on {fail_on})", ""),
+        (f" · exit {code} ({exit_reason(result, fail_on, code)})", ""),
     ]
+
+
+def skipped_because(result: CheckResult) -> str:
+    """Why some rules were not evaluated: the probes the profile skips, and the runtime probe's rules
+    without --deep."""
+    profile = [p for p in result.skipped_probes if p != "runtime"]
+    parts = [f"profile {result.profile} skips {', '.join(profile)}"] if profile else []
+    if "runtime" in result.skipped_probes:
+        parts.append("runtime checks need --deep")
+    return "; ".join(parts)
+
+
+def exit_reason(result: CheckResult, fail_on: str, code: int) -> str:
+    """Why the exit code is what it is, in a few words."""
+    if code == 2:
+        ids = ", ".join(r.rule.id for r in result.unknown_errors())
+        return f"could not check: error-level rule(s) {ids} could not be evaluated"
+    return f"--fail-on {fail_on}"
 
 
 def render_plain(result: CheckResult, fail_on: str, width: int = 100) -> str:

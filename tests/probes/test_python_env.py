@@ -334,17 +334,36 @@ def test_no_frameworks_and_no_venv():
     assert facts["python.venv"].value is False
 
 
-def test_python_failing_makes_everything_unknown():
+def test_python_failing_makes_everything_unknown_with_the_interpreter_and_why():
+    recorded = {
+        "error": "timed out",
+        "detail": "python inspection of /venv/bin/python did not finish within 5.0 s",
+    }
+    host = fake_host(
+        python={
+            "default": "/venv/bin/python",
+            "targets": [["/venv/bin/python", "VIRTUAL_ENV"]],
+            "/venv/bin/python": recorded,
+        }
+    )
+    facts = python_env.probe(host)
+    why = "inspecting /venv/bin/python failed: did not finish within 5.0 s"
+    assert {k: f.unknown for k, f in facts.items() if not f.known} == {
+        "python.executable": why,
+        "python.version": why,
+        "python.prefix": why,
+        "python.venv": why,
+        "python.installer": why,
+        "frameworks.count": why,
+    }
+    assert facts["python.selected_by"].value == "VIRTUAL_ENV"
+
+
+def test_an_old_snapshot_without_targets_leaves_what_chose_the_interpreter_unknown():
     host = fake_host(python={"default": "/venv/bin/python", "/venv/bin/python": {"error": "timed out"}})
     facts = python_env.probe(host)
-    assert {k: f.unknown for k, f in facts.items()} == {
-        "python.executable": "timed out",
-        "python.version": "timed out",
-        "python.prefix": "timed out",
-        "python.venv": "timed out",
-        "python.installer": "timed out",
-        "frameworks.count": "timed out",
-    }
+    assert facts["python.selected_by"].unknown == "not recorded"
+    assert facts["frameworks.count"].unknown == "inspecting /venv/bin/python failed: timed out"
 
 
 def test_h200_dump_is_not_mutated():

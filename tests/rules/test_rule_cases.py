@@ -3,7 +3,8 @@
 A case file holds `fires:` and `passes:` lists. Each case has a `name` (a slug: it becomes part of the
 test id, e.g. GD-PCIE-001-fires-x8-link) and `facts`, a flat mapping from fact name to value, where
 {unknown: "reason"} makes the fact unknown. A `fires` case lists the exact rendered `messages`, one per
-finding in item order; a `passes` case may say which `status` it expects (`passed` or `unknown`). A case
+finding in item order; a `passes` case may say which `status` it expects (`passed`, `unknown`, or
+`not_applicable`: the rule iterates a list that is empty). A case
 that exposes a bug in a rule or the engine carries `xfail: "what goes wrong"` until the bug is fixed.
 A fix step that names a resolver renders to that resolver and its args, without argv: the planner resolves
 it (tests/test_plan.py and tests/test_resolvers.py test what it resolves to).
@@ -62,9 +63,14 @@ def _load(path: Path) -> dict[str, list[dict[str, Any]]]:
                 )
             if kind == "fires" and not isinstance(case.get("messages"), list):
                 raise ValueError(f"{path.name}: fires case {case['name']!r} needs a 'messages' list")
-            if kind == "passes" and case.get("status", "passed") not in ("passed", "unknown"):
+            if kind == "passes" and case.get("status", "passed") not in (
+                "passed",
+                "unknown",
+                "not_applicable",
+            ):
                 raise ValueError(
-                    f"{path.name}: passes case {case['name']!r}: status is 'passed' or 'unknown'"
+                    f"{path.name}: passes case {case['name']!r}: "
+                    "status is 'passed', 'unknown' or 'not_applicable'"
                 )
     return data
 
