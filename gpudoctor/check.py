@@ -109,21 +109,10 @@ ENV_PROBES = ("python", "libraries", "system", "runtime")
 
 
 def run_check(
-    host: Any,
-    source: str,
-    deadline: Deadline,
-    rule_paths: list[str],
-    profile: Optional[Profile] = None,
-    policy: Optional[Policy] = None,
-    data_dir: Optional[str] = None,
-    deep: bool = False,
-    fail_unknown: Optional[bool] = None,
-    no_python: bool = False,
+    host: Any, source: str, deadline: Deadline, rule_paths: list[str], **options: Any
 ) -> CheckResult:
-    """The check of the first (usually the only) Python environment; see run_checks."""
-    return run_checks(
-        host, source, deadline, rule_paths, profile, policy, data_dir, deep, fail_unknown, no_python
-    )[0]
+    """The check of the first (usually the only) Python environment; options as for run_checks."""
+    return run_checks(host, source, deadline, rule_paths, **options)[0]
 
 
 def run_checks(
@@ -149,7 +138,7 @@ def run_checks(
     adds the runtime probe (child processes that load libcuda and import each framework); `fail_unknown`
     overrides the profile's choice of whether an error-level rule that could not be evaluated fails;
     `no_python` judges the machine alone (a node health check): no Python environment, no framework rule."""
-    from .host.target import TargetHost
+    from .host.target import NoPythonHost, TargetHost
     from .probes import registry
 
     started = time.monotonic()
@@ -160,8 +149,11 @@ def run_checks(
     chosen = [p for p in probes if p[0] in prof.probes or (deep and p[0] == "runtime")]
     if no_python:
         chosen = [p for p in chosen if p[0] not in ("python", "runtime")]
-    targets = host.python_targets() if any(p[0] in ENV_PROBES for p in chosen) else []
-    views = [TargetHost(host, t) for t in targets] or [host]
+    if no_python:
+        views: list[Any] = [NoPythonHost(host)]
+    else:
+        targets = host.python_targets() if any(p[0] in ENV_PROBES for p in chosen) else []
+        views = [TargetHost(host, t) for t in targets] or [host]
     first = Collection(views[0], deadline, chosen)
     others = [Collection(v, deadline, [p for p in chosen if p[0] in ENV_PROBES]) for v in views[1:]]
     rules = load_rules(rule_paths) + list(policy.rules if policy else ())

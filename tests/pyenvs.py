@@ -114,6 +114,37 @@ def pip_install(target_python: Path, wheels: Path, *requirements: str) -> None:
     )
 
 
+def uv() -> str:
+    """The uv command the test extras install beside this interpreter (or on PATH)."""
+    beside = Path(sys.executable).parent / "uv"
+    found = str(beside) if beside.exists() else shutil.which("uv")
+    assert found, "uv is not installed: it is in the test extras (pip install '.[test]')"
+    return found
+
+
+def uv_venv(python: str, where: Path, wheels: Path, *requirements: str) -> Path:
+    """A virtual environment made by uv and filled by `uv pip` from the wheels directory only."""
+    subprocess.run([uv(), "venv", "--quiet", "--python", python, str(where)], check=True, timeout=120)
+    target = where / "bin" / "python"
+    subprocess.run(
+        [
+            uv(),
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            str(target),
+            "--no-index",
+            "--find-links",
+            str(wheels),
+        ]
+        + list(requirements),
+        check=True,
+        timeout=300,
+    )
+    return target
+
+
 def unpack_wheel(wheel: Path, site_packages: Path, installer: str = "pip") -> None:
     """A wheel laid into a site-packages directory the way an installer does (for interpreters this pip
     cannot run under); INSTALLER names who did it."""

@@ -91,6 +91,8 @@ def test_no_python_judges_the_machine_alone():
     assert "python" not in [p.name for p in result.probes]
     assert {"GD-FW-001", "GD-CUDA-001", "GD-CONTAINER-004"} <= set(result.skipped_rules)
     assert result.facts.get("python.executable").unknown == "not collected"
+    # No interpreter is run at all: the glibc a Python would have reported is not read either.
+    assert result.facts.get("system.glibc").unknown == "not inspected (--no-python)"
     assert [r.status for r in result.results if r.status != "passed"] == []
 
 

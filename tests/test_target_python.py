@@ -24,6 +24,7 @@ from pyenvs import (
     site_packages,
     torch_wheel,
     unpack_wheel,
+    uv_venv,
     wheelhouse,
 )
 
@@ -147,6 +148,13 @@ def test_other_python_versions(tmp_path, envs, python):
     data = report("--python", str(venv))
     assert torch_of(data)["cuda"] == "12.4"
     assert file_list(tmp_path / "v") == before  # isolated, no bytecode: nothing written there
+
+
+def test_a_uv_venv_is_read_and_its_installer_named(tmp_path, envs):
+    python = (other_pythons() or [sys.executable])[-1]
+    venv = uv_venv(python, tmp_path / "uv", envs["wheels"], "torch==2.5.1+cu124")
+    data = report("--python", str(venv))
+    assert (data["facts"]["python"]["installer"], torch_of(data)["cuda"]) == ("uv", "12.4")
 
 
 def test_inspection_writes_nothing_into_the_environment(envs):

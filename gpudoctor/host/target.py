@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from .base import HostError
+
+NOT_INSPECTED = "not inspected (--no-python)"
+
 
 class TargetHost:
     def __init__(self, inner: Any, target: tuple[str, str]) -> None:
@@ -26,3 +30,22 @@ class TargetHost:
 
     def python(self, interpreter: Optional[str] = None) -> dict:
         return self.inner.python(interpreter or self.target[0])
+
+
+class NoPythonHost:
+    """The machine alone (`check --no-python`): no interpreter is run, every Python question is unknown."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def python_targets(self) -> list[tuple[str, str]]:
+        return []
+
+    def target_python(self) -> str:
+        return ""
+
+    def python(self, interpreter: Optional[str] = None) -> dict:
+        raise HostError(NOT_INSPECTED, "--no-python")
