@@ -30,9 +30,8 @@ MAX_OUTPUT = 8 * 1024 * 1024
 # Commands run with a fixed, minimal locale so that their output parses the same everywhere.
 _CHILD_ENV_KEEP = ("PATH", "HOME", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "VIRTUAL_ENV", "CONDA_PREFIX")
 # The runtime children (check --deep) also keep what decides which CUDA a framework finds and how devices
-# are numbered, and FAKE_CUDA_SCENARIO, which only the test suite's fake libcuda reads (tests/fake_cuda):
-# without it the smoke test could not be run against the fake's scenarios. Nothing else is passed on.
-_RUNTIME_ENV_KEEP = ("CUDA_HOME", "CUDA_PATH", "CUDA_DEVICE_ORDER", "FAKE_CUDA_SCENARIO")
+# are numbered. Nothing else is passed on.
+_RUNTIME_ENV_KEEP = ("CUDA_HOME", "CUDA_PATH", "CUDA_DEVICE_ORDER")
 # JAX would otherwise reserve 75% of every GPU's memory just to list its devices.
 _RUNTIME_ENV_SET = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 MAX_RUNTIME_STDOUT = 1024 * 1024

@@ -11,7 +11,9 @@
  * calls the smoke test makes are provided (plus cuCtxCreate_v2/cuCtxDestroy_v2, the other way to open a
  * context).
  *
- * FAKE_CUDA_SCENARIO scripts the host: items separated by commas, read at every cuInit.
+ * A scenario scripts the host: items separated by commas, read at every cuInit from the file `scenario` in
+ * this library's own directory (so that it reaches the library through gpudoctor's child processes, which
+ * pass on no variable of the tests'), or from FAKE_CUDA_SCENARIO when that is set (a direct run).
  *
  *   ok               nothing changes: the default host, two GPUs and a CUDA 13.0 driver
  *   CODE             cuInit returns this CUresult, e.g. 802 (fabric manager down), 999, 100, 304
@@ -24,6 +26,8 @@
  * A scenario with a mistake makes cuInit fail with CUDA_ERROR_INVALID_VALUE (1) and says why on stderr, so
  * that a typo cannot pass silently as a healthy host.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,9 +83,31 @@ static int code_of(const char *text) {
     return (*text && *end == '\0' && n >= 0 && n < 100000) ? (int)n : -2;
 }
 
-/* Reads FAKE_CUDA_SCENARIO. Returns 0, or -1 (after saying on stderr what is wrong, unless `quiet`). */
-static int load_scenario(int quiet) {
+/* The scenario text: FAKE_CUDA_SCENARIO, else the first line of `scenario` beside this library, else "". */
+static void scenario_text(char *out, size_t size) {
     const char *env = getenv("FAKE_CUDA_SCENARIO");
+    Dl_info info;
+    out[0] = '\0';
+    if (env) {
+        snprintf(out, size, "%s", env);
+        return;
+    }
+    if (dladdr((void *)scenario_text, &info) && info.dli_fname) {
+        char path[4096];
+        const char *slash = strrchr(info.dli_fname, '/');
+        int dir = slash ? (int)(slash - info.dli_fname) : 1;
+        snprintf(path, sizeof path, "%.*s/scenario", dir, slash ? info.dli_fname : ".");
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (fgets(out, (int)size, f)) out[strcspn(out, "\n")] = '\0';
+            fclose(f);
+        }
+    }
+}
+
+/* Reads the scenario. Returns 0, or -1 (after saying on stderr what is wrong, unless `quiet`). */
+static int load_scenario(int quiet) {
+    char env[512];
     char text[512], *save = NULL;
     memset(ctx_code, 0, sizeof ctx_code);
     memset(retained, 0, sizeof retained);
@@ -90,7 +116,8 @@ static int load_scenario(int quiet) {
     driver_version = 13000;
     names_off = 0;
     loaded = 1;
-    if (!env || !*env) return 0;
+    scenario_text(env, sizeof env);
+    if (!*env) return 0;
     snprintf(text, sizeof text, "%s", env);
     for (char *item = strtok_r(text, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         const char *problem = NULL;
@@ -124,7 +151,7 @@ static int load_scenario(int quiet) {
         }
         if (problem) {
             if (quiet) return -1;
-            fprintf(stderr, "fake_cuda: FAKE_CUDA_SCENARIO: %s: %s\n", item, problem);
+            fprintf(stderr, "fake_cuda: scenario: %s: %s\n", item, problem);
             return -1;
         }
     }

@@ -28,10 +28,25 @@ def compile_libcuda(out_dir: Path) -> Path:
     if cc is None:
         pytest.fail("no C compiler (cc or gcc) on PATH: the fake libcuda is built from C")
     out_dir.mkdir(parents=True, exist_ok=True)
-    argv = [cc, "-shared", "-fPIC", "-O1", "-Wall", "-o", str(out_dir / LIBRARY), str(HERE / "fake_cuda.c")]
+    argv = [
+        cc,
+        "-shared",
+        "-fPIC",
+        "-O1",
+        "-Wall",
+        "-o",
+        str(out_dir / LIBRARY),
+        str(HERE / "fake_cuda.c"),
+        "-ldl",
+    ]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, f"{' '.join(argv)} failed:\n{proc.stderr}"
     return out_dir
+
+
+def use_scenario(lib_dir: Path, value: str) -> None:
+    """Scripts the fake libcuda in lib_dir: the file `scenario` beside it, read at every cuInit."""
+    (lib_dir / "scenario").write_text(value + "\n", encoding="utf-8")
 
 
 def make_venv(root: Path) -> tuple[Path, Path]:

@@ -1,7 +1,7 @@
 """Runtime truth (check --deep), live: the real child programs against a fake libcuda and fake frameworks.
 
 tests/fake_cuda/fake_cuda.c is a libcuda.so.1 that the smoke test (gpudoctor/host/cuda_smoke.py) loads by
-name through LD_LIBRARY_PATH, scripted by FAKE_CUDA_SCENARIO; the fake frameworks (tests/fake_cuda/fakes.py)
+name through LD_LIBRARY_PATH, scripted by the file `scenario` beside it; the fake frameworks (tests/fake_cuda/fakes.py)
 are packages in the site-packages of real virtual environments, imported by the real framework child
 (gpudoctor/host/framework_runtime.py) running in that environment's interpreter. Both are built once per
 module. Each test goes through LiveHost (its own session, the time limit, the deadline) and, for the probe,
@@ -57,11 +57,13 @@ def venvs(tmp_path_factory, libcuda) -> dict[str, str]:
 
 @pytest.fixture
 def scenario(monkeypatch, libcuda):
-    """Sets FAKE_CUDA_SCENARIO (and puts the fake first on the loader path) for the children to come."""
+    """Scripts the fake libcuda (the file beside it) and puts it first on the loader path for the children
+    to come."""
     monkeypatch.setenv("LD_LIBRARY_PATH", str(libcuda))
+    monkeypatch.delenv("FAKE_CUDA_SCENARIO", raising=False)
 
     def use(value: str) -> None:
-        monkeypatch.setenv("FAKE_CUDA_SCENARIO", value)
+        fakes.use_scenario(libcuda, value)
 
     use("ok")
     return use
@@ -180,19 +182,20 @@ def test_an_absent_libcuda_is_said_so():
 def test_a_scenario_mistake_fails_loudly(scenario, value, problem):
     scenario(value)
     answer = LiveHost().cuda_smoke()
-    assert answer["stderr"] == f"fake_cuda: FAKE_CUDA_SCENARIO: {problem}\n"
+    assert answer["stderr"] == f"fake_cuda: scenario: {problem}\n"
     assert json.loads(answer["stdout"])["error"]["name"] == "CUDA_ERROR_INVALID_VALUE"
 
 
 def test_runtime_children_get_only_the_variables_they_need(monkeypatch):
     monkeypatch.setenv("GPUDOCTOR_TEST_SECRET", "do not pass me on")
     monkeypatch.setenv("FAKE_CUDA_SCENARIO", "802")
+    monkeypatch.setenv("CUDA_HOME", "/usr/local/cuda-13.0")
     monkeypatch.setenv("PYTHONPATH", "/somewhere")
     argv = (sys.executable, "-c", "import json, os; print(json.dumps(dict(os.environ)))")
     env = json.loads(LiveHost()._child(argv, 5.0, "environment")["stdout"])
-    assert "GPUDOCTOR_TEST_SECRET" not in env and "PYTHONPATH" not in env
-    assert (env["FAKE_CUDA_SCENARIO"], env["XLA_PYTHON_CLIENT_PREALLOCATE"], env["LC_ALL"]) == (
-        "802",
+    assert not {"GPUDOCTOR_TEST_SECRET", "PYTHONPATH", "FAKE_CUDA_SCENARIO"} & set(env)
+    assert (env["CUDA_HOME"], env["XLA_PYTHON_CLIENT_PREALLOCATE"], env["LC_ALL"]) == (
+        "/usr/local/cuda-13.0",
         "false",
         "C",
     )
@@ -398,11 +401,12 @@ def test_runtime_rules_over_what_the_children_found(scenario, venvs):
 def test_check_deep_on_the_command_line(scenario, venvs, libcuda):
     """`gpudoctor check --deep` as users run it: a real process, the fake libcuda on the loader path. The
     Runtime line says what the children saw; the 802 rule names the Fabric Manager."""
-    env = {"LD_LIBRARY_PATH": str(libcuda), "FAKE_CUDA_SCENARIO": "ok"}
+    env = {"LD_LIBRARY_PATH": str(libcuda)}
+    scenario("ok")
     r = run_cli("check", "--deep", "--python", venvs["ok"], env=env)
     runtime_line = next(x for x in r.stdout.splitlines() if x.startswith("Runtime "))
     assert runtime_line.startswith("Runtime     CUDA ok (2 device(s)) · torch CUDA available"), runtime_line
-    env["FAKE_CUDA_SCENARIO"] = "802"
+    scenario("802")
     r = run_cli("check", "--deep", "--format", "json", "--python", venvs["ok"], env=env)
     data = json.loads(r.stdout)
     assert data["facts"]["runtime"]["cuda"]["result"] == "CUDA_ERROR_SYSTEM_NOT_READY"
