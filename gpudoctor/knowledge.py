@@ -22,8 +22,8 @@ from typing import Any, Callable, Optional
 
 from packaging.version import Version
 
+from .datafiles import Problem, shipped_rules_dir
 from .engine import yamlsafe
-from .engine.loader import Problem, shipped_rules_dir
 
 
 class KnowledgeError(Exception):

@@ -6,8 +6,8 @@ gets a Resolution: the pinned requirements, the wheel index, whether the answer 
 compatibility and why; or, when nothing this host can run exists, `ok=False` and the reason. Resolvers are
 pure functions: they read nothing but their arguments and run nothing.
 
-The rule loader imports this module on every check to validate resolver names (RESOLVERS), so the
-knowledge module is imported only when a resolver actually runs (see _kn).
+The rule loader validates resolver names against the engine's own table (engine/resolver_names.py); the
+registry here (RESOLVERS) implements each of those names.
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from . import knowledge as kn
+from .engine.resolver_names import RESOLVER_ARGS
 
 if TYPE_CHECKING:
     from .facts import Facts
@@ -64,13 +67,6 @@ class ResolverSpec:
 
 
 # --- small helpers --------------------------------------------------------------------------------------
-
-
-def _kn() -> Any:
-    """gpudoctor.knowledge, imported when a resolver runs rather than whenever rules load."""
-    from . import knowledge
-
-    return knowledge
 
 
 def _vt(version: str) -> tuple[int, ...]:
@@ -127,7 +123,7 @@ def read_host(facts: Facts, kb: Knowledge, need_python: bool = True) -> tuple[Op
         cc, name = facts.get(f"gpus[{i}].compute_capability"), facts.value(f"gpus[{i}].name")
         value = str(cc.value) if cc.known else None
         if value is None and isinstance(name, str):
-            model = _kn().gpu_by_name(name, kb)
+            model = kn.gpu_by_name(name, kb)
             value = model.compute_capability if model else None
         if value is None or len(_vt(value)) < 2:
             return None, f"the compute capability of GPU {i} is unknown ({cc.unknown or cc.value})"
@@ -194,7 +190,6 @@ def driver_verdict(cuda: str, driver: str, kb: Knowledge, avoid_minor_compat: bo
 
     Yes without conditions at or above the toolkit's own minimum driver (cuda_drivers.yaml rows); yes through
     minor-version compatibility at or above the major's floor (minor_compat); otherwise no."""
-    kn = _kn()
     major = _vt(cuda)[0]
     try:
         floor = kn.minor_compat_floor(major, kb)
@@ -344,7 +339,6 @@ def torch_wheel(
     kernels for every GPU, the interpreter's Python is in the release's range; the installed major.minor
     first, then newer releases first; within a release the highest CUDA. args: minor_compat=avoid refuses
     variants that would run only through minor-version compatibility."""
-    kn = _kn()
     avoid = (args or {}).get("minor_compat") == "avoid"
     host, why = read_host(facts, kb)
     if host is None:
@@ -468,7 +462,6 @@ def tensorflow_build(
     """A TensorFlow release with a tested CUDA 12 build (installed with the `and-cuda` extra, which brings
     the CUDA libraries as nvidia-*-cu12 wheels) that the driver runs, for the interpreter's Python; the
     installed major.minor first, then the newest."""
-    kn = _kn()
     avoid = (args or {}).get("minor_compat") == "avoid"
     host, why = read_host(facts, kb)
     if host is None:
@@ -657,7 +650,6 @@ def driver_for_cuda(cuda: str, kb: Knowledge) -> tuple[Optional[DriverNeed], str
     """The minimum driver and the branch to install for CUDA `cuda` ("13.0", "12.6.3"; a bare major such as
     "13" takes that major's minor-version floor). The branch: the first long-term support branch (LTSB)
     from the minimum's branch on that supports the CUDA major, else the first branch that does."""
-    kn = _kn()
     parts = _vt(cuda)
     if not parts:
         return None, f"not a CUDA version: {cuda!r}"
@@ -727,18 +719,17 @@ def driver_branch(
 
 # --- the registry ---------------------------------------------------------------------------------------
 
-_MINOR = {"minor_compat": ("allow", "avoid")}
-
 RESOLVERS: Mapping[str, ResolverSpec] = {
     spec.name: spec
     for spec in (
-        ResolverSpec("torch", torch_wheel, _MINOR, "the newest torch wheel (and companions) this host runs"),
-        ResolverSpec(
-            "tensorflow", tensorflow_build, _MINOR, "a tested TensorFlow CUDA build the driver runs"
-        ),
-        ResolverSpec("jax", jax_plugin, _MINOR, "the JAX CUDA plugin extra for the driver and GPUs"),
-        ResolverSpec("framework", framework_build, _MINOR, "the resolver of frameworks[i].name"),
-        ResolverSpec("driver", driver_branch, {"cuda": ()}, "the driver branch a CUDA version needs"),
+        ResolverSpec(name, func, RESOLVER_ARGS[name], doc)
+        for name, func, doc in (
+            ("torch", torch_wheel, "the newest torch wheel (and companions) this host runs"),
+            ("tensorflow", tensorflow_build, "a tested TensorFlow CUDA build the driver runs"),
+            ("jax", jax_plugin, "the JAX CUDA plugin extra for the driver and GPUs"),
+            ("framework", framework_build, "the resolver of frameworks[i].name"),
+            ("driver", driver_branch, "the driver branch a CUDA version needs"),
+        )
     )
 }
 

@@ -8,6 +8,7 @@ from typing import Any, Optional
 
 import pytest
 
+from gpudoctor.engine.resolver_names import RESOLVER_ARGS, RESOLVER_NAMES
 from gpudoctor.facts import Facts, known, unknown
 from gpudoctor.knowledge import knowledge
 from gpudoctor.resolvers import RESOLVERS, assumed_arch, covers, driver_for_cuda, resolve
@@ -441,6 +442,12 @@ def test_registry_names_every_resolver_with_its_args():
         "framework": {"minor_compat": ("allow", "avoid")},
         "driver": {"cuda": ()},
     }
+
+
+def test_the_engine_names_exactly_the_resolvers_the_registry_implements():
+    # The loader validates rules against the engine's own table, without importing the resolvers.
+    assert RESOLVER_NAMES == tuple(RESOLVERS)
+    assert all(dict(RESOLVER_ARGS[name]) == dict(spec.args) for name, spec in RESOLVERS.items())
 
 
 def test_jax_switching_cuda_major_removes_the_other_plugin():

@@ -8,14 +8,14 @@ the later rule says `overrides: true`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from ..datafiles import Problem, shipped_rules_dir
 from ..facts import LISTS
-from ..resolvers import RESOLVERS
 from . import conditions, remote, template, yamlsafe
 from .model import CATEGORIES, FIX_KINDS, SEVERITIES, FixStep, Rule
+from .resolver_names import RESOLVER_ARGS
 
 ID_PATTERN = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Z0-9]+)+$")
 REQUIRED = ("id", "title", "severity", "category", "when", "message", "why")
@@ -23,31 +23,10 @@ OPTIONAL = ("for_each", "references", "errors", "fix", "overrides")
 FIX_KEYS = ("kind", "argv", "text", "resolver", "args")
 
 
-@dataclass(frozen=True)
-class Problem:
-    file: str
-    line: int
-    rule_id: str
-    where: str
-    message: str
-
-    def __str__(self) -> str:
-        rule = f" {self.rule_id}:" if self.rule_id else ""
-        where = f" at {self.where}:" if self.where else ""
-        return f"{self.file}:{self.line}:{rule}{where} {self.message}"
-
-
 class RuleLoadError(Exception):
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__("\n".join(str(p) for p in problems))
         self.problems = problems
-
-
-def shipped_rules_dir() -> Path:
-    """The rules installed with the package, or the repository's rules/ in a source checkout."""
-    here = Path(__file__).resolve().parent.parent
-    installed = here / "_rules"
-    return installed if installed.is_dir() else here.parent / "rules"
 
 
 def rule_files(path: Path) -> list[Path]:
@@ -247,17 +226,18 @@ def _fix_steps(raw: Any, for_each: Optional[str], found: list) -> tuple[FixStep,
 
 
 def _resolver(step: dict, where: str, found: list) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """A step's resolver and its args, checked by name against the registry in gpudoctor/resolvers.py
-    (which resolvers exist and which args and values each accepts); resolvers only run in the planner."""
+    """A step's resolver and its args, checked against the engine's table of resolver names
+    (resolver_names.py: which resolvers exist and which args and values each accepts); resolvers only run
+    in the planner."""
     name, args = step.get("resolver"), step.get("args")
     if name is None:
         if args is not None:
             found.append((f"{where}.args", "'args' go with 'resolver'"))
         return "", ()
-    spec = RESOLVERS.get(name) if isinstance(name, str) else None
-    if spec is None:
+    accepts = RESOLVER_ARGS.get(name) if isinstance(name, str) else None
+    if accepts is None:
         found.append(
-            (f"{where}.resolver", f"unknown resolver {name!r} (expected one of {', '.join(RESOLVERS)})")
+            (f"{where}.resolver", f"unknown resolver {name!r} (expected one of {', '.join(RESOLVER_ARGS)})")
         )
         return str(name), ()  # the step is refused; naming it here keeps "needs 'argv'" from adding noise
     if args is None:
@@ -266,9 +246,9 @@ def _resolver(step: dict, where: str, found: list) -> tuple[str, tuple[tuple[str
         found.append((f"{where}.args", "expected a mapping of argument names to strings"))
         return name, ()
     for key, value in args.items():
-        accepted = spec.args.get(key) if isinstance(key, str) else None
+        accepted = accepts.get(key) if isinstance(key, str) else None
         if accepted is None:
-            expected = ", ".join(spec.args) or "none"
+            expected = ", ".join(accepts) or "none"
             found.append(
                 (f"{where}.args.{key}", f"resolver {name} takes no argument {key!r} (expected: {expected})")
             )

@@ -1,0 +1,22 @@
+"""The resolvers a fix step may name, as data: each name with the arguments it accepts.
+
+The engine validates rule files against this table (engine/loader.py) without importing the resolvers,
+which sit above it (gpudoctor/resolvers/ implements each name; its registry takes the arguments from here,
+and tests/test_resolvers.py checks that the two name the same resolvers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+_MINOR = {"minor_compat": ("allow", "avoid")}
+
+# name -> accepted args -> accepted values (() = any non-empty string)
+RESOLVER_ARGS: Mapping[str, Mapping[str, tuple[str, ...]]] = {
+    "torch": _MINOR,
+    "tensorflow": _MINOR,
+    "jax": _MINOR,
+    "framework": _MINOR,
+    "driver": {"cuda": ()},
+}
+RESOLVER_NAMES: tuple[str, ...] = tuple(RESOLVER_ARGS)

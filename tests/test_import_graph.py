@@ -1,0 +1,63 @@
+"""The package's import graph (tools/import_graph.py): no cycle, no import from a lower layer to a higher
+one, and the generated section of docs/architecture.md matches the code."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+TOOL = Path(__file__).resolve().parent.parent / "tools" / "import_graph.py"
+
+
+@pytest.fixture(scope="module")
+def ig():
+    spec = importlib.util.spec_from_file_location("import_graph", TOOL)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["import_graph"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_no_import_cycle(ig):
+    assert ig.cycles(ig.graph()) == []
+
+
+def test_no_import_runs_up_a_layer(ig):
+    assert ig.upward(ig.graph()) == []
+
+
+def test_every_module_is_in_a_layer(ig):
+    for module in ig.modules():
+        ig.layer_of(module)
+
+
+def test_the_generated_graph_in_the_docs_is_fresh(ig):
+    text = ig.DOC.read_text(encoding="utf-8")
+    assert ig.BEGIN in text and ig.END in text, "run python tools/import_graph.py"
+    assert ig.refreshed(text, ig.render(ig.graph())) == text, "stale: run python tools/import_graph.py"
+
+
+def test_imports_inside_functions_and_type_checking_count(ig, tmp_path):
+    pkg = tmp_path / "gpudoctor"
+    (pkg / "engine").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "engine" / "__init__.py").write_text("")
+    (pkg / "engine" / "loader.py").write_text("def f():\n    from ..resolvers import RESOLVERS\n")
+    (pkg / "resolvers.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .engine import loader\n"
+    )
+    edges = ig.graph(pkg)
+    assert edges["gpudoctor.engine.loader"] == {"gpudoctor.resolvers"}
+    assert edges["gpudoctor.resolvers"] == {"gpudoctor.engine.loader"}
+    assert ig.cycles(edges) == [["gpudoctor.engine.loader", "gpudoctor.resolvers"]]
+    assert ig.upward(edges) == [
+        "gpudoctor.engine.loader (engine) imports gpudoctor.resolvers (resolvers), a higher layer"
+    ]
+
+
+def test_a_module_in_no_layer_is_reported(ig):
+    with pytest.raises(ValueError, match="no layer"):
+        ig.layer_of("gpudoctor.somewhere_new")
