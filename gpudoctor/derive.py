@@ -45,21 +45,6 @@ def _cc(text: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def runs_on(cc: str, arch_list: list[str]) -> bool:
-    """Whether a build compiled for `arch_list` ("8.6", "12.0+PTX") has code a GPU of compute capability
-    `cc` can run: native code (SASS) for the same major version and a minor version no higher (a cubin
-    for X.y runs on X.z, z >= y), or PTX for a compute capability no higher, which the driver compiles."""
-    major, minor = _cc(cc)
-    for entry in arch_list:
-        ptx = entry.endswith("+PTX")
-        a_major, a_minor = _cc(entry[: -len("+PTX")] if ptx else entry)
-        if a_major == major and a_minor <= minor:
-            return True
-        if ptx and (a_major, a_minor) <= (major, minor):
-            return True
-    return False
-
-
 def arch_from_torch(entries: list[str]) -> list[str]:
     """torch.cuda.get_arch_list() in the knowledge table's form: ["sm_80", "sm_90", "compute_90"] ->
     ["8.0", "9.0+PTX"] (sm_XY: native code for X.Y; compute_XY: PTX). An arch-specific entry (sm_90a,
@@ -74,18 +59,14 @@ def arch_from_torch(entries: list[str]) -> list[str]:
     return [f"{cc}+PTX" if cc in ptx else cc for cc in sorted(native | ptx, key=_cc)]
 
 
-def torch_variant(cuda: str) -> Optional[str]:
-    """The wheel variant of a CUDA version: "12.8" -> "cu128", "13.0.2" -> "cu130"; None for "13"."""
-    m = re.fullmatch(r"(\d+)\.(\d)(?:\.\d+)*", cuda)
-    return f"cu{m.group(1)}{m.group(2)}" if m else None
-
-
 def compiled_arch(version: str, cuda: str) -> tuple[Optional[list[str]], Optional[str]]:
     """(TORCH_CUDA_ARCH_LIST of torch `version` built for CUDA `cuda`, None) from the knowledge table, or
     (None, why not)."""
+    # Lazy for speed: the knowledge tables (and compat, over them) load only when a torch build is judged.
+    from .compat import cuda_variant
     from .knowledge import KnowledgeError, torch_release
 
-    variant = torch_variant(cuda)
+    variant = cuda_variant(cuda)
     if variant is None:
         return None, f"CUDA {cuda} names no wheel variant"
     try:
@@ -187,7 +168,10 @@ def _arch(facts: Facts, i: int) -> dict[str, Fact]:
     ccs = [gpus(f"gpus[{g}].compute_capability") for g in range(count if isinstance(count, int) else 0)]
     if not arch.known:
         gpus.why = arch.unknown
-    missing = gpus.result(lambda: ([g for g, cc in enumerate(ccs) if not runs_on(str(cc), arch.value)], None))
+    jit = _ptx_jit(gpus, ccs, arch.value if arch.known else [], f"{prefix}.cuda")
+    missing = gpus.result(
+        lambda: ([g for g, cc in enumerate(ccs) if not _runs_on(str(cc), arch.value, jit)], None)
+    )
     src = missing.source + f", {prefix}.arch_list"
     if missing.known:
         out[f"{prefix}.unsupported_gpus"] = known(missing.value, src)
@@ -204,8 +188,16 @@ def _runtime_unsupported(facts: Facts) -> dict[str, Fact]:
     """The CUDA devices the imported torch sees whose compute capability its arch list has no code for."""
     get = _Inputs(facts)
     caps, entries = get("runtime.torch.capabilities"), get("runtime.torch.arch_list")
+    try:
+        arch = arch_from_torch(entries) if get.why is None else []
+    except (TypeError, ValueError):
+        arch = []  # result() below says why
+    jit = _ptx_jit(get, caps if isinstance(caps, list) else [], arch, "runtime.torch.cuda")
     devices = get.result(
-        lambda: ([d for d, cc in enumerate(caps) if not runs_on(str(cc), arch_from_torch(entries))], None)
+        lambda: (
+            [d for d, cc in enumerate(caps) if not _runs_on(str(cc), arch_from_torch(entries), jit)],
+            None,
+        )
     )
     if not devices.known:
         return {f"runtime.torch.{f}": devices for f in RUNTIME_ARCH_FIELDS}
@@ -215,6 +207,40 @@ def _runtime_unsupported(facts: Facts) -> dict[str, Fact]:
         "runtime.torch.unsupported_device_count": known(len(devices.value), devices.source),
         "runtime.torch.unsupported_ccs": known(distinct, devices.source),
     }
+
+
+def _runs_on(cc: str, arch: list[str], ptx_jit: bool) -> bool:
+    """compat.runs_on: whether a build for `arch` has code a GPU of capability `cc` runs."""
+    from .compat import runs_on as compat_runs_on  # lazy for speed, as in compiled_arch
+
+    return compat_runs_on(cc, arch, ptx_jit)
+
+
+def _ptx_jit(get: _Inputs, ccs: list, arch: list[str], cuda_fact: str) -> bool:
+    """Whether the driver can JIT-compile the build's PTX (compat.jits_ptx), asked only when some GPU has
+    no native code and would rely on the PTX: then the driver version and the build's CUDA become inputs,
+    and unknown when either is (or the table does not know that CUDA)."""
+    from .compat import jits_ptx, kernel  # lazy for speed, as in compiled_arch
+    from .knowledge import KnowledgeError, knowledge
+
+    if get.why is not None or not arch:
+        return True
+    try:
+        relies = any(kernel(str(cc), arch, None) == "ptx?" for cc in ccs)
+    except (TypeError, ValueError, IndexError):
+        return True  # the caller's computation reports the bad value
+    if not relies:
+        return True
+    driver, cuda = get("driver.version"), get(cuda_fact)
+    if get.why is not None:
+        return True
+    try:
+        jit = jits_ptx(str(cuda), str(driver), knowledge())
+    except KnowledgeError as e:
+        jit, get.why = None, str(e).splitlines()[0][:120]
+    if jit is None and get.why is None:
+        get.why = f"whether driver {driver} can JIT-compile CUDA {cuda} PTX: CUDA {cuda} is not in the table"
+    return bool(jit)
 
 
 RUNTIME_ARCH_FIELDS = ("unsupported_devices", "unsupported_device_count", "unsupported_ccs")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Optional
 
 from .engine.model import SEVERITY_RANK, Finding, FixStep
 from .engine.template import SAFE_ARG
+from .knowledge import knowledge
 from .resolvers import Resolution, resolve
 
 if TYPE_CHECKING:
@@ -346,8 +347,6 @@ def _merge(drafts: list[_Draft]) -> list[_Draft]:
 def build_plan(findings: list[Finding], facts: Facts, kb: Optional[Knowledge] = None) -> FixPlan:
     """The plan for `findings` (as CheckResult.findings orders them: most severe first)."""
     if kb is None:
-        from .knowledge import knowledge
-
         kb = knowledge()
     env = target_env(facts)
     drafts: list[_Draft] = []

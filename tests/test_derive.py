@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpudoctor.derive import DERIVED, arch_from_torch, compiled_arch, derive, runs_on, torch_variant
+from gpudoctor.compat import cuda_variant, driver_verdict, jits_ptx, runs_on
+from gpudoctor.derive import DERIVED, arch_from_torch, compiled_arch, derive
 from gpudoctor.facts import SCHEMA, Facts, known, spec_name, unknown
 
 
@@ -59,9 +60,9 @@ def test_runs_on(cc, arch, expected):
 
 
 def test_torch_variant():
-    assert torch_variant("12.8") == "cu128"
-    assert torch_variant("13.0.2") == "cu130"
-    assert torch_variant("13") is None
+    assert cuda_variant("12.8") == "cu128"
+    assert cuda_variant("13.0.2") == "cu130"
+    assert cuda_variant("13") is None
 
 
 def test_compiled_arch_from_the_knowledge_table():
@@ -227,8 +228,10 @@ def test_devices_the_imported_torch_has_no_code_for():
     assert value(f, "runtime.torch.unsupported_devices") == [1, 2]
     assert value(f, "runtime.torch.unsupported_device_count") == 2
     assert value(f, "runtime.torch.unsupported_ccs") == ["12.0"]
-    f = derive(deep(facts({}), arch_list=["sm_80", "compute_90"], capabilities=caps))
-    assert value(f, "runtime.torch.unsupported_device_count") == 0  # PTX for 9.0 runs on 12.0
+    # PTX for 9.0 runs on 12.0, JIT-compiled by a driver that meets the build's CUDA (12.6: 560.28.03).
+    f = derive(deep(facts({"driver.version": "570.172.08"}), arch_list=["sm_80", "compute_90"],
+                    capabilities=caps, cuda="12.6"))  # fmt: skip
+    assert value(f, "runtime.torch.unsupported_device_count") == 0
     unavailable = derive(deep(facts({}), arch_list=["sm_80"], capabilities=("?", "CUDA is not available")))
     assert value(unavailable, "runtime.torch.unsupported_device_count") == (
         "unknown",
@@ -250,3 +253,41 @@ def test_the_cudnn_torch_pins_to_the_precision_torch_reports():
     no_torch = facts({"frameworks.count": 1, "frameworks[0].name": "jax", "runtime.torch.cudnn": ("?", "x")})
     assert value(derive(no_torch), "runtime.torch.cudnn_pinned") == ("unknown", "torch is not installed")
     assert "runtime.torch.cudnn_pinned" not in derive(torch_on(["9.0"]))  # no --deep: not derived
+
+
+# --- one compatibility model: derive and the resolvers agree on PTX under minor-version compatibility ---
+
+
+def test_ptx_under_minor_version_compatibility_derive_and_resolver_agree():
+    """A build for CUDA 12.6 with sm_80 code and compute_80 PTX, on an H100 (9.0): the GPU has only the
+    PTX. Driver 535.183.01 runs CUDA 12.6 only through minor-version compatibility (12.x floor 525.60.13,
+    12.6's own minimum 560.28.03), and such a driver cannot JIT-compile PTX from the newer toolkit. Before
+    gpudoctor/compat.py, derive said the H100 was supported (any PTX at or below 9.0 counts) while the
+    torch resolver said it was not; now both ask compat and say the same, on either side of the minimum."""
+    from gpudoctor.knowledge import TorchVariant, knowledge
+    from gpudoctor.resolvers import Host, gpu_verdict
+
+    variant = TorchVariant(label="test cu126", source="test", also=(), verified=True, note="",
+                           confirmed=(), line=0, name="cu126", cuda="12.6", cudnn=None,
+                           arch=("8.0+PTX",), experimental=False)  # fmt: skip
+    for driver, runs in (("535.183.01", False), ("560.28.03", True)):
+        f = derive(deep(torch_on(["9.0"], version="2.5.1", cuda="12.6"), build="cuda",
+                        arch_list=["sm_80", "compute_80"], capabilities=["9.0"], cuda="12.6"))  # fmt: skip
+        f = derive(Facts({**dict(f.items()), "driver.version": known(driver, "test")}))
+        derived = value(f, "frameworks[0].unsupported_gpus"), value(f, "runtime.torch.unsupported_devices")
+        assert derived == (([], []) if runs else ([0], [0])), driver
+        host = Host(driver=driver, python="3.12", gpus=(("9.0", "NVIDIA H100 80GB HBM3"),))
+        dv = driver_verdict("12.6", driver, knowledge())
+        assert dv.runs and dv.minor_compat is not runs and jits_ptx("12.6", driver, knowledge()) is runs
+        assert gpu_verdict(variant, host, knowledge(), full_driver=not dv.minor_compat)[0] is runs, driver
+    assert runs_on("9.0", ["8.0+PTX"]) and not runs_on("9.0", ["8.0+PTX"], ptx_jit=False)
+
+
+def test_ptx_reliance_with_an_unknown_driver_is_unknown():
+    f = derive(deep(torch_on(["9.0"], version="2.5.1", cuda="12.6"), build="cuda",
+                    arch_list=["sm_80", "compute_80"], capabilities=["9.0"], cuda="12.6"))  # fmt: skip
+    assert value(f, "frameworks[0].unsupported_gpus")[0] == "unknown"
+    # Native code needs no answer about the driver: known, and the driver is not among the inputs.
+    f = derive(deep(torch_on(["9.0"], version="2.5.1", cuda="12.6"), build="cuda", arch_list=["sm_90"]))
+    assert value(f, "frameworks[0].unsupported_gpus") == []
+    assert "driver.version" not in f.get("frameworks[0].unsupported_gpus").source

@@ -8,10 +8,11 @@ from typing import Any, Optional
 
 import pytest
 
+from gpudoctor.compat import assumed_arch, covers
 from gpudoctor.engine.resolver_names import RESOLVER_ARGS, RESOLVER_NAMES
 from gpudoctor.facts import Facts, known, unknown
 from gpudoctor.knowledge import knowledge
-from gpudoctor.resolvers import RESOLVERS, assumed_arch, covers, driver_for_cuda, resolve
+from gpudoctor.resolvers import RESOLVERS, driver_for_cuda, resolve
 
 H100 = ("NVIDIA H100 80GB HBM3", "9.0")
 V100 = ("Tesla V100-SXM2-32GB", "7.0")

@@ -17,7 +17,7 @@ class FixStep:
     kind: str
     argv: tuple[str, ...] = ()  # templates until rendered
     text: str = ""  # for manual steps, and a short note for the others
-    # A step may name a resolver (gpudoctor/resolvers.py) instead of giving argv: the planner computes the
+    # A step may name a resolver (engine/resolver_names.py) instead of giving argv: the planner computes the
     # command from the facts and the knowledge tables. `args` are the step's literal resolver arguments.
     resolver: str = ""
     args: tuple[tuple[str, str], ...] = ()

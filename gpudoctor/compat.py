@@ -1,0 +1,161 @@
+"""The one answer to "does this CUDA build run on this driver and these GPUs".
+
+- CUDA versions: "12.8" -> (12, 8), and the wheel variant that names a build ("cu128").
+- Driver floors: a CUDA X.Y application runs without conditions on a driver at or above the toolkit's own
+  minimum (cuda_drivers.yaml rows); through minor-version compatibility on a driver at or above the CUDA
+  X.x floor (minor_compat); otherwise not at all.
+- Kernels against compute capability: native code (SASS) for X.y runs on a GPU of capability X.z, z >= y;
+  embedded PTX for a capability at or below the GPU's is JIT-compiled by the driver, but only by a driver
+  that meets the building toolkit's own minimum: under minor-version compatibility the driver cannot
+  compile PTX from a newer toolkit.
+
+derive.py (a torch build's unsupported GPUs) and the resolvers (which wheel to install) both ask here, so
+the two cannot disagree. Pure functions over versions and the knowledge tables; no facts, no host.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Optional
+
+from .knowledge import Knowledge, min_driver_for_cuda, minor_compat_floor
+from .knowledge.schema import cuda_variant
+
+PTX = "+PTX"
+__all__ = [
+    "DriverVerdict", "assumed_arch", "covers", "cuda_variant", "driver_verdict", "jits_ptx", "kernel",
+    "ptx_for", "runs_on", "sm", "split_arch", "version_tuple",
+]  # fmt: skip
+
+
+def version_tuple(version: object) -> tuple[int, ...]:
+    """'535.183.01' -> (535, 183, 1); the numeric release part only ('12.8.1rc' -> (12, 8, 1))."""
+    parts = []
+    for piece in str(version).split("."):
+        digits = re.match(r"\d+", piece)
+        if not digits:
+            break
+        parts.append(int(digits.group()))
+    return tuple(parts)
+
+
+def sm(cc: str) -> str:
+    """ "9.0" -> "sm_90"."""
+    major, minor = version_tuple(cc)[:2]
+    return f"sm_{major}{minor}"
+
+
+# --- the driver -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DriverVerdict:
+    runs: bool
+    minor_compat: bool
+    reason: str
+
+
+def driver_verdict(cuda: str, driver: str, kb: Knowledge, avoid_minor_compat: bool = False) -> DriverVerdict:
+    """Can `driver` run an application built with CUDA `cuda` ("12.4")?
+
+    Yes without conditions at or above the toolkit's own minimum driver (cuda_drivers.yaml rows); yes through
+    minor-version compatibility at or above the major's floor (minor_compat); otherwise no."""
+    major = version_tuple(cuda)[0]
+    try:
+        floor = minor_compat_floor(major, kb)
+        full = min_driver_for_cuda(cuda, kb)
+    except LookupError as e:
+        return DriverVerdict(False, False, f"CUDA {cuda}: {e}")
+    if version_tuple(driver) >= version_tuple(full):
+        return DriverVerdict(True, False, f"driver {driver} meets CUDA {cuda}'s minimum {full}")
+    if version_tuple(driver) < version_tuple(floor):
+        return DriverVerdict(
+            False, False, f"CUDA {major}.x needs driver {floor} or newer; driver {driver} is older"
+        )
+    if avoid_minor_compat:
+        return DriverVerdict(
+            False,
+            True,
+            f"CUDA {cuda} needs driver {full} to run without minor-version compatibility; "
+            f"driver {driver} is older",
+        )
+    return DriverVerdict(
+        True,
+        True,
+        f"driver {driver} is below CUDA {cuda}'s minimum {full} but meets the CUDA {major}.x floor {floor}: "
+        "it runs through minor-version compatibility (kernels built into the wheel run; PTX from the newer "
+        "toolkit cannot be JIT-compiled by this driver: Triton and torch.compile kernels, for one)",
+    )
+
+
+def jits_ptx(cuda: str, driver: str, kb: Knowledge) -> Optional[bool]:
+    """Can `driver` JIT-compile PTX that CUDA `cuda` produced? Only at or above the toolkit's own minimum
+    (not through minor-version compatibility). None when the table does not know that CUDA release."""
+    try:
+        full = min_driver_for_cuda(cuda, kb)
+    except LookupError:
+        return None
+    return version_tuple(driver) >= version_tuple(full)
+
+
+# --- kernels against compute capability -----------------------------------------------------------------
+
+
+def assumed_arch(cuda: str, kb: Knowledge) -> tuple[str, ...]:
+    """For a wheel whose arch list the table lacks: the compute capabilities every cuDNN build the cuDNN
+    table lists for CUDA `cuda` supports (empty when it lists none). Conservative: never newer than the
+    toolkit can target, and it may leave out an older GPU the wheel does support."""
+    rows = [
+        r
+        for r in kb.cudnn_support
+        if version_tuple(r.cuda_min) <= version_tuple(cuda)[:2] <= version_tuple(r.cuda_max)
+    ]
+    if not rows:
+        return ()
+    common = set(rows[0].ccs)
+    for row in rows[1:]:
+        common &= set(row.ccs)
+    return tuple(sorted(common, key=version_tuple))
+
+
+def split_arch(arch: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """TORCH_CUDA_ARCH_LIST entries ("8.6", "12.0+PTX") -> (capabilities with native code, capabilities
+    whose PTX is embedded). An entry with +PTX has both."""
+    entries = list(arch)
+    native = tuple(a[: -len(PTX)] if a.endswith(PTX) else a for a in entries)
+    ptx = tuple(a[: -len(PTX)] for a in entries if a.endswith(PTX))
+    return native, ptx
+
+
+def covers(cc: str, native: Iterable[str]) -> bool:
+    """NVIDIA's binary compatibility: code for X.y runs on a GPU of capability X.z when z >= y."""
+    major, minor = version_tuple(cc)[:2]
+    return any(version_tuple(a)[0] == major and version_tuple(a)[1] <= minor for a in native)
+
+
+def ptx_for(cc: str, ptx: Iterable[str]) -> Optional[str]:
+    """The newest embedded PTX a GPU of capability `cc` can JIT-compile (PTX for a capability at or below
+    its own), or None."""
+    fits = [p for p in ptx if version_tuple(p)[:2] <= version_tuple(cc)[:2]]
+    return max(fits, key=version_tuple) if fits else None
+
+
+def kernel(cc: str, arch: Iterable[str], ptx_jit: Optional[bool] = True) -> Optional[str]:
+    """Which code of a build for `arch` a GPU of capability `cc` runs: "native", "ptx" (JIT-compiled by a
+    driver that can, `ptx_jit`), or None: none. "ptx?" when only PTX would do and `ptx_jit` is None
+    (whether the driver can compile it is not known)."""
+    native, ptx = split_arch(arch)
+    if covers(cc, native):
+        return "native"
+    if ptx_for(cc, ptx) is None:
+        return None
+    return {True: "ptx", False: None, None: "ptx?"}[ptx_jit]
+
+
+def runs_on(cc: str, arch: Iterable[str], ptx_jit: bool = True) -> bool:
+    """Whether a build compiled for `arch` ("8.6", "12.0+PTX") has code a GPU of compute capability `cc`
+    can run: native code (SASS) for the same major and a minor no higher, or PTX for a capability no higher
+    when the driver can JIT-compile it (`ptx_jit`: see jits_ptx)."""
+    return kernel(cc, arch, ptx_jit) is not None

@@ -1,0 +1,58 @@
+"""Typed, read-only access to the compatibility tables in rules/knowledge/*.yaml.
+
+Each table file names the sources it was checked against (`sources`), the date it was checked (`checked`)
+and, in every row, the source the row came from and whether a primary source confirmed it (`verified`,
+with a `note` saying why not). This module validates the files strictly, reporting every problem at once
+with file, line and row, and offers small lookups the fix-plan resolvers build on. It makes no decisions:
+which wheel to recommend is the planner's business.
+
+The package is split along those jobs: `rows` (the typed rows), `schema` (what a valid table is),
+`loading` (parsing and validation), `lookups` (the questions resolvers and derive ask). Tables load
+lazily, once, from the installed package (gpudoctor/_rules/knowledge) or a source checkout.
+"""
+
+from __future__ import annotations
+
+from .loading import KnowledgeError, knowledge, knowledge_dir, load_knowledge, parse_directory, parse_table
+from .lookups import (
+    cuda_toolkit,
+    cudnn_builds,
+    driver_branch,
+    gpu_by_name,
+    jax_plugin,
+    min_driver_for_cuda,
+    minor_compat_floor,
+    pcie_generation,
+    tensorflow_build,
+    torch_index_url,
+    torch_release,
+    torch_variants,
+    unverified_rows,
+)
+from .rows import (
+    CudaToolkit,
+    CudnnSupport,
+    DriverBranch,
+    GpuModel,
+    JaxPlugin,
+    Knowledge,
+    MinorCompat,
+    PcieGen,
+    Row,
+    Source,
+    Table,
+    TensorflowBuild,
+    TorchRelease,
+    TorchVariant,
+)
+from .schema import KINDS, ROW_ATTRS, SECTIONS, TABLES, VARIANT_FIELDS, Section
+
+__all__ = [
+    "KINDS", "ROW_ATTRS", "SECTIONS", "TABLES", "VARIANT_FIELDS", "CudaToolkit", "CudnnSupport",
+    "DriverBranch", "GpuModel", "JaxPlugin", "Knowledge", "KnowledgeError", "MinorCompat", "PcieGen", "Row",
+    "Section", "Source", "Table", "TensorflowBuild", "TorchRelease", "TorchVariant", "cuda_toolkit",
+    "cudnn_builds", "driver_branch", "gpu_by_name", "jax_plugin", "knowledge", "knowledge_dir",
+    "load_knowledge", "min_driver_for_cuda", "minor_compat_floor", "parse_directory", "parse_table",
+    "pcie_generation", "tensorflow_build", "torch_index_url", "torch_release", "torch_variants",
+    "unverified_rows",
+]  # fmt: skip

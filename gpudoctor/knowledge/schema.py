@@ -1,0 +1,167 @@
+"""The schema of the knowledge tables: value kinds, each section's fields, and what makes a row unique."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from .rows import (
+    CudaToolkit,
+    CudnnSupport,
+    DriverBranch,
+    GpuModel,
+    JaxPlugin,
+    MinorCompat,
+    PcieGen,
+    TensorflowBuild,
+    TorchRelease,
+)
+
+_DOTTED = re.compile(r"^\d+(\.\d+)*$")
+_MAJOR_MINOR = re.compile(r"^\d+\.\d+$")
+_CC = re.compile(r"^\d+\.\d$")
+_ARCH = re.compile(r"^\d+\.\d(\+PTX)?$")
+_VARIANT = re.compile(r"^cu\d{3,}$")
+_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+
+
+def cuda_variant(cuda: str) -> Optional[str]:
+    """The wheel variant that names a CUDA build: "12.8" -> "cu128", "13.0.2" -> "cu130"; None for "13".
+    The one spelling of it: the torch table's variant names are checked with it, and compat.py (which
+    derive and the resolvers ask) re-exports it."""
+    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)*", str(cuda).strip())
+    return f"cu{m.group(1)}{m.group(2)}" if m else None
+
+
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str) and bool(v.strip())
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _regex_ok(v: Any) -> bool:
+    if not _is_str(v):
+        return False
+    try:
+        re.compile(v)
+    except re.error:
+        return False
+    return True
+
+
+def _list_of(pattern: re.Pattern) -> Callable[[Any], bool]:
+    return lambda v: (
+        isinstance(v, list) and bool(v) and all(isinstance(x, str) and pattern.match(x) for x in v)
+    )
+
+
+def _choice(*options: str) -> Callable[[Any], bool]:
+    return lambda v: v in options
+
+
+# kind -> (check, what the error message says was expected)
+KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "str": (_is_str, "a non-empty string"),
+    "int": (_is_int, "an integer"),
+    "number": (_is_number, "a number"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "version": (lambda v: isinstance(v, str) and bool(_DOTTED.match(v)), 'a quoted version like "525.60.13"'),
+    "major_minor": (
+        lambda v: isinstance(v, str) and bool(_MAJOR_MINOR.match(v)),
+        'a quoted "X.Y" like "2.10"',
+    ),
+    "cc": (lambda v: isinstance(v, str) and bool(_CC.match(v)), 'a quoted compute capability like "9.0"'),
+    "cc_list": (_list_of(_CC), 'a list of compute capabilities like ["8.0", "9.0"]'),
+    "arch_list": (_list_of(_ARCH), 'a list of arch entries like ["9.0", "12.0+PTX"]'),
+    "variant": (lambda v: isinstance(v, str) and bool(_VARIANT.match(v)), "a CUDA wheel variant like cu128"),
+    "regex": (_regex_ok, "a valid regular expression"),
+    "month": (lambda v: isinstance(v, str) and bool(_MONTH.match(v)), 'a quoted "YYYY-MM"'),
+    "designation": (_choice("LTSB", "PB", "NFB"), "one of LTSB, PB, NFB"),
+    "segment": (
+        _choice("data-center", "workstation", "consumer"),
+        "one of data-center, workstation, consumer",
+    ),
+    "ids": (lambda v: isinstance(v, list) and all(_is_str(x) for x in v), "a list of source ids"),
+    "names": (lambda v: isinstance(v, list) and all(_is_str(x) for x in v), "a list of field names"),
+    "variants": (lambda v: isinstance(v, list) and bool(v), "a list of CUDA wheel variants"),
+}
+
+PROVENANCE = {"source": ("str", True), "also": ("ids", False), "verified": ("bool", True),
+              "note": ("str", False), "confirmed": ("names", False)}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Section:
+    table: str
+    name: str  # the key in the file
+    attr: str  # the Knowledge attribute
+    cls: type
+    fields: Mapping[str, tuple[str, bool]]  # field -> (kind, required)
+    key: tuple[str, ...]  # what makes a row unique
+    label: str  # format string over the row's fields
+
+
+SECTIONS: tuple[Section, ...] = (
+    Section("cuda_drivers", "rows", "cuda_toolkits", CudaToolkit,
+            {"cuda": ("major_minor", True), "update": ("int", True), "release": ("version", False),
+             "driver": ("version", True), "bundled_driver": ("version", False)},
+            ("cuda", "update"), "CUDA {cuda} update {update}"),
+    Section("cuda_drivers", "minor_compat", "minor_compat", MinorCompat,
+            {"cuda_major": ("int", True), "driver": ("version", True), "below_branch": ("int", False)},
+            ("cuda_major",), "CUDA {cuda_major}.x minor-version floor"),
+    Section("cuda_drivers", "branches", "driver_branches", DriverBranch,
+            {"branch": ("int", True), "designation": ("designation", True), "eol": ("month", True),
+             "max_cuda_major": ("int", False)},
+            ("branch",), "R{branch}"),
+    Section("torch", "rows", "torch_releases", TorchRelease,
+            {"version": ("major_minor", True), "python_min": ("major_minor", True),
+             "python_max": ("major_minor", True), "variants": ("variants", True),
+             "pypi_default": ("variant", False), "torchvision": ("major_minor", True),
+             "torchaudio": ("major_minor", False)},
+            ("version",), "torch {version}"),
+    Section("tensorflow", "rows", "tensorflow_builds", TensorflowBuild,
+            {"version": ("major_minor", True), "python_min": ("major_minor", True),
+             "python_max": ("major_minor", True), "cudnn": ("version", True), "cuda": ("major_minor", True)},
+            ("version",), "tensorflow {version}"),
+    Section("jax", "rows", "jax_plugins", JaxPlugin,
+            {"extra": ("str", True), "cuda_major": ("int", True), "min_driver": ("version", True),
+             "min_cc": ("cc", True)},
+            ("extra",), "jax[{extra}]"),
+    Section("cudnn", "rows", "cudnn_support", CudnnSupport,
+            {"cudnn": ("version", True), "cuda_major": ("int", True), "cuda_min": ("major_minor", True),
+             "cuda_max": ("major_minor", True), "driver": ("version", True), "ccs": ("cc_list", True)},
+            ("cudnn", "cuda_min", "cuda_max"), "cuDNN {cudnn} for CUDA {cuda_min}-{cuda_max}"),
+    Section("gpus", "rows", "gpus", GpuModel,
+            {"key": ("str", True), "name": ("str", True), "match": ("regex", True),
+             "compute_capability": ("cc", True), "architecture": ("str", False),
+             "memory_gb": ("number", False), "memory_bandwidth_gbs": ("number", False),
+             "pcie_gen": ("int", False), "pcie_width": ("int", False),
+             "nvlink_gen": ("int", False), "nvlink_gbs": ("number", False), "bf16_tflops": ("number", False),
+             "fp16_tflops": ("number", False), "fp8": ("bool", False), "mig_max_instances": ("int", False),
+             "mig_min_driver": ("version", False), "segment": ("segment", True)},
+            ("key",), "{name}"),
+    Section("pcie", "rows", "pcie", PcieGen,
+            {"gen": ("int", True), "gts": ("version", True), "sysfs": ("str", True),
+             "sysfs_legacy": ("str", False), "encoding": ("str", False), "x16_gbs": ("number", False)},
+            ("gen",), "PCIe Gen{gen}"),
+)  # fmt: skip
+
+VARIANT_FIELDS: Mapping[str, tuple[str, bool]] = {
+    "name": ("variant", True), "cuda": ("major_minor", True), "cudnn": ("version", False),
+    "arch": ("arch_list", False), "experimental": ("bool", False), "source": ("str", False),
+    "verified": ("bool", False), "note": ("str", False),
+}  # fmt: skip
+
+# Top-level keys beyond table/checked/sources and the row sections.
+EXTRA_KEYS: Mapping[str, Mapping[str, str]] = {"torch": {"index_url": "str"}}
+TABLES: tuple[str, ...] = tuple(dict.fromkeys(s.table for s in SECTIONS))
+ROW_ATTRS: tuple[str, ...] = tuple(s.attr for s in SECTIONS)
+SOURCE_KEYS = ("title", "url", "read")
