@@ -139,14 +139,13 @@ def parse_table(text: str, file: str, name: str) -> tuple[Optional[Table], dict[
             ("checked",), "", "checked", f"expected the date it was checked (YYYY-MM-DD), got {checked!r}"
         )
     ctx.sources = _sources(data.get("sources"), ctx)
-    for key, kind in extra.items():
-        if key in data and not KINDS[kind][0](data[key]):
-            ctx.report((key,), "", key, f"expected {KINDS[kind][1]}")
-    if name == "torch" and _is_str(data.get("index_url")) and "{variant}" not in data["index_url"]:
-        ctx.report(("index_url",), "", "index_url", "expected a URL pattern containing {variant}")
+    for key, (kinds, _attr) in extra.items():
+        failed = next((kind for kind in kinds if not KINDS[kind][0](data.get(key))), None)
+        if key in data and failed is not None:
+            ctx.report((key,), "", key, f"expected {KINDS[failed][1]}")
     parts: dict[str, Any] = {s.attr: _section(s, data.get(s.name), ctx) for s in sections}
-    if name == "torch":
-        parts["torch_index_url"] = data.get("index_url", "")
+    for key, (_kinds, attr) in extra.items():
+        parts[attr] = data.get(key, "")
     if ctx.problems:
         return None, {}, ctx.problems
     return Table(name, file, checked, MappingProxyType(ctx.sources)), parts, []
@@ -260,17 +259,18 @@ def _check_provenance(item: dict, fields: Mapping, path: tuple, where: str, labe
 def _check_row(section: Section, item: dict, path: tuple, where: str, label: str, ctx: _Ctx) -> bool:
     """Checks that relate fields of one row to each other."""
     ok = True
-    if section.table == "torch" and isinstance(item.get("variants"), list):
+    if section.variants and isinstance(item.get("variants"), list):
         ok = _check_variants(item, path, where, label, ctx)
-    for low, high in (("python_min", "python_max"), ("cuda_min", "cuda_max")):
+    for low, high in section.ranges:
         lo, hi = item.get(low), item.get(high)
         if _dotted(lo) and _dotted(hi) and Version(lo) > Version(hi):
             ctx.report((*path, low), label, f"{where}.{low}", f"{low} {lo} is above {high} {hi}")
             ok = False
-    if section.table == "cudnn" and _dotted(item.get("cuda_min")) and _is_int(item.get("cuda_major")):
-        if int(item["cuda_min"].split(".")[0]) != item["cuda_major"]:
-            ctx.report((*path, "cuda_min"), label, f"{where}.cuda_min", "cuda_min is not in cuda_major")
-            ok = False
+    for field, major in section.in_major:
+        if _dotted(item.get(field)) and _is_int(item.get(major)):
+            if int(item[field].split(".")[0]) != item[major]:
+                ctx.report((*path, field), label, f"{where}.{field}", f"{field} is not in {major}")
+                ok = False
     return ok
 
 
@@ -323,7 +323,7 @@ def _build(section: Section, item: dict, label: str, line: int) -> Any:
     for key, (kind, _required) in section.fields.items():
         value = item.get(key)
         values[key] = tuple(value) if isinstance(value, list) and kind != "variants" else value
-    if section.table == "torch":
+    if section.variants:
         values["variants"] = tuple(_variant(v, item, label, line) for v in item["variants"])
     return section.cls(
         **values,

@@ -92,6 +92,7 @@ KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "ids": (lambda v: isinstance(v, list) and all(_is_str(x) for x in v), "a list of source ids"),
     "names": (lambda v: isinstance(v, list) and all(_is_str(x) for x in v), "a list of field names"),
     "variants": (lambda v: isinstance(v, list) and bool(v), "a list of CUDA wheel variants"),
+    "url_pattern": (lambda v: isinstance(v, str) and "{variant}" in v, "a URL pattern containing {variant}"),
 }
 
 PROVENANCE = {"source": ("str", True), "also": ("ids", False), "verified": ("bool", True),
@@ -107,6 +108,10 @@ class Section:
     fields: Mapping[str, tuple[str, bool]]  # field -> (kind, required)
     key: tuple[str, ...]  # what makes a row unique
     label: str  # format string over the row's fields
+    # What relates the fields of one row, as data rather than as special cases in the loader:
+    ranges: tuple[tuple[str, str], ...] = ()  # (low, high): low is not above high
+    in_major: tuple[tuple[str, str], ...] = ()  # (field, major field): the version is in that major
+    variants: bool = False  # rows carry torch wheel variants (VARIANT_FIELDS), each checked and typed
 
 
 SECTIONS: tuple[Section, ...] = (
@@ -126,11 +131,11 @@ SECTIONS: tuple[Section, ...] = (
              "python_max": ("major_minor", True), "variants": ("variants", True),
              "pypi_default": ("variant", False), "torchvision": ("major_minor", True),
              "torchaudio": ("major_minor", False)},
-            ("version",), "torch {version}"),
+            ("version",), "torch {version}", ranges=(("python_min", "python_max"),), variants=True),
     Section("tensorflow", "rows", "tensorflow_builds", TensorflowBuild,
             {"version": ("major_minor", True), "python_min": ("major_minor", True),
              "python_max": ("major_minor", True), "cudnn": ("version", True), "cuda": ("major_minor", True)},
-            ("version",), "tensorflow {version}"),
+            ("version",), "tensorflow {version}", ranges=(("python_min", "python_max"),)),
     Section("jax", "rows", "jax_plugins", JaxPlugin,
             {"extra": ("str", True), "cuda_major": ("int", True), "min_driver": ("version", True),
              "min_cc": ("cc", True)},
@@ -138,7 +143,8 @@ SECTIONS: tuple[Section, ...] = (
     Section("cudnn", "rows", "cudnn_support", CudnnSupport,
             {"cudnn": ("version", True), "cuda_major": ("int", True), "cuda_min": ("major_minor", True),
              "cuda_max": ("major_minor", True), "driver": ("version", True), "ccs": ("cc_list", True)},
-            ("cudnn", "cuda_min", "cuda_max"), "cuDNN {cudnn} for CUDA {cuda_min}-{cuda_max}"),
+            ("cudnn", "cuda_min", "cuda_max"), "cuDNN {cudnn} for CUDA {cuda_min}-{cuda_max}",
+            ranges=(("cuda_min", "cuda_max"),), in_major=(("cuda_min", "cuda_major"),)),
     Section("gpus", "rows", "gpus", GpuModel,
             {"key": ("str", True), "name": ("str", True), "match": ("regex", True),
              "compute_capability": ("cc", True), "architecture": ("str", False),
@@ -160,8 +166,11 @@ VARIANT_FIELDS: Mapping[str, tuple[str, bool]] = {
     "verified": ("bool", False), "note": ("str", False),
 }  # fmt: skip
 
-# Top-level keys beyond table/checked/sources and the row sections.
-EXTRA_KEYS: Mapping[str, Mapping[str, str]] = {"torch": {"index_url": "str"}}
+# Top-level keys beyond table/checked/sources and the row sections: table -> key -> (the kinds its value
+# must be, checked in order, the first failure reported; the Knowledge attribute it becomes).
+EXTRA_KEYS: Mapping[str, Mapping[str, tuple[tuple[str, ...], str]]] = {
+    "torch": {"index_url": (("str", "url_pattern"), "torch_index_url")},
+}
 TABLES: tuple[str, ...] = tuple(dict.fromkeys(s.table for s in SECTIONS))
 ROW_ATTRS: tuple[str, ...] = tuple(s.attr for s in SECTIONS)
 SOURCE_KEYS = ("title", "url", "read")

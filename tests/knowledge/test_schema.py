@@ -197,3 +197,30 @@ def _row_index(directory: Path, name: str, needle: str) -> int:
     text = (directory / f"{name}.yaml").read_text(encoding="utf-8")
     rows = text[text.index("\nrows:\n") :].split("\n  - ")
     return next(i - 1 for i, chunk in enumerate(rows) if needle.removeprefix("  - ") in chunk)
+
+
+def test_row_relations_are_table_data_not_special_cases(tables):
+    # Each relation between fields of a row is declared on its Section (ranges, in_major, variants).
+    by_table = {s.table: s for s in kn.SECTIONS if s.name == "rows"}
+    assert by_table["cudnn"].ranges == (("cuda_min", "cuda_max"),)
+    assert by_table["cudnn"].in_major == (("cuda_min", "cuda_major"),)
+    assert by_table["torch"].variants and not by_table["tensorflow"].variants
+    edit(tables, "cudnn", '{cudnn: "8.9.6", cuda_major: 12, cuda_min: "12.0", cuda_max: "12.2"',
+         '{cudnn: "8.9.6", cuda_major: 11, cuda_min: "12.4", cuda_max: "12.2"')  # fmt: skip
+    edit(tables, "tensorflow", '{version: "2.10", python_min: "3.7", python_max: "3.10"',
+         '{version: "2.10", python_min: "3.11", python_max: "3.10"')  # fmt: skip
+    edit(tables, "torch", 'index_url: "https://download.pytorch.org/whl/{variant}"',
+         'index_url: "https://download.pytorch.org/whl/cu128"')  # fmt: skip
+    found = problems(tables)
+    cudnn = line_of(tables, "cudnn", 'cuda_major: 11, cuda_min: "12.4"')
+    tf = line_of(tables, "tensorflow", '{version: "2.10"')
+    row = _row_index(tables, "cudnn", 'cuda_major: 11, cuda_min: "12.4"')
+    tf_row = _row_index(tables, "tensorflow", '{version: "2.10"')
+    label = "cuDNN 8.9.6 for CUDA 12.4-12.2"
+    assert sorted(found) == [
+        f"cudnn.yaml:{cudnn}: {label}: at rows[{row}].cuda_min: cuda_min 12.4 is above cuda_max 12.2",
+        f"cudnn.yaml:{cudnn}: {label}: at rows[{row}].cuda_min: cuda_min is not in cuda_major",
+        f"tensorflow.yaml:{tf}: tensorflow 2.10: at rows[{tf_row}].python_min: "
+        "python_min 3.11 is above python_max 3.10",
+        "torch.yaml:7: at index_url: expected a URL pattern containing {variant}",
+    ]
