@@ -1,0 +1,61 @@
+"""gpudoctor/compat.py: the one answer to "does this CUDA build run on this driver and these GPUs"."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gpudoctor import compat
+from gpudoctor.knowledge import knowledge
+
+PACKAGE = Path(compat.__file__).resolve().parent
+
+
+def test_cuda_variant_is_spelled_once():
+    assert [compat.cuda_variant(c) for c in ("12.8", "13.0.2", "12.10", "13", "x")] == [
+        "cu128",
+        "cu130",
+        "cu1210",
+        None,
+        None,
+    ]
+    # No other spelling of "12.8 -> cu128" in the package: the one function lives in knowledge/schema.py.
+    spelled = re.compile(r"""["']cu["']\s*\+|f["']cu\{|replace\(["']\.["'],\s*["']["']\)""")
+    found = [
+        str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if spelled.search(p.read_text("utf-8"))
+    ]
+    assert found == ["knowledge/schema.py"]
+
+
+@pytest.mark.parametrize(
+    ("cuda", "driver", "runs", "minor"),
+    [
+        ("12.6", "560.28.03", True, False),  # the toolkit's own minimum
+        ("12.6", "535.183.01", True, True),  # the CUDA 12.x floor 525.60.13: minor-version compatibility
+        ("12.6", "520.61.05", False, False),  # below the floor
+        ("13.0", "575.57.08", False, False),  # CUDA 13.x needs a 580 driver
+        ("12.7", "580.65.06", False, False),  # there was no CUDA 12.7
+    ],
+)
+def test_driver_verdict(cuda, driver, runs, minor):
+    verdict = compat.driver_verdict(cuda, driver, knowledge())
+    assert (verdict.runs, verdict.minor_compat) == (runs, minor), verdict.reason
+    avoided = compat.driver_verdict(cuda, driver, knowledge(), avoid_minor_compat=True)
+    assert avoided.runs is (runs and not minor)
+
+
+def test_ptx_is_jit_compiled_only_by_a_driver_that_meets_the_toolkits_minimum():
+    kb = knowledge()
+    assert compat.jits_ptx("12.6", "560.28.03", kb) is True
+    assert compat.jits_ptx("12.6", "535.183.01", kb) is False  # minor-version compatibility
+    assert compat.jits_ptx("12.7", "580.65.06", kb) is None  # not in the table
+    arch = ["8.0+PTX"]
+    assert compat.kernel("8.6", arch) == "native"  # sm_80 SASS runs on 8.6
+    assert compat.kernel("9.0", arch, ptx_jit=True) == "ptx"
+    assert compat.kernel("9.0", arch, ptx_jit=False) is None
+    assert compat.kernel("9.0", arch, ptx_jit=None) == "ptx?"
+    assert compat.kernel("7.5", arch) is None  # PTX for 8.0 cannot run on an older GPU
+    assert compat.split_arch(["7.5", "9.0+PTX"]) == (("7.5", "9.0"), ("9.0",))
+    assert compat.ptx_for("12.0", ["8.0", "9.0"]) == "9.0" and compat.ptx_for("7.0", ["8.0"]) is None
