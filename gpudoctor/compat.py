@@ -26,7 +26,7 @@ from .knowledge.schema import cuda_variant
 PTX = "+PTX"
 __all__ = [
     "DriverVerdict", "assumed_arch", "covers", "cuda_variant", "driver_verdict", "jits_ptx", "kernel",
-    "ptx_for", "runs_on", "sm", "split_arch", "version_tuple",
+    "meets_toolkit_minimum", "ptx_for", "runs_on", "sm", "split_arch", "version_tuple",
 ]  # fmt: skip
 
 
@@ -90,14 +90,20 @@ def driver_verdict(cuda: str, driver: str, kb: Knowledge, avoid_minor_compat: bo
     )
 
 
-def jits_ptx(cuda: str, driver: str, kb: Knowledge) -> Optional[bool]:
-    """Can `driver` JIT-compile PTX that CUDA `cuda` produced? Only at or above the toolkit's own minimum
-    (not through minor-version compatibility). None when the table does not know that CUDA release."""
+def meets_toolkit_minimum(cuda: str, driver: str, kb: Knowledge) -> Optional[bool]:
+    """Does `driver` run CUDA `cuda` without minor-version compatibility (at or above the toolkit's own
+    minimum)? None when the table does not know that CUDA release."""
     try:
         full = min_driver_for_cuda(cuda, kb)
     except LookupError:
         return None
     return version_tuple(driver) >= version_tuple(full)
+
+
+def jits_ptx(cuda: str, driver: str, kb: Knowledge) -> Optional[bool]:
+    """Can `driver` JIT-compile PTX that CUDA `cuda` produced? Only at or above the toolkit's own minimum:
+    under minor-version compatibility it cannot. None when the table does not know that CUDA release."""
+    return meets_toolkit_minimum(cuda, driver, kb)
 
 
 # --- kernels against compute capability -----------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional
 
-from ..compat import sm
+from ..compat import meets_toolkit_minimum, sm
 from ..compat import version_tuple as _vt
 from ..knowledge import Knowledge
 from .base import EXACT_VERSION, Resolution, begin
@@ -46,7 +46,7 @@ def jax_plugin(
             )
             continue
         newest = _newest_toolkit(plugin.cuda_major, kb)
-        minor = newest is not None and _vt(host.driver) < _vt(newest.driver)
+        minor = newest is not None and meets_toolkit_minimum(newest.cuda, host.driver, kb) is False
         if minor and avoid:
             rejected.append(
                 f"{label}: its CUDA {plugin.cuda_major}.x wheels (up to {newest.cuda}) need driver "
