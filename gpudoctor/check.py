@@ -156,7 +156,7 @@ def run_checks(
         views = [TargetHost(host, t) for t in targets] or [host]
     first = Collection(views[0], deadline, chosen)
     others = [Collection(v, deadline, [p for p in chosen if p[0] in ENV_PROBES]) for v in views[1:]]
-    rules = load_rules(rule_paths) + list(policy.rules if policy else ())
+    rules = load_rules(rule_paths, deadline=deadline) + list(policy.rules if policy else ())
     if policy is not None:
         policy.check_ignores({r.id for r in rules})
     evaluated, skipped = select_rules(rules, tuple(p[0] for p in chosen), owners)

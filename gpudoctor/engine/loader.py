@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
 from ..facts import LISTS
 from ..resolvers import RESOLVERS
@@ -58,15 +58,24 @@ def rule_files(path: Path) -> list[Path]:
     return [path]
 
 
-def load_rules(paths: list[str], include_shipped: bool = True) -> list[Rule]:
+class Deadline(Protocol):
+    """The check's deadline (host/base.py's Deadline): how many seconds are left."""
+
+    def remaining(self) -> float: ...
+
+
+def load_rules(
+    paths: list[str], include_shipped: bool = True, deadline: Optional[Deadline] = None
+) -> list[Rule]:
     """All rules from the shipped set and the given files, directories and pinned URLs (remote packs);
-    RuleLoadError lists every problem."""
+    RuleLoadError lists every problem. A remote pack's download ends by the check's `deadline` too (its
+    --timeout), not only by remote.DEADLINE."""
     loaded: list[tuple[list[Rule], list[Problem]]] = []
     if include_shipped:
         loaded += [load_file(f) for f in rule_files(shipped_rules_dir())]
     for p in paths:
         if remote.is_url(p):
-            loaded.append(load_url(p))
+            loaded.append(load_url(p, deadline))
             continue
         path = Path(p)
         if not path.exists():
@@ -91,10 +100,22 @@ def load_file(path: Path) -> tuple[list[Rule], list[Problem]]:
     return parse_rules(text, name)
 
 
-def load_url(url: str) -> tuple[list[Rule], list[Problem]]:
-    """A remote rule pack (see engine/remote.py); a fetch or verification failure is a Problem."""
+def load_url(url: str, deadline: Optional[Deadline] = None) -> tuple[list[Rule], list[Problem]]:
+    """A remote rule pack (see engine/remote.py); a fetch or verification failure is a Problem. With the
+    check's deadline, the download gets what is left of it, if that is less than remote.DEADLINE."""
     try:
-        text, name = remote.fetch(url)
+        if deadline is None:
+            text, name = remote.fetch(url)
+        else:
+            left = deadline.remaining()
+            if left <= 0:
+                raise remote.RemoteError("not fetched: the check's deadline (--timeout) has passed")
+            text, name = remote.fetch(
+                url,
+                timeout=(min(remote.TIMEOUT[0], left), min(remote.TIMEOUT[1], left)),
+                deadline=min(remote.DEADLINE, left),
+                why=" (the check's --timeout)" if left < remote.DEADLINE else "",
+            )
     except remote.RemoteError as e:
         return [], [Problem(remote.display_name(url), 0, "", "", str(e))]
     return parse_rules(text, name)
@@ -161,6 +182,7 @@ def _rule(raw: Any, path: tuple, lines: dict, name: str) -> tuple[Optional[Rule]
     if for_each is not None and for_each not in LISTS:
         found.append(("for_each", f"expected one of {', '.join(LISTS)}, got {for_each!r}"))
         for_each = None
+    raw = _expanded(raw, for_each)
     for key in ("references", "errors"):
         value = raw.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -193,6 +215,33 @@ def _rule(raw: Any, path: tuple, lines: dict, name: str) -> tuple[Optional[Rule]
         line=line,
     )
     return rule, []
+
+
+def _expanded(raw: dict, for_each: Optional[str]) -> dict:
+    """The rule with the relative fact names of its condition and templates (`.pcie.gen_current`, in a
+    rule with `for_each: gpus`) written out (`gpus[i].pcie.gen_current`): what follows sees only those."""
+    if not for_each:
+        return raw
+    raw = dict(raw)
+    if "when" in raw:
+        raw["when"] = conditions.expand(raw["when"], for_each)
+    for key in ("message", "why", "title"):
+        if isinstance(raw.get(key), str):
+            raw[key] = template.expand(raw[key], for_each)
+    if isinstance(raw.get("fix"), list):
+        raw["fix"] = [_expanded_step(step, for_each) for step in raw["fix"]]
+    return raw
+
+
+def _expanded_step(step: Any, for_each: str) -> Any:
+    if not isinstance(step, dict):
+        return step
+    step = dict(step)
+    if isinstance(step.get("text"), str):
+        step["text"] = template.expand(step["text"], for_each)
+    if isinstance(step.get("argv"), list):
+        step["argv"] = [template.expand(a, for_each) if isinstance(a, str) else a for a in step["argv"]]
+    return step
 
 
 def _check_template(text: str, where: str, for_each: Optional[str], found: list) -> None:
