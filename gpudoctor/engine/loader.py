@@ -8,7 +8,7 @@ the later rule says `overrides: true`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional, Protocol
 
@@ -69,10 +69,25 @@ def load_rules(
 ) -> list[Rule]:
     """All rules from the shipped set and the given files, directories and pinned URLs (remote packs);
     RuleLoadError lists every problem. A remote pack's download ends by the check's `deadline` too (its
-    --timeout), not only by remote.DEADLINE."""
-    loaded: list[tuple[list[Rule], list[Problem]]] = []
-    if include_shipped:
-        loaded += [load_file(f) for f in rule_files(shipped_rules_dir())]
+    --timeout), not only by remote.DEADLINE. A rule that replaces a shipped one says which (Rule.replaces)."""
+    return _load(paths, rule_files(shipped_rules_dir()) if include_shipped else [], deadline)
+
+
+def validate_rules(paths: list[str]) -> list[Rule]:
+    """What `gpudoctor rules validate` accepts: the rules of these files, directories and URLs exactly as
+    `check --rules` would load them beside the shipped set, so an id that clashes with a shipped rule is a
+    problem unless the rule says `overrides: true`. Shipped files among `paths` (validating rules/ itself)
+    are not loaded twice. The rules of `paths` only; RuleLoadError lists every problem."""
+    given = {
+        f.resolve() for p in paths if not remote.is_url(p) and Path(p).exists() for f in rule_files(Path(p))
+    }
+    base = [f for f in rule_files(shipped_rules_dir()) if f.resolve() not in given]
+    shipped = {str(f) for f in base}
+    return [r for r in _load(paths, base) if r.file not in shipped]
+
+
+def _load(paths: list[str], base: list[Path], deadline: Optional[Deadline] = None) -> list[Rule]:
+    loaded: list[tuple[list[Rule], list[Problem]]] = [load_file(f) for f in base]
     for p in paths:
         if remote.is_url(p):
             loaded.append(load_url(p, deadline))
@@ -84,7 +99,7 @@ def load_rules(
         loaded += [load_file(f) for f in rule_files(path)]
     rules = [r for file_rules, _ in loaded for r in file_rules]
     problems = [p for _, file_problems in loaded for p in file_problems]
-    rules, dup_problems = _merge(rules)
+    rules, dup_problems = _merge(rules, {str(f) for f in base})
     problems += dup_problems
     if problems:
         raise RuleLoadError(problems)
@@ -328,7 +343,9 @@ def _resolver(step: dict, where: str, found: list) -> tuple[str, tuple[tuple[str
     return name, tuple(sorted((str(k), str(v)) for k, v in args.items()))
 
 
-def _merge(rules: list[Rule]) -> tuple[list[Rule], list[Problem]]:
+def _merge(rules: list[Rule], shipped: set[str]) -> tuple[list[Rule], list[Problem]]:
+    """One rule per id; a later rule replaces an earlier one only with `overrides: true`. A rule that
+    replaces a shipped one (from a file in `shipped`) carries where that was (Rule.replaces)."""
     by_id: dict[str, Rule] = {}
     problems = []
     for rule in rules:
@@ -336,7 +353,8 @@ def _merge(rules: list[Rule]) -> tuple[list[Rule], list[Problem]]:
         if first is None:
             by_id[rule.id] = rule
         elif rule.overrides:
-            by_id[rule.id] = rule
+            replaced = f"{Path(first.file).name}:{first.line}" if first.file in shipped else first.replaces
+            by_id[rule.id] = replace(rule, replaces=replaced)
         else:
             problems.append(
                 Problem(

@@ -51,6 +51,9 @@ def build_lines(result: CheckResult, fail_on: str, width: int = 100) -> list[Lin
         for n, text in enumerate(area_lines):
             label = area if n == 0 else ""
             lines.append([(label.ljust(LABEL_WIDTH), "bold"), (text, "")])
+    for rule in result.overrides:  # no shipped rule is replaced silently
+        by = f"{rule.id} (shipped, {rule.replaces}) replaced by {rule.file}:{rule.line}"
+        lines.append([("Overridden".ljust(LABEL_WIDTH), "bold yellow"), (by, "")])
     for what in result.timed_out:
         lines.append([("Timed out".ljust(LABEL_WIDTH), "bold red"), (what, "")])
     for p in result.probes:
