@@ -33,12 +33,15 @@ def test_reports_list_every_overridden_shipped_rule(tmp_path):
         run_cli("check", "--snapshot", str(H200), "--rules", str(pack), "--format", "json").stdout
     )
     assert data["overrides"] == [{"id": "GD-FW-004", "shipped": "frameworks.yaml:75", "by": f"{pack}:2"}]
+    md = run_cli("check", "--snapshot", str(H200), "--rules", str(pack), "--format", "markdown").stdout
+    assert f"| Overridden | GD-FW-004 (shipped, frameworks.yaml:75) replaced by {pack}:2 |" in md.splitlines()
 
 
 def test_reports_without_overrides_say_nothing_of_them():
     data = json.loads(run_cli("check", "--snapshot", str(H200), "--format", "json").stdout)
     assert "overrides" not in data
     assert "Overridden" not in run_cli("check", "--snapshot", str(H200)).stdout
+    assert "Overridden" not in run_cli("check", "--snapshot", str(H200), "--format", "markdown").stdout
 
 
 def test_validate_refuses_a_clash_with_a_shipped_id_as_check_does(tmp_path):
