@@ -112,3 +112,23 @@ def test_a_value_an_operator_cannot_judge_is_unknown_with_a_reason():
     assert result.unknown_facts == (
         ("driver.version", "'not a version' cannot be compared by 'version_lt' with '600'"),
     )
+
+
+def test_the_rules_a_policy_makes_fit_the_types_too():
+    from gpudoctor.engine.conditions import validate
+    from gpudoctor.policy import parse
+
+    policy = parse(
+        {
+            "gpus": {"count": 8, "model": "H100", "min_memory_gb": 160, "nvlink_all_active": True},
+            "driver": {"min_version": "590", "cuda": ">=13.1,<14"},
+            "cudnn": {"version": ">=9.15"},
+            "frameworks": {"gpu": ["torch", "onnxruntime", "tensorflow"]},
+        },
+        "gpudoctor.toml",
+    )
+    assert len(policy.rules) >= 10
+    for rule in policy.rules:
+        errors: list = []
+        validate(rule.when, "when", rule.for_each, errors)
+        assert errors == [], rule.id
