@@ -10,7 +10,7 @@ from .collect import Collection, ProbeStatus
 from .derive import derive
 from .engine.evaluate import evaluate
 from .engine.loader import load_rules
-from .engine.model import NOT_APPLICABLE, SEVERITY_RANK, Finding, RuleResult
+from .engine.model import NOT_APPLICABLE, SEVERITY_RANK, Finding, Rule, RuleResult
 from .facts import Facts
 from .host.base import Deadline
 from .policy import Policy
@@ -35,6 +35,7 @@ class CheckResult:
     policy: Optional[str] = None  # the policy file's path
     ignore: dict[str, str] = field(default_factory=dict)  # rule id -> why the policy ignores it
     fail_unknown: bool = False  # an error-level rule that could not be evaluated makes the exit code 2
+    overrides: list[Rule] = field(default_factory=list)  # rules that replaced shipped ones (Rule.replaces)
 
     @property
     def findings(self) -> list[Finding]:
@@ -156,7 +157,7 @@ def run_checks(
         views = [TargetHost(host, t) for t in targets] or [host]
     first = Collection(views[0], deadline, chosen)
     others = [Collection(v, deadline, [p for p in chosen if p[0] in ENV_PROBES]) for v in views[1:]]
-    rules = load_rules(rule_paths) + list(policy.rules if policy else ())
+    rules = load_rules(rule_paths, deadline=deadline) + list(policy.rules if policy else ())
     if policy is not None:
         policy.check_ignores({r.id for r in rules})
     evaluated, skipped = select_rules(rules, tuple(p[0] for p in chosen), owners)
@@ -193,6 +194,7 @@ def run_checks(
                 policy=policy.path if policy else None,
                 ignore=dict(policy.ignore) if policy else {},
                 fail_unknown=prof.fail_unknown if fail_unknown is None else fail_unknown,
+                overrides=[r for r in rules if r.replaces],
             )
         )
     return out

@@ -451,16 +451,37 @@ def rules_show(
 @rules_app.command("validate")
 def rules_validate(paths: list[str] = typer.Argument(..., help="Rule files or directories.")) -> None:
     """Check rule files strictly; print every problem with file, line and rule id (exit 2 on any)."""
-    from .engine.loader import RuleLoadError, load_rules
+    from .engine.loader import RuleLoadError, validate_rules
 
     try:
-        loaded = load_rules(paths, include_shipped=False)
+        loaded = validate_rules(paths)
     except RuleLoadError as e:
         for p in e.problems:
             typer.echo(str(p), err=True)
         typer.echo(f"{len(e.problems)} problem(s) found", err=True)
         raise typer.Exit(2) from None
     typer.echo(f"{len(loaded)} rule(s) valid")
+
+
+@rules_app.command("test")
+def rules_test(
+    path: str = typer.Argument(..., help="A rule file or directory (your rules)."),
+    cases: Optional[str] = typer.Option(
+        None, "--cases", help="Directory of case files (<RULE-ID>.yaml); default: cases/ beside the rules."
+    ),
+) -> None:
+    """Run rule cases (fires/passes) against your rules: exit 0 all pass, 1 a case failed, 2 bad files."""
+    from .engine import rule_tests
+
+    try:
+        code, lines, notes = rule_tests.main(path, cases)
+    except rule_tests.CaseError as e:
+        _fail(str(e))
+    for line in lines:
+        typer.echo(line)
+    for note in notes:
+        typer.echo(note, err=True)
+    raise typer.Exit(code)
 
 
 @rules_app.command("docs")

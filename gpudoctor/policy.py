@@ -21,6 +21,7 @@ from typing import Any, Optional
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from .engine.conditions import PatternError, compile_pattern
 from .engine.model import FixStep, Rule
 
 FILE_NAME = "gpudoctor.toml"
@@ -227,9 +228,9 @@ def parse(data: dict, path: str, prefix: str = "") -> Policy:
     if "min_memory_gb" in gpus and gpus["min_memory_gb"] <= 0:
         problem("gpus.min_memory_gb", "expected a positive number of GB")
     if "model" in gpus:
-        try:
-            re.compile(_case_blind(gpus["model"]))
-        except re.error as e:
+        try:  # the pattern becomes a rule's `matches`: RE2, as rule files (engine/conditions.py)
+            compile_pattern(_case_blind(gpus["model"]))
+        except PatternError as e:
             problem("gpus.model", f"not a valid regular expression: {e}")
     if "min_version" in driver:
         try:

@@ -11,13 +11,13 @@ never None.
 
 from __future__ import annotations
 
-import re
+from functools import lru_cache
 from typing import Any, Callable, Optional
 
 from packaging.version import Version
 
 from ..facts import Facts, spec_for
-from . import nvidia_require
+from . import nvidia_require, template
 
 
 def _num(v: Any) -> bool:
@@ -67,8 +67,38 @@ def _bits(test: Callable[[int, int], bool]) -> Callable[[Any, Any], Optional[boo
     return compare
 
 
+class PatternError(ValueError):
+    """A rule's regular expression that RE2 cannot compile; the message says why."""
+
+
+@lru_cache(maxsize=512)
+def compile_pattern(pattern: str) -> Any:
+    """A rule's regular expression, compiled by RE2 (google-re2): a search takes time linear in the value's
+    length whatever the pattern, so no rule can stall a check past its deadline (Python's backtracking `re`
+    took 17 s to search 29 characters with `^(a+)+$`). RE2 has no backreferences or lookaround; a pattern
+    using them is refused when the rule loads. PatternError says why a pattern does not compile."""
+    import re2  # only here: most checks read no pattern before a rule needs one
+
+    options = re2.Options()
+    options.log_errors = False  # the reason goes into our message, not to stderr
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as e:
+        reason = e.args[0] if e.args else e
+        reason = reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
+        raise PatternError(
+            f"RE2 cannot compile it ({reason}); rule patterns use RE2 syntax, which has no backreferences "
+            "or lookaround (https://github.com/google/re2/wiki/Syntax)"
+        ) from None
+    except (TypeError, ValueError, OverflowError, RecursionError, MemoryError) as e:
+        raise PatternError(f"RE2 cannot compile it ({type(e).__name__}: {e})") from None
+
+
 def _matches(a: Any, pattern: Any) -> Optional[bool]:
-    return re.search(str(pattern), str(a)) is not None
+    try:
+        return compile_pattern(str(pattern)).search(str(a)) is not None
+    except PatternError:  # a rule that skipped validation: unknown, with the reason _compare records
+        return None
 
 
 def _contains(a: Any, b: Any) -> Optional[bool]:
@@ -109,7 +139,124 @@ OPERATORS: dict[str, tuple[str, Callable[[Any, Any], Optional[bool]]]] = {
 LOGIC = ("all", "any", "not")
 
 
+# --- types: which operators fit which declared fact types -------------------------------------------
+
+SCALARS = ("str", "int", "float", "bool", "version")
+NUMBERS = ("int", "float")
+# operator -> the declared fact types (facts.py SCHEMA) it can judge; absent: any type
+FITS: dict[str, tuple[str, ...]] = {
+    **{op: SCALARS for op in ("eq", "ne", "in", "not_in")},
+    **{op: NUMBERS for op in ("lt", "le", "gt", "ge")},
+    **{f"version_{op}": ("version",) for op in ("eq", "ne", "lt", "le", "gt", "ge")},
+    "contains": ("str", "list[str]", "list[int]"),
+    "matches": ("str", "version"),
+    **{op: ("int",) for op in ("bits_any", "bits_all", "bits_none")},
+    "nvidia_require": ("str",),
+}
+
+
+def fits(type_: str, value: Any) -> bool:
+    """Whether a value has the fact type the schema declares (a version is a string, or a number)."""
+    if type_ == "str":
+        return isinstance(value, str)
+    if type_ == "bool":
+        return isinstance(value, bool)
+    if type_ == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if type_ == "float":
+        return _num(value)
+    if type_ == "version":
+        return isinstance(value, str) or _num(value)
+    if type_.startswith("list[") and type_.endswith("]"):
+        return isinstance(value, (list, tuple)) and all(fits(type_[5:-1], v) for v in value)
+    return True
+
+
+def _instead(op: str, type_: str) -> str:
+    """What to write instead of `op` on a fact of this type."""
+    if type_ == "version":
+        return f"use version_{op}" if op in ("lt", "le", "gt", "ge") else "use version_eq/version_ne"
+    if type_ in NUMBERS and op.startswith("version_"):
+        return f"use {op[len('version_') :]}"
+    if type_.startswith("list["):
+        return "use contains (or compare the list's count fact)"
+    if type_ == "bool":
+        return "use eq: true or eq: false"
+    if type_ == "str":
+        return "use eq, ne, in, not_in or matches"
+    return f"use one of: {', '.join(o for o, types in FITS.items() if type_ in types)}"
+
+
+def _type_of(name: str) -> Optional[str]:
+    spec = spec_for(name.replace("[i]", "[0]"))
+    return spec.type if spec is not None else None
+
+
+def _check_types(op: str, name: str, value: Any, where: str, errors: list) -> None:
+    """The operator must fit the fact's declared type, and a literal value the type it is compared with."""
+    type_ = _type_of(name)
+    if type_ is None or op not in FITS:
+        return
+    if type_ not in FITS[op]:
+        errors.append((where, f"'{op}' does not fit {name}, declared {type_}: {_instead(op, type_)}"))
+        return
+    if isinstance(value, dict):  # {fact: OTHER}: the other fact's type must fit as well
+        other = _type_of(value["fact"]) if isinstance(value.get("fact"), str) else None
+        if other is None:
+            return
+        want = {"in": f"list[{type_}]", "not_in": f"list[{type_}]"}.get(op, type_)
+        if op == "contains":
+            want = type_[5:-1] if type_.startswith("list[") else "str"
+        same = other == want or (other in NUMBERS and want in NUMBERS)
+        if not same:
+            errors.append(
+                (where, f"'{op}' compares {name} ({type_}) with {value['fact']} ({other}): types differ")
+            )
+        return
+    if op in ("eq", "ne"):
+        _check_literal(op, name, type_, value, where, errors)
+    elif op in ("in", "not_in") and isinstance(value, list):
+        for v in value:
+            if _check_literal(op, name, type_, v, where, errors):
+                break
+    elif op == "contains":
+        _check_literal(op, name, type_[5:-1] if type_.startswith("list[") else "str", value, where, errors)
+
+
+def _check_literal(op: str, name: str, type_: str, value: Any, where: str, errors: list) -> bool:
+    if type_ == "version":
+        ok = isinstance(value, str)  # a number here is a float: 13.0 == "13.0" is never true
+    elif type_ == "float":
+        ok = _num(value)
+    else:
+        ok = fits(type_, value)
+    if not ok:
+        hint = " (quote it, or use version_eq/version_ne)" if type_ == "version" else ""
+        errors.append((where, f"'{op}' compares {name}, declared {type_}, with {value!r}{hint}"))
+    return not ok
+
+
 # --- validation ----------------------------------------------------------------------------------------
+
+
+def expand(cond: Any, for_each: Optional[str]) -> Any:
+    """A condition tree with its relative fact names (`.pcie.gen_current`) written out for the list the
+    rule iterates (`gpus[i].pcie.gen_current`); anything malformed is kept as it is, for validate()."""
+    if not for_each:
+        return cond
+    if isinstance(cond, list):
+        return [expand(c, for_each) for c in cond]
+    if not isinstance(cond, dict):
+        return cond
+    out = {}
+    for key, value in cond.items():
+        if key == "fact" and isinstance(value, str):
+            out[key] = template.relative(value, for_each)
+        elif key in LOGIC or isinstance(value, dict):
+            out[key] = expand(value, for_each)
+        else:
+            out[key] = value
+    return out
 
 
 def validate(cond: Any, where: str, for_each: Optional[str], errors: list[tuple[str, str]]) -> None:
@@ -146,7 +293,10 @@ def validate(cond: Any, where: str, for_each: Optional[str], errors: list[tuple[
     if op not in OPERATORS:
         errors.append((f"{where}.{op}", f"unknown operator '{op}'; expected one of: {', '.join(OPERATORS)}"))
         return
+    before = len(errors)
     _validate_value(op, cond[op], f"{where}.{op}", for_each, errors)
+    if len(errors) == before and isinstance(cond["fact"], str):
+        _check_types(op, cond["fact"], cond[op], f"{where}.{op}", errors)
 
 
 def _validate_value(op: str, value: Any, where: str, for_each: Optional[str], errors: list) -> None:
@@ -182,9 +332,8 @@ def _validate_value(op: str, value: Any, where: str, for_each: Optional[str], er
         return
     if kind == "regex":
         try:
-            re.compile(value)
-        # OverflowError: a{99999999999}; RecursionError: groups nested thousands deep.
-        except (re.error, OverflowError, RecursionError) as e:
+            compile_pattern(value)
+        except PatternError as e:
             errors.append((where, f"not a valid regular expression: {e}"))
 
 
@@ -196,6 +345,9 @@ def _keys(cond: dict) -> list:
 def check_fact_name(name: Any, where: str, for_each: Optional[str], errors: list) -> None:
     if not isinstance(name, str):
         errors.append((where, f"a fact name must be a string, got {name!r}"))
+        return
+    if name.startswith("."):  # left relative: the loader expands it only in a rule with for_each
+        errors.append((where, f"'{name}' names a fact of the item, but the rule has no for_each"))
         return
     if "[i]" in name:
         head = name.split("[i]")[0]
@@ -228,6 +380,11 @@ class Evaluation:
         name = self.name(pattern)
         fact = self.facts.get(name)
         if fact.known:
+            type_ = _type_of(name)
+            if type_ is not None and not fits(type_, fact.value):
+                # A value of the wrong type judges nothing: unknown, never a comparison that "passed".
+                self.unknown[name] = f"has {_short(fact.value)}, not the {type_} the schema declares"
+                return False, None
             self.read[name] = fact.value
             return True, fact.value
         self.unknown[name] = fact.unknown or "unknown"
@@ -272,4 +429,12 @@ class Evaluation:
             ok, expected = self.fact(expected["fact"])
             if not ok:
                 return None
-        return OPERATORS[op][1](actual, expected)
+        result = OPERATORS[op][1](actual, expected)
+        if result is None:  # a value the operator cannot judge (not a version, not a number, ...)
+            self.unknown[name] = f"{_short(actual)} cannot be compared by '{op}' with {_short(expected)}"
+        return result
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

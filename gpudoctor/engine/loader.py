@@ -8,8 +8,9 @@ the later rule says `overrides: true`.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
 from ..datafiles import Problem, shipped_rules_dir
 from ..facts import LISTS
@@ -37,15 +38,39 @@ def rule_files(path: Path) -> list[Path]:
     return [path]
 
 
-def load_rules(paths: list[str], include_shipped: bool = True) -> list[Rule]:
+class Deadline(Protocol):
+    """The check's deadline (host/base.py's Deadline): how many seconds are left."""
+
+    def remaining(self) -> float: ...
+
+
+def load_rules(
+    paths: list[str], include_shipped: bool = True, deadline: Optional[Deadline] = None
+) -> list[Rule]:
     """All rules from the shipped set and the given files, directories and pinned URLs (remote packs);
-    RuleLoadError lists every problem."""
-    loaded: list[tuple[list[Rule], list[Problem]]] = []
-    if include_shipped:
-        loaded += [load_file(f) for f in rule_files(shipped_rules_dir())]
+    RuleLoadError lists every problem. A remote pack's download ends by the check's `deadline` too (its
+    --timeout), not only by remote.DEADLINE. A rule that replaces a shipped one says which (Rule.replaces)."""
+    return _load(paths, rule_files(shipped_rules_dir()) if include_shipped else [], deadline)
+
+
+def validate_rules(paths: list[str]) -> list[Rule]:
+    """What `gpudoctor rules validate` accepts: the rules of these files, directories and URLs exactly as
+    `check --rules` would load them beside the shipped set, so an id that clashes with a shipped rule is a
+    problem unless the rule says `overrides: true`. Shipped files among `paths` (validating rules/ itself)
+    are not loaded twice. The rules of `paths` only; RuleLoadError lists every problem."""
+    given = {
+        f.resolve() for p in paths if not remote.is_url(p) and Path(p).exists() for f in rule_files(Path(p))
+    }
+    base = [f for f in rule_files(shipped_rules_dir()) if f.resolve() not in given]
+    shipped = {str(f) for f in base}
+    return [r for r in _load(paths, base) if r.file not in shipped]
+
+
+def _load(paths: list[str], base: list[Path], deadline: Optional[Deadline] = None) -> list[Rule]:
+    loaded: list[tuple[list[Rule], list[Problem]]] = [load_file(f) for f in base]
     for p in paths:
         if remote.is_url(p):
-            loaded.append(load_url(p))
+            loaded.append(load_url(p, deadline))
             continue
         path = Path(p)
         if not path.exists():
@@ -54,7 +79,7 @@ def load_rules(paths: list[str], include_shipped: bool = True) -> list[Rule]:
         loaded += [load_file(f) for f in rule_files(path)]
     rules = [r for file_rules, _ in loaded for r in file_rules]
     problems = [p for _, file_problems in loaded for p in file_problems]
-    rules, dup_problems = _merge(rules)
+    rules, dup_problems = _merge(rules, {str(f) for f in base})
     problems += dup_problems
     if problems:
         raise RuleLoadError(problems)
@@ -70,10 +95,22 @@ def load_file(path: Path) -> tuple[list[Rule], list[Problem]]:
     return parse_rules(text, name)
 
 
-def load_url(url: str) -> tuple[list[Rule], list[Problem]]:
-    """A remote rule pack (see engine/remote.py); a fetch or verification failure is a Problem."""
+def load_url(url: str, deadline: Optional[Deadline] = None) -> tuple[list[Rule], list[Problem]]:
+    """A remote rule pack (see engine/remote.py); a fetch or verification failure is a Problem. With the
+    check's deadline, the download gets what is left of it, if that is less than remote.DEADLINE."""
     try:
-        text, name = remote.fetch(url)
+        if deadline is None:
+            text, name = remote.fetch(url)
+        else:
+            left = deadline.remaining()
+            if left <= 0:
+                raise remote.RemoteError("not fetched: the check's deadline (--timeout) has passed")
+            text, name = remote.fetch(
+                url,
+                timeout=(min(remote.TIMEOUT[0], left), min(remote.TIMEOUT[1], left)),
+                deadline=min(remote.DEADLINE, left),
+                why=" (the check's --timeout)" if left < remote.DEADLINE else "",
+            )
     except remote.RemoteError as e:
         return [], [Problem(remote.display_name(url), 0, "", "", str(e))]
     return parse_rules(text, name)
@@ -140,6 +177,7 @@ def _rule(raw: Any, path: tuple, lines: dict, name: str) -> tuple[Optional[Rule]
     if for_each is not None and for_each not in LISTS:
         found.append(("for_each", f"expected one of {', '.join(LISTS)}, got {for_each!r}"))
         for_each = None
+    raw = _expanded(raw, for_each)
     for key in ("references", "errors"):
         value = raw.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -172,6 +210,33 @@ def _rule(raw: Any, path: tuple, lines: dict, name: str) -> tuple[Optional[Rule]
         line=line,
     )
     return rule, []
+
+
+def _expanded(raw: dict, for_each: Optional[str]) -> dict:
+    """The rule with the relative fact names of its condition and templates (`.pcie.gen_current`, in a
+    rule with `for_each: gpus`) written out (`gpus[i].pcie.gen_current`): what follows sees only those."""
+    if not for_each:
+        return raw
+    raw = dict(raw)
+    if "when" in raw:
+        raw["when"] = conditions.expand(raw["when"], for_each)
+    for key in ("message", "why", "title"):
+        if isinstance(raw.get(key), str):
+            raw[key] = template.expand(raw[key], for_each)
+    if isinstance(raw.get("fix"), list):
+        raw["fix"] = [_expanded_step(step, for_each) for step in raw["fix"]]
+    return raw
+
+
+def _expanded_step(step: Any, for_each: str) -> Any:
+    if not isinstance(step, dict):
+        return step
+    step = dict(step)
+    if isinstance(step.get("text"), str):
+        step["text"] = template.expand(step["text"], for_each)
+    if isinstance(step.get("argv"), list):
+        step["argv"] = [template.expand(a, for_each) if isinstance(a, str) else a for a in step["argv"]]
+    return step
 
 
 def _check_template(text: str, where: str, for_each: Optional[str], found: list) -> None:
@@ -259,7 +324,9 @@ def _resolver(step: dict, where: str, found: list) -> tuple[str, tuple[tuple[str
     return name, tuple(sorted((str(k), str(v)) for k, v in args.items()))
 
 
-def _merge(rules: list[Rule]) -> tuple[list[Rule], list[Problem]]:
+def _merge(rules: list[Rule], shipped: set[str]) -> tuple[list[Rule], list[Problem]]:
+    """One rule per id; a later rule replaces an earlier one only with `overrides: true`. A rule that
+    replaces a shipped one (from a file in `shipped`) carries where that was (Rule.replaces)."""
     by_id: dict[str, Rule] = {}
     problems = []
     for rule in rules:
@@ -267,7 +334,8 @@ def _merge(rules: list[Rule]) -> tuple[list[Rule], list[Problem]]:
         if first is None:
             by_id[rule.id] = rule
         elif rule.overrides:
-            by_id[rule.id] = rule
+            replaced = f"{Path(first.file).name}:{first.line}" if first.file in shipped else first.replaces
+            by_id[rule.id] = replace(rule, replaces=replaced)
         else:
             problems.append(
                 Problem(

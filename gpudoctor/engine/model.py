@@ -39,6 +39,9 @@ class Rule:
     overrides: bool = False
     file: str = ""
     line: int = 0
+    # Set on a rule that replaced a shipped one (`overrides: true`): that rule's file name and line in the
+    # shipped set, e.g. "gpu.yaml:3". Reports list such rules: no shipped rule changes silently.
+    replaces: str = ""
 
 
 @dataclass(frozen=True)

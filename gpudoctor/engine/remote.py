@@ -74,8 +74,10 @@ def fetch(
     timeout: Optional[tuple[float, float]] = None,
     deadline: Optional[float] = None,
     max_bytes: Optional[int] = None,
+    why: str = "",
 ) -> tuple[str, str]:
-    """(the pack's text, its display name) when the server sent exactly the pinned bytes, else RemoteError."""
+    """(the pack's text, its display name) when the server sent exactly the pinned bytes, else RemoteError.
+    `why` follows the deadline in the message when it ran out (" (the check's --timeout)")."""
     import hashlib
 
     import requests  # only here: a check without remote packs never pays for importing it
@@ -93,7 +95,7 @@ def fetch(
     worker.join(deadline)
     if worker.is_alive():
         _abort(box.get("response"))
-        raise RemoteError(f"no complete answer within {deadline:g} s")
+        raise RemoteError(f"no complete answer within {deadline:.2g} s{why}")
     if "error" in box:
         raise box["error"]
     data: bytes = box["data"]

@@ -14,7 +14,9 @@ from typing import Any, Callable, Optional
 
 from ..facts import Facts
 
-PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_.\[\]]*)(?:\|([a-z]+))?\}")
+# A name starting with "." is relative to the item a for_each rule iterates: the loader writes
+# `{.index}` in a rule with `for_each: gpus` as `{gpus[i].index}` (see relative()).
+PLACEHOLDER = re.compile(r"\{(\.?[a-z_][a-z0-9_.\[\]]*)(?:\|([a-z]+))?\}")
 SAFE_ARG = re.compile(r"^[A-Za-z0-9/][A-Za-z0-9._+:=@/,-]*$")  # never an option (-x)
 
 
@@ -37,6 +39,24 @@ FILTERS: dict[str, Callable[[Any], str]] = {
     "join": lambda v: ", ".join(str(x) for x in v) if isinstance(v, (list, tuple)) else str(v),
     "hex": lambda v: hex(v) if isinstance(v, int) else str(v),
 }
+
+
+def relative(name: str, for_each: Optional[str]) -> str:
+    """A relative fact name (`.pcie.gen_current`) as the absolute one (`gpus[i].pcie.gen_current`) in a
+    rule that iterates `for_each`; other names, and any name in a rule without for_each, unchanged."""
+    if for_each and name.startswith(".") and not name.startswith(".."):
+        return f"{for_each}[i]{name}"
+    return name
+
+
+def expand(template: str, for_each: Optional[str]) -> str:
+    """A template with its relative placeholders written out (see relative())."""
+    if not for_each or "{." not in template:
+        return template
+    return PLACEHOLDER.sub(
+        lambda m: "{" + relative(m.group(1), for_each) + (f"|{m.group(2)}" if m.group(2) else "") + "}",
+        template,
+    )
 
 
 def placeholders(template: str) -> list[tuple[str, Optional[str]]]:

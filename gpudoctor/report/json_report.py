@@ -76,9 +76,17 @@ def report_data(result: CheckResult, fail_on: str, include_timing: bool = True) 
         "policy": result.policy,
         "facts": result.facts.tree(),
     }
+    if result.overrides:  # only then: a report without overrides is what it always was
+        data["overrides"] = override_data(result)
     if include_timing:
         data["elapsed_s"] = round(result.elapsed, 4)
     return data
+
+
+def override_data(result: CheckResult) -> list[dict[str, str]]:
+    """Each shipped rule another rule replaced (`overrides: true`): its id, where the shipped one is, and
+    where the rule that replaced it came from."""
+    return [{"id": r.id, "shipped": r.replaces, "by": f"{r.file}:{r.line}"} for r in result.overrides]
 
 
 def render(result: CheckResult, fail_on: str, include_timing: bool = True) -> str:

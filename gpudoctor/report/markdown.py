@@ -7,7 +7,7 @@ from .. import __version__
 from ..check import CheckResult
 from ..engine.model import Finding
 from .summary import summary
-from .text import AREA_NAMES, command_text, exit_reason, skipped_because
+from .text import AREA_NAMES, command_text, exit_reason, overridden, skipped_because
 
 
 def cell(text: str) -> str:
@@ -66,6 +66,8 @@ def render(result: CheckResult, fail_on: str) -> str:
         lines.append(f"| {area} | {'<br>'.join(cell(t) for t in area_lines)} |")
     if result.timed_out:
         lines.append(f"| Timed out | {cell(', '.join(result.timed_out))} |")
+    for text in overridden(result):
+        lines.append(f"| Overridden | {cell(text)} |")
     findings = result.findings
     if findings:
         lines += [

@@ -51,6 +51,8 @@ def build_lines(result: CheckResult, fail_on: str, width: int = 100) -> list[Lin
         for n, text in enumerate(area_lines):
             label = area if n == 0 else ""
             lines.append([(label.ljust(LABEL_WIDTH), "bold"), (text, "")])
+    for text in overridden(result):  # no shipped rule is replaced silently
+        lines.append([("Overridden".ljust(LABEL_WIDTH), "bold yellow"), (text, "")])
     for what in result.timed_out:
         lines.append([("Timed out".ljust(LABEL_WIDTH), "bold red"), (what, "")])
     for p in result.probes:
@@ -93,6 +95,11 @@ def build_lines(result: CheckResult, fail_on: str, width: int = 100) -> list[Lin
         lines.append([])
     lines.append(_verdict(result, fail_on))
     return lines
+
+
+def overridden(result: CheckResult) -> list[str]:
+    """One line for each shipped rule a rule pack replaced (`overrides: true`), and where from."""
+    return [f"{r.id} (shipped, {r.replaces}) replaced by {r.file}:{r.line}" for r in result.overrides]
 
 
 def _finding_lines(f: Finding, width: int) -> list[Line]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import http.server
+import re
 import subprocess
 import sys
 import threading
@@ -335,3 +336,33 @@ def test_the_worker_does_not_outlive_the_deadline_for_long(server):
         remote.fetch(f"{server}/drip.yaml#sha256={'0' * 64}", timeout=(1, 1), deadline=0.3)
     time.sleep(0.5)
     assert not [t for t in threading.enumerate() if t.name == "gpudoctor-fetch"]
+
+
+class _Left:
+    def __init__(self, seconds: float) -> None:
+        self.end = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        return max(0.0, self.end - time.monotonic())
+
+
+def test_a_fetch_obeys_the_checks_deadline_too(server):
+    started = time.monotonic()
+    with pytest.raises(RuleLoadError) as e:
+        load_rules([f"{server}/drip.yaml#sha256={'0' * 64}"], deadline=_Left(0.5))
+    assert time.monotonic() - started < 1.5  # not remote.DEADLINE's 15 s, nor the drip's 5 s
+    assert re.search(
+        r"drip.yaml:0: no complete answer within 0?\.[0-9]+ s \(the check's --timeout\)", str(e.value)
+    )
+    with pytest.raises(RuleLoadError, match=r"not fetched: the check's deadline \(--timeout\) has passed"):
+        load_rules([pinned(f"{server}/pack.yaml", FIRING)], deadline=_Left(0))
+
+
+def test_cli_check_timeout_bounds_a_remote_pack(server):
+    started = time.monotonic()
+    r = gd(
+        "check", "--snapshot", str(H200), "--timeout", "1", "--rules", f"{server}/drip.yaml#sha256={'0' * 64}"
+    )
+    assert r.returncode == 2, r.stderr
+    assert "the check's --timeout" in r.stderr
+    assert time.monotonic() - started < 4.5  # the pack drips for 5 s

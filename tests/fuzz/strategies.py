@@ -10,9 +10,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from gpudoctor.engine.conditions import OPERATORS
+from gpudoctor.engine.conditions import FITS, OPERATORS
 from gpudoctor.engine.template import placeholders
-from gpudoctor.facts import LISTS, SCHEMA, SPECS, Fact, Facts, spec_name
+from gpudoctor.facts import LISTS, SCHEMA, SPECS, Fact, Facts, spec_for, spec_name
 from gpudoctor.host import snapshot
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -246,13 +246,49 @@ def referenced(tree: Any) -> set[str]:
     return found
 
 
-def fact_names(for_each: Any) -> st.SearchStrategy[str]:
-    plain = [s.name for s in SCHEMA if "[]" not in s.name]
-    indexed = [s.name.replace("[]", "[0]") for s in SCHEMA if "[]" in s.name]
+def fact_names(for_each: Any, types: Any = None) -> st.SearchStrategy[str]:
+    """Fact names a rule iterating `for_each` may use; of the declared `types` only, when given."""
+    specs = [s for s in SCHEMA if types is None or s.type in types]
+    plain = [s.name for s in specs if "[]" not in s.name]
+    indexed = [s.name.replace("[]", "[0]") for s in specs if "[]" in s.name]
     names = plain + indexed
     if for_each is not None:
-        names += [s.name.replace("[]", "[i]") for s in SCHEMA if s.name.startswith(f"{for_each}[]")]
+        names += [s.name.replace("[]", "[i]") for s in specs if s.name.startswith(f"{for_each}[]")]
     return st.sampled_from(names)
+
+
+def _declared(name: str) -> str:
+    spec = spec_for(name.replace("[i]", "[0]"))
+    return spec.type if spec is not None else ""
+
+
+def _other_types(op: str, type_: str) -> tuple[str, ...]:
+    """The declared types of a fact that `{fact: NAME, op: {fact: OTHER}}` may compare NAME's with."""
+    if op in ("in", "not_in"):
+        return (f"list[{type_}]",)
+    if op == "contains":
+        return (type_[5:-1],) if type_.startswith("list[") else ("str",)
+    return ("int", "float") if type_ in ("int", "float") else (type_,)
+
+
+_BY_TYPE = {
+    "str": text,
+    "int": st.integers(),
+    "float": st.one_of(st.integers(), st.floats(allow_nan=False)),
+    "bool": st.booleans(),
+    "version": st.from_regex(r"\A[0-9]{1,4}(\.[0-9]{1,4}){0,3}\Z"),
+}
+
+
+def _operand(op: str, kind: str, type_: str) -> st.SearchStrategy[Any]:
+    """A literal value for `op` on a fact of the declared type, as the loader's type check accepts."""
+    if op in ("eq", "ne") and type_ in _BY_TYPE:
+        return _BY_TYPE[type_]
+    if op in ("in", "not_in") and type_ in _BY_TYPE:
+        return st.lists(_BY_TYPE[type_], max_size=4)
+    if op == "contains":
+        return _BY_TYPE.get(type_[5:-1] if type_.startswith("list[") else "str", text)
+    return _OPERAND_BY_KIND[kind]
 
 
 _OPERAND_BY_KIND = {
@@ -279,10 +315,14 @@ def conditions(for_each: Any, max_leaves: int = 8) -> st.SearchStrategy[dict]:
     def comparison(draw: Any) -> dict:
         op = draw(st.sampled_from(sorted(OPERATORS)))
         kind = OPERATORS[op][0]
-        fact = draw(fact_names(for_each))
-        if kind not in ("bool", "regex", "require") and draw(st.integers(0, 3)) == 0:
-            return {"fact": fact, op: {"fact": draw(fact_names(for_each))}}
-        return {"fact": fact, op: draw(_OPERAND_BY_KIND[kind])}
+        # Typed rules: only facts whose declared type the operator fits, compared with values of that type.
+        fact = draw(fact_names(for_each, FITS.get(op)))
+        type_ = _declared(fact)
+        others = _other_types(op, type_)
+        if kind not in ("bool", "regex", "require") and any(s.type in others for s in SCHEMA):
+            if draw(st.integers(0, 3)) == 0:
+                return {"fact": fact, op: {"fact": draw(fact_names(for_each, others))}}
+        return {"fact": fact, op: draw(_operand(op, kind, type_))}
 
     return st.recursive(
         comparison(),

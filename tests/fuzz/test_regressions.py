@@ -74,10 +74,20 @@ def test_a_version_too_long_for_int():
 
 @pytest.mark.parametrize("pattern", ["a{99999999999}", "(" * 5000 + ")" * 5000])
 def test_regexes_python_cannot_compile(pattern):
+    # Python's re raised OverflowError and RecursionError on these; rule patterns run on RE2, which takes
+    # the first as literal text and the second as it is, and searches both in linear time.
+    errors: list = []
+    conditions._validate_value("matches", pattern, "when.matches", None, errors)
+    assert errors == []
+    assert conditions._matches("a" * 10_000, pattern) in (True, False)
+
+
+@pytest.mark.parametrize("pattern", [r"(a)\1", "(?=a)", "a{1001}", "("])
+def test_regexes_re2_cannot_compile(pattern):
     errors: list = []
     conditions._validate_value("matches", pattern, "when.matches", None, errors)
     assert [e[0] for e in errors] == ["when.matches"]
-    assert errors[0][1].startswith("not a valid regular expression")
+    assert errors[0][1].startswith("not a valid regular expression: RE2 cannot compile it")
 
 
 def test_an_unknown_key_that_looks_like_a_huge_index():

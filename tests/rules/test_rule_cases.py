@@ -12,23 +12,19 @@ it (tests/test_plan.py and tests/test_resolvers.py test what it resolves to).
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from gpudoctor.engine.evaluate import evaluate_rule
 from gpudoctor.engine.loader import load_rules
 from gpudoctor.engine.model import Rule
+from gpudoctor.engine.rule_tests import build_facts, load_cases
 from gpudoctor.engine.template import placeholders
-from gpudoctor.facts import Fact, Facts, known, unknown
 
 CASES = Path(__file__).parent / "cases"
-NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-CASE_KEYS = {"fires": {"name", "facts", "messages", "xfail"}, "passes": {"name", "facts", "status", "xfail"}}
 
 
 @lru_cache(maxsize=1)
@@ -41,38 +37,7 @@ def case_files() -> list[Path]:
 
 
 def _load(path: Path) -> dict[str, list[dict[str, Any]]]:
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not isinstance(data, dict) or set(data) - set(CASE_KEYS):
-        raise ValueError(f"{path.name}: expected a mapping with only 'fires' and 'passes', got {data!r:.200}")
-    for kind, cases in data.items():
-        if not isinstance(cases, list):
-            raise ValueError(f"{path.name}: '{kind}' must be a list of cases")
-        for case in cases:
-            if not isinstance(case, dict) or "name" not in case or not isinstance(case.get("facts"), dict):
-                raise ValueError(
-                    f"{path.name}: every {kind} case needs a 'name' and a 'facts' mapping: {case!r:.200}"
-                )
-            extra = set(case) - CASE_KEYS[kind]
-            if extra:
-                raise ValueError(
-                    f"{path.name}: {kind} case {case['name']!r} has unknown keys {sorted(extra)}"
-                )
-            if not NAME.match(str(case["name"])):
-                raise ValueError(
-                    f"{path.name}: case name {case['name']!r} must be a lower-case slug (a-z, 0-9, -)"
-                )
-            if kind == "fires" and not isinstance(case.get("messages"), list):
-                raise ValueError(f"{path.name}: fires case {case['name']!r} needs a 'messages' list")
-            if kind == "passes" and case.get("status", "passed") not in (
-                "passed",
-                "unknown",
-                "not_applicable",
-            ):
-                raise ValueError(
-                    f"{path.name}: passes case {case['name']!r}: "
-                    "status is 'passed', 'unknown' or 'not_applicable'"
-                )
-    return data
+    return load_cases(path)  # the format `gpudoctor rules test` runs for users' rules (engine/rule_tests.py)
 
 
 def all_cases() -> list[Any]:
@@ -86,18 +51,6 @@ def all_cases() -> list[Any]:
                     pytest.param(rule_id, kind, case, id=f"{rule_id}-{kind}-{case['name']}", marks=marks)
                 )
     return params
-
-
-def build_facts(raw: dict[str, Any]) -> Facts:
-    items: dict[str, Fact] = {}
-    for name, value in raw.items():
-        if isinstance(value, dict):
-            if set(value) != {"unknown"}:
-                raise ValueError(f"fact {name}: a mapping value must be {{unknown: reason}}, got {value!r}")
-            items[name] = unknown(str(value["unknown"]), "case")
-        else:
-            items[name] = known(value, "case")
-    return Facts(items)
 
 
 def _argv_facts(rule: Rule, item: Any) -> list[str]:
