@@ -400,8 +400,16 @@ def load(path: str) -> Recording:
     return _from_members(members, path)
 
 
+# A name or value from the OS that is not valid UTF-8 (a directory entry, an environment variable) reaches
+# Python with each undecodable byte as a lone surrogate, U+DC80-U+DCFF (PEP 383, "surrogateescape").
+# UTF-8 cannot carry those, so the JSON writes each as its escape (byte 0xFF is \udcff), which JSON
+# allows and which reads back as the same string: replayed, the name is the one the live Host gave.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _dump(data: Any) -> bytes:
-    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
 
 
 def _safe_name(name: str) -> bool:
