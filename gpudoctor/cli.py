@@ -1,7 +1,8 @@
 """The command line: options in, calls into the core, rendering out. No logic of its own.
 
 Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 could not check (bad usage, bad
-rule file, unreadable snapshot), 3 internal error (a crash log is written), 130 interrupted.
+rule file, unreadable snapshot), 3 internal error (a crash log is written), 130 interrupted (Ctrl-C),
+143 terminated (SIGTERM).
 """
 
 import os
@@ -537,24 +538,19 @@ def _exit(code: int, timed_out: list[str]) -> None:
     raise typer.Exit(code)
 
 
-class Interrupted(Exception):
-    """Ctrl-C, raised by our own handler so that it is not turned into a click Abort (exit 1)."""
-
-
-def _on_sigint(_signum: int, _frame: object) -> None:
-    raise Interrupted()
-
-
 def main() -> None:
-    """Console entry point: 130 on Ctrl-C, 3 with a crash log on anything unexpected."""
-    import signal
+    """Console entry point: 130 on Ctrl-C, 143 on SIGTERM (the child process groups killed first), 3 with a
+    crash log on anything unexpected."""
+    from .host import children
 
-    signal.signal(signal.SIGINT, _on_sigint)
+    # Our own handlers, so that Ctrl-C is not turned into a click Abort (exit 1) and no child outlives us.
+    children.install_signal_handlers()
     try:
         app()  # standalone: usage errors exit 2, typer.Exit(code) exits with code
-    except Interrupted:
+    except children.Interrupted as e:
+        children.kill_all()
         sys.stderr.write("gpudoctor: interrupted\n")
-        sys.exit(130)
+        sys.exit(e.exit_code)
     except Exception as e:  # noqa: BLE001 - anything unexpected becomes exit 3 with a crash log
         from .crashlog import write_crash_log
 

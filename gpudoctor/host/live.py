@@ -11,7 +11,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any, Optional, Union
 
-from . import pyinspect
+from . import children, pyinspect
 from .base import (
     NO_PERMISSION,
     NOT_FOUND,
@@ -167,6 +167,7 @@ class LiveHost:
             raise HostError(NO_PERMISSION, argv[0]) from e
         except OSError as e:
             raise HostError("cannot run", f"{argv[0]}: {e}") from e
+        children.track(proc.pid)  # killed with its group if gpudoctor is interrupted
         with self._timed_out_lock:
             self._commands_running.add(label)
         try:
@@ -180,6 +181,7 @@ class LiveHost:
             self._note_timed_out(label)
             raise HostError(TIMED_OUT, f"{label} did not finish within {limit:.1f} s") from None
         finally:
+            children.untrack(proc.pid)
             with self._timed_out_lock:
                 self._commands_running.discard(label)
         return CommandResult(
