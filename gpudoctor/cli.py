@@ -359,6 +359,9 @@ def facts(
     fmt: Format = typer.Option(Format.text, "--format", help="Output format."),
     timeout: float = TimeoutOpt,
     deep: bool = DeepOpt,
+    no_redact: bool = typer.Option(
+        False, "--no-redact", help="Keep GPU UUIDs, hostname, home directory and user name."
+    ),
 ) -> None:
     """Print every fact the probes collected, with where it came from (for bug reports)."""
     import json
@@ -368,6 +371,10 @@ def facts(
 
     host, _source, deadline = _collect(snapshot, [python] if python else [], timeout)
     facts_, _ = collect(host, deadline, registry(deep=deep))
+    if not no_redact:
+        from .redact import redact_facts, this_machine
+
+        facts_ = redact_facts(facts_, this_machine())
     if fmt is Format.json:
         sys.stdout.write(json.dumps(facts_.tree(), indent=2, default=str) + "\n")
     else:
@@ -381,24 +388,27 @@ def facts(
 def snapshot(
     output: str = typer.Option("gpudoctor-snapshot.tar.gz", "-o", "--output", help="Where to write it."),
     python: list[str] = PythonOpt,
-    no_redact: bool = typer.Option(False, "--no-redact", help="Keep GPU UUIDs, serial numbers and hostname."),
+    no_redact: bool = typer.Option(
+        False,
+        "--no-redact",
+        help="Keep GPU UUIDs, serial numbers, hostname, home directory, user name and URL secrets.",
+    ),
     timeout: float = TimeoutOpt,
     deep: bool = DeepOpt,
 ) -> None:
     """Record what the probes read on this host into a file anyone can replay with check --snapshot."""
-    import socket
-
     from .check import run_checks
     from .host.base import Deadline
     from .host.live import LiveHost
     from .host.snapshot import RecordingHost, redact, save
+    from .redact import this_machine
 
     deadline = Deadline(timeout)
     recorder = RecordingHost(LiveHost(deadline=deadline, python=python))
     run_checks(recorder, "live", deadline, [], deep=deep)
     rec = recorder.recording
     if not no_redact:
-        rec = redact(rec, hostnames=(socket.gethostname(),))
+        rec = redact(rec, identity=this_machine())
     try:
         save(rec, output, __version__)
     except OSError as e:
@@ -406,7 +416,11 @@ def snapshot(
     typer.echo(
         f"wrote {output}: {len(rec.files)} files, {len(rec.commands)} commands, "
         f"{len(rec.nvml_system) + sum(len(d) for d in rec.nvml_devices.values())} NVML readings"
-        + ("" if no_redact else "; GPU UUIDs, serial numbers and hostname redacted")
+        + (
+            ""
+            if no_redact
+            else "; GPU UUIDs, serial numbers, hostname, home directory and user name redacted"
+        )
     )
     _exit(0, list(recorder.timed_out))
 
