@@ -561,10 +561,6 @@ def main() -> None:
     children.install_signal_handlers()
     try:
         app()  # standalone: usage errors exit 2, typer.Exit(code) exits with code
-    except children.Interrupted as e:
-        children.kill_all()
-        sys.stderr.write("gpudoctor: interrupted\n")
-        sys.exit(e.exit_code)
     except Exception as e:  # noqa: BLE001 - anything unexpected becomes exit 3 with a crash log
         from .crashlog import write_crash_log
 

@@ -3,30 +3,44 @@
 Every command, interpreter inspection and `--deep` runtime child starts in a session of its own (so that a
 timeout can kill it with everything it started); a Ctrl-C or a SIGTERM to gpudoctor would otherwise leave
 those groups running. `track` and `untrack` bracket each child's life; on SIGINT or SIGTERM the handler
-`install_signal_handlers` sets kills every tracked group (SIGKILL) and raises `Interrupted`, which the
-entry point turns into exit code 130 (SIGINT) or 143 (SIGTERM). A child started after that is killed at
-once, so a probe thread still running cannot start a new one.
+`install_signal_handlers` sets kills every tracked group (SIGKILL), flushes what was written and ends the
+process at once with exit code 130 (SIGINT) or 143 (SIGTERM). It does not raise an exception to unwind:
+one raised from a signal handler can land in a place that swallows it ("Exception ignored in ..."), and
+the check would go on without its children. A child started after the signal is killed at once, so a
+probe thread still running cannot start a new one.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 # Reentrant: the signal handler runs in the main thread, which may be inside track() at that moment.
 _lock = threading.RLock()
+_started = threading.Condition(_lock)  # notified when a child being started has been tracked
 _groups: set[int] = set()
+_starting = 0  # children between fork and track(): a signal then must wait for their process ids
 _closing = False
+# How long the signal handler waits for a child being started to be tracked.
+START_WAIT_S = 2.0
 
 
-class Interrupted(BaseException):
-    """SIGINT or SIGTERM arrived; not an Exception, so that no `except Exception` on the way swallows it."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-        self.exit_code = 128 + signum  # 130 for SIGINT, 143 for SIGTERM, as shells report them
+@contextmanager
+def starting() -> Iterator[None]:
+    """Around starting a child and tracking it: its process may run before Popen returns its id."""
+    global _starting
+    with _lock:
+        _starting += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _starting -= 1
+            _started.notify_all()
 
 
 def track(pid: int) -> None:
@@ -53,6 +67,7 @@ def kill_all() -> None:
     global _closing
     with _lock:
         _closing = True
+        _started.wait_for(lambda: _starting == 0, timeout=START_WAIT_S)
         groups = sorted(_groups)
         _groups.clear()
     for pgid in groups:
@@ -66,12 +81,27 @@ def _kill(pgid: int) -> None:
         pass
 
 
+def exit_code(signum: int) -> int:
+    """130 for SIGINT, 143 for SIGTERM, as shells report a process ended by them."""
+    return 128 + signum
+
+
 def _on_signal(signum: int, _frame: object) -> None:
     kill_all()
-    raise Interrupted(signum)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - e.g. a reentrant flush of the write the signal interrupted
+            pass
+    try:
+        os.write(2, b"gpudoctor: interrupted\n")
+    except OSError:
+        pass
+    # Threads may be stuck in C libraries (NVML) and the children are gone: nothing is left to wait for.
+    os._exit(exit_code(signum))
 
 
 def install_signal_handlers() -> None:
-    """SIGINT and SIGTERM: kill the children, then raise Interrupted in the main thread."""
+    """SIGINT and SIGTERM: kill the children, then end the process (130, 143)."""
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _on_signal)

@@ -153,21 +153,22 @@ class LiveHost:
         env["LC_ALL"] = "C"
         env.update(extra_env or {})
         try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                env=env,
-            )
+            with children.starting():  # killed with its group if gpudoctor is interrupted
+                proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                    env=env,
+                )
+                children.track(proc.pid)
         except FileNotFoundError as e:
             raise HostError(NOT_FOUND, argv[0]) from e
         except PermissionError as e:
             raise HostError(NO_PERMISSION, argv[0]) from e
         except OSError as e:
             raise HostError("cannot run", f"{argv[0]}: {e}") from e
-        children.track(proc.pid)  # killed with its group if gpudoctor is interrupted
         with self._timed_out_lock:
             self._commands_running.add(label)
         try:
