@@ -29,9 +29,12 @@ def crash_report(error: BaseException, argv: list[str], redact: bool = True) -> 
     ]
     text = "\n".join(lines)
     if redact:
-        from .redact import Redactor, this_machine
+        from .redact import Redactor, redact_url_secrets, this_machine
 
-        text = Redactor(this_machine()).text(text)
+        try:
+            text = Redactor(this_machine()).text(text)
+        except Exception:  # noqa: BLE001 - a crash log must be written whatever else is broken
+            text = redact_url_secrets(text)
     return text
 
 
