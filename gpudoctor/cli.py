@@ -1,7 +1,8 @@
 """The command line: options in, calls into the core, rendering out. No logic of its own.
 
 Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 could not check (bad usage, bad
-rule file, unreadable snapshot), 3 internal error (a crash log is written), 130 interrupted.
+rule file, unreadable snapshot), 3 internal error (a crash log is written), 130 interrupted (Ctrl-C),
+143 terminated (SIGTERM).
 """
 
 import os
@@ -358,6 +359,9 @@ def facts(
     fmt: Format = typer.Option(Format.text, "--format", help="Output format."),
     timeout: float = TimeoutOpt,
     deep: bool = DeepOpt,
+    no_redact: bool = typer.Option(
+        False, "--no-redact", help="Keep GPU UUIDs, hostname, home directory and user name."
+    ),
 ) -> None:
     """Print every fact the probes collected, with where it came from (for bug reports)."""
     import json
@@ -367,6 +371,10 @@ def facts(
 
     host, _source, deadline = _collect(snapshot, [python] if python else [], timeout)
     facts_, _ = collect(host, deadline, registry(deep=deep))
+    if not no_redact:
+        from .redact import redact_facts, this_machine
+
+        facts_ = redact_facts(facts_, this_machine())
     if fmt is Format.json:
         sys.stdout.write(json.dumps(facts_.tree(), indent=2, default=str) + "\n")
     else:
@@ -380,24 +388,27 @@ def facts(
 def snapshot(
     output: str = typer.Option("gpudoctor-snapshot.tar.gz", "-o", "--output", help="Where to write it."),
     python: list[str] = PythonOpt,
-    no_redact: bool = typer.Option(False, "--no-redact", help="Keep GPU UUIDs, serial numbers and hostname."),
+    no_redact: bool = typer.Option(
+        False,
+        "--no-redact",
+        help="Keep GPU UUIDs, serial numbers, hostname, home directory, user name and URL secrets.",
+    ),
     timeout: float = TimeoutOpt,
     deep: bool = DeepOpt,
 ) -> None:
     """Record what the probes read on this host into a file anyone can replay with check --snapshot."""
-    import socket
-
     from .check import run_checks
     from .host.base import Deadline
     from .host.live import LiveHost
     from .host.snapshot import RecordingHost, redact, save
+    from .redact import this_machine
 
     deadline = Deadline(timeout)
     recorder = RecordingHost(LiveHost(deadline=deadline, python=python))
     run_checks(recorder, "live", deadline, [], deep=deep)
     rec = recorder.recording
     if not no_redact:
-        rec = redact(rec, hostnames=(socket.gethostname(),))
+        rec = redact(rec, identity=this_machine())
     try:
         save(rec, output, __version__)
     except OSError as e:
@@ -405,7 +416,11 @@ def snapshot(
     typer.echo(
         f"wrote {output}: {len(rec.files)} files, {len(rec.commands)} commands, "
         f"{len(rec.nvml_system) + sum(len(d) for d in rec.nvml_devices.values())} NVML readings"
-        + ("" if no_redact else "; GPU UUIDs, serial numbers and hostname redacted")
+        + (
+            ""
+            if no_redact
+            else "; GPU UUIDs, serial numbers, hostname, home directory and user name redacted"
+        )
     )
     _exit(0, list(recorder.timed_out))
 
@@ -558,24 +573,15 @@ def _exit(code: int, timed_out: list[str]) -> None:
     raise typer.Exit(code)
 
 
-class Interrupted(Exception):
-    """Ctrl-C, raised by our own handler so that it is not turned into a click Abort (exit 1)."""
-
-
-def _on_sigint(_signum: int, _frame: object) -> None:
-    raise Interrupted()
-
-
 def main() -> None:
-    """Console entry point: 130 on Ctrl-C, 3 with a crash log on anything unexpected."""
-    import signal
+    """Console entry point: 130 on Ctrl-C, 143 on SIGTERM (the child process groups killed first), 3 with a
+    crash log on anything unexpected."""
+    from .host import children
 
-    signal.signal(signal.SIGINT, _on_sigint)
+    # Our own handlers, so that Ctrl-C is not turned into a click Abort (exit 1) and no child outlives us.
+    children.install_signal_handlers()
     try:
         app()  # standalone: usage errors exit 2, typer.Exit(code) exits with code
-    except Interrupted:
-        sys.stderr.write("gpudoctor: interrupted\n")
-        sys.exit(130)
     except Exception as e:  # noqa: BLE001 - anything unexpected becomes exit 3 with a crash log
         from .crashlog import write_crash_log
 

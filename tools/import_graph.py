@@ -26,9 +26,9 @@ END = "<!-- import-graph: end -->"
 # Lowest first. Each entry: the layer's name and the modules it holds (relative to gpudoctor; a package
 # name holds the package and everything under it). A module may import only from its own layer and below.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("__init__", "datafiles", "crashlog")),
+    ("facts", ("__init__", "facts")),
+    ("base", ("datafiles", "crashlog", "redact")),
     ("host", ("host",)),
-    ("facts", ("facts",)),
     ("probes", ("probes",)),
     ("engine", ("engine",)),
     ("knowledge", ("knowledge",)),

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any, Optional, Union
 
-from . import pyinspect
+from . import children, pyinspect
 from .base import (
     NO_PERMISSION,
     NOT_FOUND,
@@ -153,14 +153,16 @@ class LiveHost:
         env["LC_ALL"] = "C"
         env.update(extra_env or {})
         try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                env=env,
-            )
+            with children.starting():  # killed with its group if gpudoctor is interrupted
+                proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                    env=env,
+                )
+                children.track(proc.pid)
         except FileNotFoundError as e:
             raise HostError(NOT_FOUND, argv[0]) from e
         except PermissionError as e:
@@ -180,6 +182,7 @@ class LiveHost:
             self._note_timed_out(label)
             raise HostError(TIMED_OUT, f"{label} did not finish within {limit:.1f} s") from None
         finally:
+            children.untrack(proc.pid)
             with self._timed_out_lock:
                 self._commands_running.discard(label)
         return CommandResult(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from ..redact import Identity, Redactor
 from .base import NOT_RECORDED, TIMED_OUT, CommandResult, HostError, NvmlError, nvml_key
 
 FORMAT = "gpudoctor-snapshot"
@@ -280,61 +281,40 @@ class SnapshotHost:
 
 # --- redaction -----------------------------------------------------------------------------------------
 
-_UUID = re.compile(
-    r"\b(GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
-)
 
-
-def redact(rec: Recording, hostnames: tuple[str, ...] = ()) -> Recording:
-    """Replace GPU/MIG UUIDs, serial numbers and the hostname everywhere in a recording, consistently."""
-    secrets: dict[str, str] = {}
+def redact(rec: Recording, hostnames: tuple[str, ...] = (), identity: Optional[Identity] = None) -> Recording:
+    """Replace GPU/MIG UUIDs, serial numbers, the hostname, home directories and user names and secrets in
+    URLs everywhere in a recording, consistently (gpudoctor/redact.py says how), so that it still replays.
+    `identity` is what to redact besides what the recording itself names (the hostname files, the serials):
+    gpudoctor snapshot passes this machine's (redact.this_machine())."""
+    identity = identity or Identity()
+    serials: dict[str, str] = {}
     for dev in sorted(rec.nvml_devices, key=lambda k: int(k) if k.isdigit() else 0):
         serial = rec.nvml_devices[dev].get("nvmlDeviceGetSerial")
-        if isinstance(serial, str) and serial.strip("0 ") and serial not in secrets:
-            secrets[serial] = f"REDACTED-SERIAL-{dev}"
-    names = set(hostnames)
+        if isinstance(serial, str) and serial.strip("0 ") and serial not in serials:
+            serials[serial] = f"REDACTED-SERIAL-{dev}"
+    names = set(hostnames) | set(identity.hostnames)
     for path in ("/proc/sys/kernel/hostname", "/etc/hostname"):
         names.add(rec.files.get(path, "").strip())
-    for name in sorted(n for n in names if len(n) >= 2 and n not in ("localhost",)):
-        secrets.setdefault(name, "redacted-host")
+    r = Redactor(Identity(tuple(sorted(names)), identity.homes, identity.users), serials)
 
-    uuids: dict[str, str] = {}
+    def listing(path: str, entry: Any) -> Any:
+        if isinstance(entry, list):
+            return [r.path(path, n) if isinstance(n, str) else r.value(n) for n in entry]
+        return r.value(entry)
 
-    def fix(text: str) -> str:
-        def sub_uuid(m: re.Match) -> str:
-            found = m.group(0)
-            if found not in uuids:
-                uuids[found] = f"{m.group(1)}-00000000-0000-0000-0000-{len(uuids):012d}"
-            return uuids[found]
-
-        text = _UUID.sub(sub_uuid, text)
-        for secret, placeholder in secrets.items():
-            if secret in text:
-                text = re.sub(rf"(?<![\w.-]){re.escape(secret)}(?![\w-])", placeholder, text)
-        return text
-
-    def walk(value: Any) -> Any:
-        if isinstance(value, str):
-            return fix(value)
-        if isinstance(value, list):
-            return [walk(v) for v in value]
-        if isinstance(value, dict):
-            return {fix(k): walk(v) for k, v in value.items()}
-        return value
-
-    out = Recording(
-        files={fix(k): fix(v) for k, v in rec.files.items()},
-        read_errors=walk(rec.read_errors),
-        dirs=walk(rec.dirs),
-        commands=walk(rec.commands),
-        nvml_system=walk(rec.nvml_system),
-        nvml_devices=walk(rec.nvml_devices),
-        python=walk(rec.python),
-        env=walk(rec.env),
-        runtime=walk(rec.runtime),
+    return Recording(
+        files={r.text(k): r.text(v) for k, v in rec.files.items()},
+        read_errors=r.value(rec.read_errors),
+        dirs={r.text(k): listing(k, v) for k, v in rec.dirs.items()},
+        commands=r.value(rec.commands),
+        nvml_system=r.value(rec.nvml_system),
+        nvml_devices=r.value(rec.nvml_devices),
+        python=r.value(rec.python),
+        env=r.value(rec.env),
+        runtime=r.value(rec.runtime),
         manifest=dict(rec.manifest, redacted=True),
     )
-    return out
 
 
 # --- save and load -------------------------------------------------------------------------------------
@@ -400,8 +380,16 @@ def load(path: str) -> Recording:
     return _from_members(members, path)
 
 
+# A name or value from the OS that is not valid UTF-8 (a directory entry, an environment variable) reaches
+# Python with each undecodable byte as a lone surrogate, U+DC80-U+DCFF (PEP 383, "surrogateescape").
+# UTF-8 cannot carry those, so the JSON writes each as its escape (byte 0xFF is \udcff), which JSON
+# allows and which reads back as the same string: replayed, the name is the one the live Host gave.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _dump(data: Any) -> bytes:
-    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
 
 
 def _safe_name(name: str) -> bool:

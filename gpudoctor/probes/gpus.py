@@ -1,7 +1,9 @@
 """The GPU probe: what NVML says about each GPU, plus the PCIe link as sysfs sees it.
 
 Produces `gpus.count` and `gpus[i].*`. Each reading is its own fact, so one unsupported call (common on
-virtual GPUs and consumer cards) costs only that fact. A GPU that stops answering (fallen off the bus,
+virtual GPUs and consumer cards) costs only that fact. A reading no GPU can give (a negative width, a
+memory size of 2**64-1 meaning "unlimited", a clock of 0xFFFFFFFF) is unknown ("implausible value: ..."),
+never a fact that fires a rule. A GPU that stops answering (fallen off the bus,
 NVML hung) costs only that GPU: all its facts become unknown with the reason, the other GPUs stay intact.
 """
 
@@ -51,6 +53,23 @@ _FATAL = frozenset((
 _ABSENT = ("NotSupported", "FunctionNotFound", "InvalidArgument", "NotRecorded")
 
 
+# What a reading can plausibly be. Outside these bounds it is a sentinel (0xFFFFFFFF, 2**64-1 for
+# "unlimited" or "not available"), a value wrapped through a signed type (-16), or a broken driver.
+U32_MAX = 0xFFFFFFFF
+MAX_MEMORY_BYTES = 1 << 44  # 16 TiB on one GPU (the largest today holds 288 GB)
+MAX_PCIE_GEN = 16
+MAX_PCIE_WIDTH = 32  # the widest link the PCIe specification defines
+MAX_CLOCK_MHZ = 100_000
+MAX_TEMPERATURE_C = 200
+MAX_MILLIWATTS = 10_000_000  # 10 kW for one GPU
+MAX_COUNTER = U32_MAX - 1  # ECC errors, remapped rows, PCIe replays: all ones is a sentinel, not a count
+MAX_NVLINK_VERSION = 16
+
+
+class Implausible(ValueError):
+    """A reading that no GPU gives; str() is the unknown fact's reason."""
+
+
 # --- pure decoding --------------------------------------------------------------------------------------
 
 
@@ -60,9 +79,21 @@ def _int(value: Any) -> int:
     return value
 
 
+def plausible(value: Any, low: int, high: int) -> int:
+    """The integer reading, or Implausible when it lies outside [low, high]."""
+    n = _int(value)
+    if not low <= n <= high:
+        raise Implausible(f"implausible value: {n} (expected {low} to {high})")
+    return n
+
+
+def _between(low: int, high: int) -> Callable[[Any], int]:
+    return lambda value: plausible(value, low, high)
+
+
 def _on(value: Any) -> bool:
-    """NVML's enable states (NVML_FEATURE_ENABLED, NVML_DEVICE_MIG_ENABLE, ...) are 1 for on."""
-    return _int(value) == 1
+    """NVML's enable states (NVML_FEATURE_ENABLED, NVML_DEVICE_MIG_ENABLE, ...) are 1 for on, 0 for off."""
+    return plausible(value, 0, 1) == 1
 
 
 def bus_id(pci_info: dict) -> str:
@@ -80,16 +111,21 @@ def architecture_name(value: int) -> str:
 
 def compute_capability(value: Any) -> str:
     major, minor = value
-    return f"{_int(major)}.{_int(minor)}"
+    return f"{plausible(major, 1, 99)}.{plausible(minor, 0, 9)}"
 
 
 def watts(milliwatts: Any) -> float:
-    return _int(milliwatts) / 1000.0
+    return plausible(milliwatts, 0, MAX_MILLIWATTS) / 1000.0
+
+
+def event_reasons(mask: Any) -> int:
+    """The clock event reasons bitmask; all 32 bits set (or more) is a sentinel, not every reason at once."""
+    return plausible(mask, 0, U32_MAX - 1)
 
 
 def event_reason_names(mask: Any) -> list[str]:
     """Names of the set bits, e.g. 0x44 -> ["SwPowerCap", "HwThermalSlowdown"]; unknown bits are left out."""
-    m = _int(mask)
+    m = event_reasons(mask)
     return [name for bit, name in EVENT_REASONS if m & bit]
 
 
@@ -99,7 +135,7 @@ def pcie_generation(speed: str) -> int:
 
 
 def link_width(text: str) -> int:
-    return int(text.strip())
+    return plausible(int(text.strip()), 0, MAX_PCIE_WIDTH)
 
 
 SYSFS_LINK = (
@@ -114,6 +150,8 @@ NVLINK_FIELDS = ("nvlink.links", "nvlink.links_up", "nvlink.links_down", "nvlink
 def _convert(value: Any, convert: Convert, source: str) -> Fact:
     try:
         return known(convert(value) if convert else value, source)
+    except Implausible as e:
+        return unknown(str(e)[:80], source)
     except (TypeError, ValueError, KeyError, IndexError, AttributeError):
         return unknown(f"unexpected value {value!r}"[:80], source)
 
@@ -204,6 +242,9 @@ def read_gpu(host: Any, index: int, count: int = 1) -> dict[str, Fact]:
 
 
 def _read(g: _Gpu) -> dict[str, Fact]:
+    gen, width = _between(1, MAX_PCIE_GEN), _between(0, MAX_PCIE_WIDTH)
+    clock, temperature = _between(0, MAX_CLOCK_MHZ), _between(0, MAX_TEMPERATURE_C)
+    counter, percent, memory = _between(0, MAX_COUNTER), _between(0, 100), _between(0, MAX_MEMORY_BYTES)
     reasons = "nvmlDeviceGetCurrentClocksEventReasons"
     # Drivers and pynvml before 535 only know the older name for the same bitmask.
     if _is(g.raw(reasons)[1], ("NotSupported", "FunctionNotFound", "NotRecorded")):
@@ -215,25 +256,27 @@ def _read(g: _Gpu) -> dict[str, Fact]:
         "brand": g.fact("nvmlDeviceGetBrand", brand_name),
         "architecture": g.fact("nvmlDeviceGetArchitecture", architecture_name),
         "compute_capability": g.fact("nvmlDeviceGetCudaComputeCapability", compute_capability),
-        "memory.total_bytes": g.fact("nvmlDeviceGetMemoryInfo", lambda m: _int(m["total"])),
-        "memory.used_bytes": g.fact("nvmlDeviceGetMemoryInfo", lambda m: _int(m["used"])),
-        "pcie.gen_current": g.fact("nvmlDeviceGetCurrPcieLinkGeneration", _int),
-        "pcie.gen_max": g.fact("nvmlDeviceGetMaxPcieLinkGeneration", _int),
-        "pcie.gen_gpu_max": g.fact("nvmlDeviceGetGpuMaxPcieLinkGeneration", _int),
-        "pcie.width_current": g.fact("nvmlDeviceGetCurrPcieLinkWidth", _int),
-        "pcie.width_max": g.fact("nvmlDeviceGetMaxPcieLinkWidth", _int),
-        "pcie.replay_counter": g.fact("nvmlDeviceGetPcieReplayCounter", _int),
-        "clocks.sm_mhz": g.fact("nvmlDeviceGetClockInfo", _int, "SM"),
-        "clocks.sm_max_mhz": g.fact("nvmlDeviceGetMaxClockInfo", _int, "SM"),
-        "clocks.mem_mhz": g.fact("nvmlDeviceGetClockInfo", _int, "MEM"),
-        "clocks.mem_max_mhz": g.fact("nvmlDeviceGetMaxClockInfo", _int, "MEM"),
-        "clocks.event_reasons": g.fact(reasons, _int),
+        "memory.total_bytes": g.fact(
+            "nvmlDeviceGetMemoryInfo", lambda m: plausible(m["total"], 1, MAX_MEMORY_BYTES)
+        ),
+        "memory.used_bytes": g.fact("nvmlDeviceGetMemoryInfo", lambda m: memory(m["used"])),
+        "pcie.gen_current": g.fact("nvmlDeviceGetCurrPcieLinkGeneration", gen),
+        "pcie.gen_max": g.fact("nvmlDeviceGetMaxPcieLinkGeneration", gen),
+        "pcie.gen_gpu_max": g.fact("nvmlDeviceGetGpuMaxPcieLinkGeneration", gen),
+        "pcie.width_current": g.fact("nvmlDeviceGetCurrPcieLinkWidth", width),
+        "pcie.width_max": g.fact("nvmlDeviceGetMaxPcieLinkWidth", width),
+        "pcie.replay_counter": g.fact("nvmlDeviceGetPcieReplayCounter", counter),
+        "clocks.sm_mhz": g.fact("nvmlDeviceGetClockInfo", clock, "SM"),
+        "clocks.sm_max_mhz": g.fact("nvmlDeviceGetMaxClockInfo", clock, "SM"),
+        "clocks.mem_mhz": g.fact("nvmlDeviceGetClockInfo", clock, "MEM"),
+        "clocks.mem_max_mhz": g.fact("nvmlDeviceGetMaxClockInfo", clock, "MEM"),
+        "clocks.event_reasons": g.fact(reasons, event_reasons),
         "clocks.event_reason_names": g.fact(reasons, event_reason_names),
-        "utilization.gpu": g.fact("nvmlDeviceGetUtilizationRates", lambda u: _int(u["gpu"])),
-        "utilization.memory": g.fact("nvmlDeviceGetUtilizationRates", lambda u: _int(u["memory"])),
-        "temperature.gpu_c": g.fact("nvmlDeviceGetTemperature", _int, "GPU"),
-        "temperature.slowdown_c": g.fact("nvmlDeviceGetTemperatureThreshold", _int, "SLOWDOWN"),
-        "temperature.shutdown_c": g.fact("nvmlDeviceGetTemperatureThreshold", _int, "SHUTDOWN"),
+        "utilization.gpu": g.fact("nvmlDeviceGetUtilizationRates", lambda u: percent(u["gpu"])),
+        "utilization.memory": g.fact("nvmlDeviceGetUtilizationRates", lambda u: percent(u["memory"])),
+        "temperature.gpu_c": g.fact("nvmlDeviceGetTemperature", temperature, "GPU"),
+        "temperature.slowdown_c": g.fact("nvmlDeviceGetTemperatureThreshold", temperature, "SLOWDOWN"),
+        "temperature.shutdown_c": g.fact("nvmlDeviceGetTemperatureThreshold", temperature, "SHUTDOWN"),
         "power.draw_w": g.fact("nvmlDeviceGetPowerUsage", watts),
         "power.limit_w": g.fact("nvmlDeviceGetPowerManagementLimit", watts),
         "power.default_limit_w": g.fact("nvmlDeviceGetPowerManagementDefaultLimit", watts),
@@ -243,13 +286,13 @@ def _read(g: _Gpu) -> dict[str, Fact]:
         "mig.pending": g.fact("nvmlDeviceGetMigMode", lambda v: _on(v[1])),
         "ecc.enabled": g.fact("nvmlDeviceGetEccMode", lambda v: _on(v[0])),
         "ecc.pending": g.fact("nvmlDeviceGetEccMode", lambda v: _on(v[1])),
-        "ecc.uncorrected_volatile": g.fact("nvmlDeviceGetTotalEccErrors", _int, "UNCORRECTED,VOLATILE"),
-        "ecc.uncorrected_aggregate": g.fact("nvmlDeviceGetTotalEccErrors", _int, "UNCORRECTED,AGGREGATE"),
-        "ecc.corrected_volatile": g.fact("nvmlDeviceGetTotalEccErrors", _int, "CORRECTED,VOLATILE"),
-        "remapped_rows.correctable": g.fact("nvmlDeviceGetRemappedRows", lambda v: _int(v[0])),
-        "remapped_rows.uncorrectable": g.fact("nvmlDeviceGetRemappedRows", lambda v: _int(v[1])),
-        "remapped_rows.pending": g.fact("nvmlDeviceGetRemappedRows", lambda v: _int(v[2]) != 0),
-        "remapped_rows.failed": g.fact("nvmlDeviceGetRemappedRows", lambda v: _int(v[3]) != 0),
+        "ecc.uncorrected_volatile": g.fact("nvmlDeviceGetTotalEccErrors", counter, "UNCORRECTED,VOLATILE"),
+        "ecc.uncorrected_aggregate": g.fact("nvmlDeviceGetTotalEccErrors", counter, "UNCORRECTED,AGGREGATE"),
+        "ecc.corrected_volatile": g.fact("nvmlDeviceGetTotalEccErrors", counter, "CORRECTED,VOLATILE"),
+        "remapped_rows.correctable": g.fact("nvmlDeviceGetRemappedRows", lambda v: counter(v[0])),
+        "remapped_rows.uncorrectable": g.fact("nvmlDeviceGetRemappedRows", lambda v: counter(v[1])),
+        "remapped_rows.pending": g.fact("nvmlDeviceGetRemappedRows", lambda v: _on(v[2])),
+        "remapped_rows.failed": g.fact("nvmlDeviceGetRemappedRows", lambda v: _on(v[3])),
         "virtualization_mode": g.fact("nvmlDeviceGetVirtualizationMode", lambda v: VIRTUALIZATIONS[_int(v)]),
     }
     f.update(_nvlink(g))
@@ -271,10 +314,14 @@ def _nvlink(g: _Gpu) -> dict[str, Fact]:
             return dict.fromkeys(NVLINK_FIELDS, unknown(error.reason, src))
         stop = error.reason
         break
+    try:
+        states = [plausible(state, 0, 1) for state in states]  # NVML_FEATURE_DISABLED, NVML_FEATURE_ENABLED
+    except (Implausible, TypeError) as e:
+        return dict.fromkeys(NVLINK_FIELDS, unknown(str(e)[:80], src))
     up = [i for i, state in enumerate(states) if state == 1]
     down = [i for i, state in enumerate(states) if state != 1]
     if up:
-        version = g.fact("nvmlDeviceGetNvLinkVersion", _int, str(up[0]))
+        version = g.fact("nvmlDeviceGetNvLinkVersion", _between(1, MAX_NVLINK_VERSION), str(up[0]))
     else:
         version = unknown("no active link" if states else stop, src)
     return {

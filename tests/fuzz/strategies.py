@@ -147,6 +147,8 @@ def mutated_members(draw: Any) -> dict[str, bytes]:
         try:
             old: Any = data
             for key in path:
+                if not isinstance(old, (dict, list)):  # a string indexes too, but cannot be assigned into
+                    raise TypeError(key)
                 old = old[key]
         except (KeyError, IndexError, TypeError):
             continue  # an earlier mutation replaced what this path went through

@@ -1,0 +1,107 @@
+"""The child process groups the live Host has running, so that an interrupted check leaves none behind.
+
+Every command, interpreter inspection and `--deep` runtime child starts in a session of its own (so that a
+timeout can kill it with everything it started); a Ctrl-C or a SIGTERM to gpudoctor would otherwise leave
+those groups running. `track` and `untrack` bracket each child's life; on SIGINT or SIGTERM the handler
+`install_signal_handlers` sets kills every tracked group (SIGKILL), flushes what was written and ends the
+process at once with exit code 130 (SIGINT) or 143 (SIGTERM). It does not raise an exception to unwind:
+one raised from a signal handler can land in a place that swallows it ("Exception ignored in ..."), and
+the check would go on without its children. A child started after the signal is killed at once, so a
+probe thread still running cannot start a new one.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+# Reentrant: the signal handler runs in the main thread, which may be inside track() at that moment.
+_lock = threading.RLock()
+_started = threading.Condition(_lock)  # notified when a child being started has been tracked
+_groups: set[int] = set()
+_starting = 0  # children between fork and track(): a signal then must wait for their process ids
+_closing = False
+# How long the signal handler waits for a child being started to be tracked.
+START_WAIT_S = 2.0
+
+
+@contextmanager
+def starting() -> Iterator[None]:
+    """Around starting a child and tracking it: its process may run before Popen returns its id."""
+    global _starting
+    with _lock:
+        _starting += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _starting -= 1
+            _started.notify_all()
+
+
+def track(pid: int) -> None:
+    """A child started in its own session (its process group id is its pid)."""
+    with _lock:
+        if not _closing:
+            _groups.add(pid)
+            return
+    _kill(pid)
+
+
+def untrack(pid: int) -> None:
+    with _lock:
+        _groups.discard(pid)
+
+
+def running() -> list[int]:
+    with _lock:
+        return sorted(_groups)
+
+
+def kill_all() -> None:
+    """Kill every tracked group, and every group started from now on."""
+    global _closing
+    with _lock:
+        _closing = True
+        _started.wait_for(lambda: _starting == 0, timeout=START_WAIT_S)
+        groups = sorted(_groups)
+        _groups.clear()
+    for pgid in groups:
+        _kill(pgid)
+
+
+def _kill(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:  # already gone
+        pass
+
+
+def exit_code(signum: int) -> int:
+    """130 for SIGINT, 143 for SIGTERM, as shells report a process ended by them."""
+    return 128 + signum
+
+
+def _on_signal(signum: int, _frame: object) -> None:
+    kill_all()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - e.g. a reentrant flush of the write the signal interrupted
+            pass
+    try:
+        os.write(2, b"gpudoctor: interrupted\n")
+    except OSError:
+        pass
+    # Threads may be stuck in C libraries (NVML) and the children are gone: nothing is left to wait for.
+    os._exit(exit_code(signum))
+
+
+def install_signal_handlers() -> None:
+    """SIGINT and SIGTERM: kill the children, then end the process (130, 143)."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _on_signal)
