@@ -96,6 +96,19 @@ def merge(loaded: Loaded, rules: tuple[FleetRule, ...] = FLEET_RULES) -> Fleet:
     )
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """The fleet's exit code, computed once per run (verdict()) and handed to every renderer."""
+
+    code: int
+    fail_on: str
+    skip_invalid: bool = False
+
+
+def verdict(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> Verdict:
+    return Verdict(exit_code(fleet, fail_on, skip_invalid), fail_on, skip_invalid)
+
+
 def exit_code(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> int:
     """2 when no report could be read, or any could not be and skip_invalid is off; else like check."""
     if not fleet.nodes or (fleet.invalid and not skip_invalid):

@@ -9,8 +9,8 @@ from fleetgen import finding, report, write
 
 from gpudoctor.fleet import load
 from gpudoctor.fleet.load import ReportError, load_reports, parse_report
-from gpudoctor.fleet.merge import merge
-from gpudoctor.fleet.report import render_text
+from gpudoctor.fleet.merge import merge, verdict
+from gpudoctor.report.fleet_report import render_text
 
 
 def reason(doc) -> str:
@@ -144,4 +144,5 @@ def test_hostile_reports_are_refused_or_read_never_crash(tmp_path):
     assert fleet.nodes[0].findings[-1].item_label == "item 1"
     (driver,) = [r for r in fleet.results if r.rule.id == "GD-FLEET-DRIVER-001"]
     assert driver.unknown == ((fleet.nodes[0].name, "not a value"),)
-    assert "\x1b" not in render_text(fleet, "error") and "evil?[2Jhost" in render_text(fleet, "error")
+    text = render_text(fleet, verdict(fleet, "error"))
+    assert "\x1b" not in text and "evil?[2Jhost" in text

@@ -1,11 +1,11 @@
 """Runtime truth (check --deep), live: the real child programs against a fake libcuda and fake frameworks.
 
 tests/fake_cuda/fake_cuda.c is a libcuda.so.1 that the smoke test (gpudoctor/host/cuda_smoke.py) loads by
-name through LD_LIBRARY_PATH, scripted by the file `scenario` beside it; the fake frameworks (tests/fake_cuda/fakes.py)
-are packages in the site-packages of real virtual environments, imported by the real framework child
-(gpudoctor/host/framework_runtime.py) running in that environment's interpreter. Both are built once per
-module. Each test goes through LiveHost (its own session, the time limit, the deadline) and, for the probe,
-through gpudoctor/probes/runtime.py.
+name through LD_LIBRARY_PATH, scripted by the file `scenario` beside it; the fake frameworks
+(tests/fake_cuda/fakes.py) are packages in the site-packages of real virtual environments, imported by the
+real framework child (gpudoctor/host/framework_runtime.py) running in that environment's interpreter.
+Both are built once per module. Each test goes through LiveHost (its own session, the time limit, the
+deadline) and, for the probe, through gpudoctor/probes/runtime.py.
 """
 
 from __future__ import annotations

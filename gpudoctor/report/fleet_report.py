@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import json
-import re
 import textwrap
 from typing import Any, Optional
 
 from .. import __version__
-from .load import NodeReport
-from .merge import Fleet, FleetFinding, FleetRuleResult, by_rule, exit_code, show, sorted_node_findings, what
-from .rules import FleetRule
+from ..fleet.load import NodeReport
+from ..fleet.merge import (
+    Fleet,
+    FleetFinding,
+    FleetRuleResult,
+    Verdict,
+    by_rule,
+    show,
+    sorted_node_findings,
+    what,
+)
+from ..fleet.rules import FleetRule
+from .safe import safe_line, terminal_lines
 
 SCHEMA = "gpudoctor.fleet"
 SCHEMA_VERSION = 1
@@ -18,7 +27,6 @@ OVERVIEW_VALUES = 6  # values a group's overview line shows before "N more"
 
 Line = list[tuple[str, str]]  # (text, rich style)
 STYLE = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 # --- shared pieces ---------------------------------------------------------------------------------
@@ -98,9 +106,9 @@ def _nodes_line(fleet: Fleet) -> str:
     return " · ".join(parts)
 
 
-def _verdict(fleet: Fleet, fail_on: str, skip_invalid: bool) -> tuple[str, str]:
+def _verdict(fleet: Fleet, v: Verdict) -> tuple[str, str]:
     """(the finding counts, the exit code and why)."""
-    code = exit_code(fleet, fail_on, skip_invalid)
+    code, fail_on, skip_invalid = v.code, v.fail_on, v.skip_invalid
     counts = f"fleet: {_counts_words(fleet.fleet_counts())} · nodes: {_counts_words(fleet.node_counts())}"
     why = f"--fail-on {fail_on}"
     if not fleet.nodes:
@@ -124,7 +132,7 @@ def _wrap(text: str, width: int) -> list[str]:
 # --- text ------------------------------------------------------------------------------------------
 
 
-def build_lines(fleet: Fleet, fail_on: str, skip_invalid: bool = False, width: int = 100) -> list[Line]:
+def build_lines(fleet: Fleet, v: Verdict, width: int = 100) -> list[Line]:
     lines: list[Line] = [[("gpudoctor ", "bold"), (__version__, "bold"), (f" · {_headline(fleet)}", "")], []]
     overview = [("Nodes", _nodes_line(fleet))] + _overview(fleet)
     label_width = max(len(label) for label, _ in overview) + 2
@@ -175,8 +183,8 @@ def build_lines(fleet: Fleet, fail_on: str, skip_invalid: bool = False, width: i
         for bad in fleet.invalid:
             lines += [[("  " + chunk, "")] for chunk in _wrap(f"{bad.file}: {bad.reason}", width - 2)]
         lines.append([])
-    code_style = "bold red" if exit_code(fleet, fail_on, skip_invalid) else "bold green"
-    counts, verdict = _verdict(fleet, fail_on, skip_invalid)
+    code_style = "bold red" if v.code else "bold green"
+    counts, verdict = _verdict(fleet, v)
     lines.append([("Result  ", "bold"), (counts, code_style)])
     lines.append([("        ", ""), (verdict, "")])
     return _printable(lines)
@@ -225,20 +233,20 @@ def _node_lines(fleet: Fleet, width: int) -> list[Line]:
 
 def _printable(lines: list[Line]) -> list[Line]:
     """Control characters from reports (a hostname, a message) must not reach a terminal."""
-    return [[(_CONTROL.sub("?", text), style) for text, style in line] for line in lines]
+    return [safe_line(line) for line in lines]
 
 
-def render_text(fleet: Fleet, fail_on: str, skip_invalid: bool = False, width: int = 100) -> str:
-    lines = build_lines(fleet, fail_on, skip_invalid, width)
+def render_text(fleet: Fleet, v: Verdict, width: int = 100) -> str:
+    lines = build_lines(fleet, v, width)
     return "\n".join("".join(t for t, _ in line).rstrip() for line in lines) + "\n"
 
 
-def print_rich(fleet: Fleet, fail_on: str, skip_invalid: bool = False, console: Optional[Any] = None) -> None:
+def print_rich(fleet: Fleet, v: Verdict, console: Optional[Any] = None) -> None:
     from rich.console import Console
     from rich.text import Text
 
     con = console or Console(highlight=False)
-    for line in build_lines(fleet, fail_on, skip_invalid, con.width):
+    for line in build_lines(fleet, v, con.width):
         con.print(Text.assemble(*line) if line else "")
 
 
@@ -315,7 +323,7 @@ def _node_data(node: NodeReport) -> dict[str, Any]:
     }
 
 
-def fleet_data(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> dict[str, Any]:
+def fleet_data(fleet: Fleet, v: Verdict) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
@@ -328,9 +336,9 @@ def fleet_data(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> dict[s
             "invalid_files": len(fleet.invalid),
             "fleet": fleet.fleet_counts(),
             "node": fleet.node_counts(),
-            "fail_on": fail_on,
-            "skip_invalid": skip_invalid,
-            "exit_code": exit_code(fleet, fail_on, skip_invalid),
+            "fail_on": v.fail_on,
+            "skip_invalid": v.skip_invalid,
+            "exit_code": v.code,
         },
         "fleet_findings": [_finding_data(f) for f in fleet.findings],
         "fleet_rules": [_rule_data(r) for r in fleet.results],
@@ -350,8 +358,8 @@ def fleet_data(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> dict[s
     }
 
 
-def render_json(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> str:
-    return json.dumps(fleet_data(fleet, fail_on, skip_invalid), indent=2) + "\n"
+def render_json(fleet: Fleet, v: Verdict) -> str:
+    return json.dumps(fleet_data(fleet, v), indent=2) + "\n"
 
 
 # --- Markdown --------------------------------------------------------------------------------------
@@ -367,9 +375,9 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     return out + [""]
 
 
-def render_markdown(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> str:
+def render_markdown(fleet: Fleet, v: Verdict) -> str:
     out = [f"# gpudoctor fleet: {_headline(fleet)[len('fleet of ') :]}", ""]
-    out += ["**Result:** " + " · ".join(_verdict(fleet, fail_on, skip_invalid)), ""]
+    out += ["**Result:** " + " · ".join(_verdict(fleet, v)), ""]
     out += _table(["", ""], [["Nodes", _nodes_line(fleet)]] + [list(row) for row in _overview(fleet)])
     if fleet.findings:
         out += ["## Fleet findings", ""]
@@ -405,7 +413,7 @@ def render_markdown(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> s
     if fleet.invalid:
         out += ["## Unusable report files", ""]
         out += _table(["file", "problem"], [[bad.file, bad.reason] for bad in fleet.invalid])
-    return "\n".join(out).rstrip("\n") + "\n"
+    return terminal_lines("\n".join(out).rstrip("\n") + "\n")
 
 
 # --- the rule table, for docs/fleet.md -------------------------------------------------------------

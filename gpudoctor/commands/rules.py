@@ -1,0 +1,68 @@
+"""`gpudoctor rules list | show | validate | docs`: the rules as data users can read and check.
+
+One function per subcommand (`run_<name>`); a new subcommand (e.g. `rules test DIR`) is one more function
+here, one more entry in COMMANDS and its options in cli.py.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from . import CommandError
+from ._shared import load_rules
+
+
+def run_list(rules: tuple[str, ...] = ()) -> int:
+    from ..report.rules_text import rule_table
+
+    sys.stdout.write(rule_table(load_rules(list(rules))))
+    return 0
+
+
+def run_show(rule_id: str, rules: tuple[str, ...] = ()) -> int:
+    from ..report.rules_text import rule_detail
+
+    match = [r for r in load_rules(list(rules)) if r.id == rule_id.upper()]
+    if not match:
+        raise CommandError(f"no rule {rule_id!r}; `gpudoctor rules list` shows them all")
+    sys.stdout.write(rule_detail(match[0]))
+    return 0
+
+
+def run_validate(paths: tuple[str, ...]) -> int:
+    """Every problem on stderr with file, line and rule id; exit 2 on any."""
+    from ..engine.loader import RuleLoadError
+    from ..engine.loader import load_rules as load
+
+    try:
+        loaded = load(list(paths), include_shipped=False)
+    except RuleLoadError as e:
+        for p in e.problems:
+            sys.stderr.write(f"{p}\n")
+        sys.stderr.write(f"{len(e.problems)} problem(s) found\n")
+        return 2
+    sys.stdout.write(f"{len(loaded)} rule(s) valid\n")
+    return 0
+
+
+def run_docs(out: str) -> int:
+    """Write <out>/rules/<ID>.md, <out>/rules/index.md and <out>/facts.md. `out` is required: a default
+    of ./docs would overwrite the docs of whatever project the command runs in."""
+    from ..engine.loader import ID_PATTERN
+    from ..report.rule_docs import render_all
+
+    files = render_all(load_rules([]))
+    root = Path(out)
+    try:
+        (root / "rules").mkdir(parents=True, exist_ok=True)
+        # Pages of rules that no longer exist would be stale; other files there are left alone.
+        for old in (root / "rules").glob("*.md"):
+            if f"rules/{old.name}" not in files and ID_PATTERN.match(old.stem):
+                old.unlink()
+        for rel, text in files.items():
+            (root / rel).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise CommandError(f"cannot write docs to {out}: {e}") from None
+    sys.stdout.write(f"wrote {len(files)} files under {out}\n")
+    return 0
