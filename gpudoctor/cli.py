@@ -292,9 +292,21 @@ def fleet(
     skip_invalid: bool = typer.Option(
         False, "--skip-invalid", help="Unusable report files are listed but do not make the exit code 2."
     ),
+    policy: Optional[str] = typer.Option(
+        None,
+        "--policy",
+        help="Policy file whose [ignore] entries for fleet rules (GD-FLEET-*) apply, with their reasons.",
+    ),
 ) -> None:
     """Merge per-node JSON reports into one fleet view, with what differs between nodes."""
-    _run("fleet", paths=tuple(paths), fmt=fmt.value, fail_on=fail_on.value, skip_invalid=skip_invalid)
+    _run(
+        "fleet",
+        paths=tuple(paths),
+        fmt=fmt.value,
+        fail_on=fail_on.value,
+        skip_invalid=skip_invalid,
+        policy=policy,
+    )
 
 
 class Interrupted(Exception):

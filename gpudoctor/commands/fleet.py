@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import sys
+from typing import Optional
 
-from . import use_color
+from . import CommandError, problems, use_color
 from ._shared import warn
 
 
-def run(paths: tuple[str, ...], fmt: str = "text", fail_on: str = "error", skip_invalid: bool = False) -> int:
+def run(
+    paths: tuple[str, ...],
+    fmt: str = "text",
+    fail_on: str = "error",
+    skip_invalid: bool = False,
+    policy: Optional[str] = None,
+) -> int:
+    """`policy`: a policy file whose `[ignore]` entries for fleet rules (GD-FLEET-*) are ignored here, with
+    their reasons; its other entries are check's."""
     from ..fleet.load import load_reports
     from ..fleet.merge import merge, verdict
     from ..report import fleet_report
     from ..report.safe import terminal_text
 
-    merged = merge(load_reports(list(paths)))
+    ignore = _fleet_ignores(policy) if policy else {}
+    merged = merge(load_reports(list(paths)), ignore=ignore)
     for bad in merged.invalid:
         warn(terminal_text(f"cannot use {bad.file}: {bad.reason}"))
     v = verdict(merged, fail_on, skip_invalid)  # the one verdict, handed to whichever renderer
@@ -27,3 +37,23 @@ def run(paths: tuple[str, ...], fmt: str = "text", fail_on: str = "error", skip_
     else:
         sys.stdout.write(fleet_report.render_text(merged, v))
     return v.code
+
+
+def _fleet_ignores(path: str) -> dict[str, str]:
+    from ..fleet.rules import FLEET_RULES
+    from ..policy import PolicyError, load
+
+    try:
+        pol = load(path)
+    except PolicyError as e:
+        raise problems("policy has", e) from None
+    if pol is None:
+        return {}
+    ids = {r.id for r in FLEET_RULES}
+    ignore = {rid: why for rid, why in pol.ignore if rid.startswith("GD-FLEET-")}
+    unknown = sorted(set(ignore) - ids)
+    if unknown:
+        raise CommandError(
+            f"{pol.path}: ignore.{unknown[0]}: no such fleet rule (`gpudoctor rules list` shows them)"
+        )
+    return ignore

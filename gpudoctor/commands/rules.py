@@ -9,25 +9,49 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from . import CommandError
+from . import CommandError, problems
 from ._shared import load_rules
 
 
 def run_list(rules: tuple[str, ...] = ()) -> int:
+    """Every rule, the fleet's (rules/fleet/fleet.yaml, area `fleet`) among them."""
     from ..report.rules_text import rule_table
 
-    sys.stdout.write(rule_table(load_rules(list(rules))))
+    sys.stdout.write(rule_table(load_rules(list(rules)) + [_FleetRow(r) for r in _fleet_rules()]))
     return 0
 
 
 def run_show(rule_id: str, rules: tuple[str, ...] = ()) -> int:
-    from ..report.rules_text import rule_detail
+    from ..report.rules_text import fleet_rule_detail, rule_detail
 
-    match = [r for r in load_rules(list(rules)) if r.id == rule_id.upper()]
+    wanted = rule_id.upper()
+    fleet = [r for r in _fleet_rules() if r.id == wanted]
+    if fleet:
+        sys.stdout.write(fleet_rule_detail(fleet[0]))
+        return 0
+    match = [r for r in load_rules(list(rules)) if r.id == wanted]
     if not match:
         raise CommandError(f"no rule {rule_id!r}; `gpudoctor rules list` shows them all")
     sys.stdout.write(rule_detail(match[0]))
     return 0
+
+
+class _FleetRow:
+    """A fleet rule as a row of the `rules list` table."""
+
+    category = "fleet"
+
+    def __init__(self, rule: object) -> None:
+        self.id, self.severity, self.title = rule.id, rule.severity, rule.title  # type: ignore[attr-defined]
+
+
+def _fleet_rules() -> tuple:
+    from ..fleet.rules import FleetRuleError, load_fleet_rules
+
+    try:
+        return load_fleet_rules()
+    except FleetRuleError as e:
+        raise problems("fleet rules have", e) from None
 
 
 def run_validate(paths: tuple[str, ...]) -> int:

@@ -6,6 +6,7 @@ others. Only report schema version 1 (docs/json-report.md) is read; other versio
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -13,6 +14,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from ..engine.model import SEVERITIES
+from ..facts import SPECS
+from .rules import FLEET_RULES
 
 REPORT_SCHEMA = "gpudoctor.report"
 READS_VERSION = 1  # the report schema_version this gpudoctor reads
@@ -37,7 +40,7 @@ class NodeReport:
     hostname: Optional[str]
     written_by: str  # the gpudoctor version that wrote the report
     findings: tuple[NodeFinding, ...]
-    facts: dict  # the report's facts tree (an unknown fact is {"unknown": reason})
+    facts: dict  # the facts the fleet reads, as in the report's tree (unknown: {"unknown": reason})
     timed_out: tuple[str, ...]
     incomplete: tuple[str, ...]  # probes that did not finish, e.g. "gpus timed out"
     unknown_rules: int  # rules the node could not evaluate (facts unknown)
@@ -122,6 +125,8 @@ def parse_report(data: bytes, file: str) -> NodeReport:
         raise ReportError("host.hostname: expected a string or null")
     facts = _get(doc, "facts", dict)
     findings = tuple(_finding(f, i, facts) for i, f in enumerate(_get(doc, "findings", list)))
+    # A slim record: only the facts the fleet rules read (type-checked), not the node's whole tree.
+    facts = _slim(facts, SHAPE, "facts")
     timed_out = _get(doc, "timed_out", list, default=[])
     probes = _get(doc, "probes", list, default=[])
     rules = _get(doc, "rules", list, default=[])
@@ -164,6 +169,90 @@ def _check_schema(doc: dict) -> None:
 
 
 _MISSING = object()
+
+
+def _shape(facts: list[str]) -> dict:
+    """The part of a facts tree that `facts` read: {"driver": {"version": "driver.version"}, "gpus": [
+    {...}]}; a leaf is the fact's schema name, a list is [member shape]."""
+    shape: dict = {}
+    for name in facts:
+        node: Any = shape
+        parts = name.replace("[]", ".[]").split(".")
+        if parts[-1] == "count":  # `gpus.count` is the array's length: keep the array
+            parts, leaf = parts[:-1], {}
+        else:
+            leaf = name
+        for n, part in enumerate(parts):
+            nxt = parts[n + 1] if n + 1 < len(parts) else None
+            if part == "[]":
+                continue
+            child = leaf if nxt is None else ([{}] if nxt == "[]" else {})
+            if isinstance(node, list):
+                node = node[0]
+            existing = node.get(part)
+            if existing is None or (isinstance(existing, dict) and not existing and child != {}):
+                node[part] = child
+            node = node[part]
+    return shape
+
+
+# What the fleet reads of each node: the fleet rules' facts, their groups, and each GPU's index.
+FLEET_FACTS = sorted(
+    {r.fact for r in FLEET_RULES} | {r.by for r in FLEET_RULES if r.by} | {"gpus[].index", "gpus.count"}
+)
+SHAPE = _shape(FLEET_FACTS)
+
+_TYPES = {
+    "str": (str, "a string"),
+    "version": (str, "a version string"),
+    "int": (int, "an integer"),
+    "float": ((int, float), "a number"),
+    "bool": (bool, "true or false"),
+    "list[str]": (str, "an array of strings"),
+    "list[int]": (int, "an array of integers"),
+}
+
+
+def _slim(node: Any, shape: Any, where: str) -> Any:
+    """The part of `node` that `shape` names, each value checked against the facts schema. An unknown
+    fact ({"unknown": reason}) and null stay as they are; a wrongly typed value is a ReportError naming
+    the fact."""
+    if isinstance(node, dict) and set(node) == {"unknown"}:
+        return node
+    if isinstance(shape, str):
+        _check_type(node, shape, where)
+        return node
+    if isinstance(shape, list):
+        if not isinstance(node, list):
+            return node  # read as "not an array"
+        return [_slim(m, shape[0], f"{where}[{i}]") if isinstance(m, dict) else m for i, m in enumerate(node)]
+    if not shape:
+        return node if not isinstance(node, (dict, list)) else ([] if isinstance(node, list) else {})
+    if not isinstance(node, dict):
+        return node
+    return {k: _slim(node[k], sub, f"{where}.{k}") for k, sub in shape.items() if k in node}
+
+
+def _check_type(value: Any, fact: str, where: str) -> None:
+    spec = SPECS.get(fact)
+    if value is None or spec is None or spec.type not in _TYPES:
+        return
+    kind, words = _TYPES[spec.type]
+    if spec.type.startswith("list["):
+        ok = isinstance(value, list) and all(isinstance(v, kind) and not isinstance(v, bool) for v in value)
+    elif spec.type == "bool":
+        ok = isinstance(value, bool)
+    else:
+        ok = isinstance(value, kind) and not isinstance(value, bool)
+    if not ok:
+        raise ReportError(f"{where}: expected {words} ({fact} is {spec.type}), got {_kind(value)}")
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return {dict: "an object", list: "an array"}[type(value)]
+    text = repr(value)
+    return f"{type(value).__name__} {text[:40] + '...' if len(text) > 40 else text}"
 
 
 def _get(obj: dict, key: str, kind: type, where: str = "", default: Any = _MISSING) -> Any:
@@ -265,10 +354,18 @@ def load_reports(paths: list[str]) -> Loaded:
     """Every report under paths; the ones that cannot be used are listed with the reason, in order."""
     files, invalid = find_report_files(paths)
     reports = []
-    for path in files:
-        try:
-            reports.append(read_report(path))
-        except ReportError as e:
-            invalid.append(Invalid(path, str(e)))
+    # Loading makes many small objects that all live to the end: the collector's full passes would walk
+    # every one of them again and again (superlinear time). Collect once, after.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for path in files:
+            try:
+                reports.append(read_report(path))
+            except ReportError as e:
+                invalid.append(Invalid(path, str(e)))
+    finally:
+        if enabled:
+            gc.enable()
     nodes, duplicates = name_nodes(reports)
     return Loaded(nodes=nodes, invalid=invalid, duplicates=duplicates)

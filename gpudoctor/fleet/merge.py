@@ -69,11 +69,20 @@ class Fleet:
     results: list[FleetRuleResult]
     invalid: list[Invalid]
     duplicates: dict[str, list[str]] = field(default_factory=dict)
+    ignore: dict[str, str] = field(default_factory=dict)  # fleet rule id -> why a policy ignores it
 
     @property
     def findings(self) -> list[FleetFinding]:
-        """Most severe first; then in rule-table order, each rule's findings in its own order."""
-        return sorted((f for r in self.results for f in r.findings), key=lambda f: -SEVERITY_RANK[f.severity])
+        """Most severe first; then in rule-table order, each rule's findings in its own order. Findings of
+        rules the policy ignores are not among them (see ignored_findings)."""
+        found = (f for r in self.results if r.rule.id not in self.ignore for f in r.findings)
+        return sorted(found, key=lambda f: -SEVERITY_RANK[f.severity])
+
+    @property
+    def ignored_findings(self) -> list[tuple[FleetFinding, str]]:
+        return [
+            (f, self.ignore[r.rule.id]) for r in self.results if r.rule.id in self.ignore for f in r.findings
+        ]
 
     def fleet_counts(self) -> dict[str, int]:
         return _count(f.severity for f in self.findings)
@@ -86,13 +95,17 @@ class Fleet:
         return sum(len(_items(n.facts, "gpus")[0] or []) for n in self.nodes)
 
 
-def merge(loaded: Loaded, rules: tuple[FleetRule, ...] = FLEET_RULES) -> Fleet:
+def merge(
+    loaded: Loaded, rules: tuple[FleetRule, ...] = FLEET_RULES, ignore: Optional[dict[str, str]] = None
+) -> Fleet:
+    """`ignore`: fleet rule id -> reason (a policy's `[ignore]`); their findings are kept apart."""
     nodes = sorted(loaded.nodes, key=lambda n: _natural(n.name))
     return Fleet(
         nodes=nodes,
         results=evaluate(rules, nodes),
         invalid=list(loaded.invalid),
         duplicates=dict(loaded.duplicates),
+        ignore=dict(ignore or {}),
     )
 
 

@@ -156,6 +156,17 @@ def build_lines(fleet: Fleet, v: Verdict, width: int = 100) -> list[Line]:
                 for n, chunk in enumerate(_wrap(rule.why, width - 9))
             ]
         lines.append([])
+    ignored = fleet.ignored_findings
+    if ignored:
+        lines.append([("Ignored by policy", "bold underline")])
+        for f, reason in ignored:
+            lines.append([("  ", ""), (f.severity.upper().ljust(8), "dim"), (f.rule.id, "bold")])
+            lines += [[("    " + chunk, "dim")] for chunk in _wrap(f.message, width - 4)]
+            lines += [
+                [("    " + ("reason: " if n == 0 else "        ") + chunk, "")]
+                for n, chunk in enumerate(_wrap(reason, width - 12))
+            ]
+        lines.append([])
     summaries = by_rule(fleet.nodes)
     if summaries:
         id_width = max(len(s.rule) for s in summaries)
@@ -341,6 +352,11 @@ def fleet_data(fleet: Fleet, v: Verdict) -> dict[str, Any]:
             "exit_code": v.code,
         },
         "fleet_findings": [_finding_data(f) for f in fleet.findings],
+        **(
+            {"ignored_fleet_findings": [dict(_finding_data(f), reason=r) for f, r in fleet.ignored_findings]}
+            if fleet.ignore
+            else {}
+        ),
         "fleet_rules": [_rule_data(r) for r in fleet.results],
         "node_rules": [
             {
@@ -409,6 +425,11 @@ def render_markdown(fleet: Fleet, v: Verdict) -> str:
         out += _table(
             ["host name", "node", "file"],
             [[base, n, files.get(n, "?")] for base, names in sorted(fleet.duplicates.items()) for n in names],
+        )
+    if fleet.ignored_findings:
+        out += ["## Ignored by policy", ""]
+        out += _table(
+            ["rule", "finding", "reason"], [[f.rule.id, f.message, why] for f, why in fleet.ignored_findings]
         )
     if fleet.invalid:
         out += ["## Unusable report files", ""]
