@@ -99,7 +99,7 @@ def render_checks(results: list, fmt: str, fail_on: str, codes: list[int], prof:
     if fmt == "json":
         from ..report import json_report
 
-        sys.stdout.write(json_report.render_many(results, fail_on, codes=codes))
+        sys.stdout.write(json_report.render_many(results, fail_on, verdicts=codes))
         return
     from ..report.safe import terminal_text
 
@@ -117,7 +117,7 @@ def render_check(result: Any, fmt: str, fail_on: str, code: int, prof: Any) -> N
     if fmt == "json":
         from ..report import json_report
 
-        sys.stdout.write(json_report.render(result, fail_on, code=code))
+        sys.stdout.write(json_report.render(result, fail_on, verdict=code))
     elif fmt == "junit":
         from ..report import junit
 
@@ -131,20 +131,22 @@ def render_check(result: Any, fmt: str, fail_on: str, code: int, prof: Any) -> N
     elif fmt == "prometheus":
         from ..report import prometheus
 
-        sys.stdout.write(prometheus.render(result, fail_on, code=code))
+        sys.stdout.write(prometheus.render(result, fail_on, verdict=code))
     elif prof.one_line:
         from ..report import oneline
 
         # stderr: an entrypoint's stdout belongs to the command it runs next.
-        sys.stderr.write(oneline.render(result, fail_on, code=code))
+        sys.stderr.write(oneline.render(result, fail_on, verdict=code))
     elif use_color() and not prof.plain:
         from ..report.text import print_rich
 
-        print_rich(result, fail_on, code=code)
+        print_rich(result, fail_on, verdict=code)
     else:
         from ..report.text import render_plain
 
-        sys.stdout.write(render_plain(result, fail_on, code=code, width=_width(), wrap=sys.stdout.isatty()))
+        sys.stdout.write(
+            render_plain(result, fail_on, verdict=code, width=_width(), wrap=sys.stdout.isatty())
+        )
 
 
 def _width() -> int:

@@ -40,9 +40,9 @@ def finding_data(f: Finding) -> dict[str, Any]:
 
 
 def report_data(
-    result: CheckResult, fail_on: str, include_timing: bool = True, code: Optional[int] = None
+    result: CheckResult, fail_on: str, include_timing: bool = True, verdict: Optional[int] = None
 ) -> dict[str, Any]:
-    """`code`: the run's verdict, computed once by the caller (result.verdict(fail_on) when not given)."""
+    """`verdict`: the run's exit code, computed once by the caller (result.verdict(fail_on) if not given)."""
     counts = result.counts()
     data: dict[str, Any] = {
         "schema": SCHEMA,
@@ -53,7 +53,9 @@ def report_data(
             "source": result.source,
             "hostname": result.facts.value("host.hostname"),
         },
-        "summary": dict(counts, fail_on=fail_on, exit_code=result.verdict(fail_on) if code is None else code),
+        "summary": dict(
+            counts, fail_on=fail_on, exit_code=result.verdict(fail_on) if verdict is None else verdict
+        ),
         "findings": [finding_data(f) for f in result.findings],
         "ignored": [dict(finding_data(f), reason=reason) for f, reason in result.ignored_findings],
         "rules": [
@@ -84,9 +86,13 @@ def report_data(
     return data
 
 
-def render(result: CheckResult, fail_on: str, include_timing: bool = True, code: Optional[int] = None) -> str:
+def render(
+    result: CheckResult, fail_on: str, include_timing: bool = True, verdict: Optional[int] = None
+) -> str:
     return (
-        json.dumps(report_data(result, fail_on, include_timing, code), indent=2, sort_keys=False, default=str)
+        json.dumps(
+            report_data(result, fail_on, include_timing, verdict), indent=2, sort_keys=False, default=str
+        )
         + "\n"
     )
 
@@ -95,11 +101,11 @@ def render_many(
     results: list[CheckResult],
     fail_on: str,
     include_timing: bool = True,
-    codes: Optional[list[int]] = None,
+    verdicts: Optional[list[int]] = None,
 ) -> str:
     """Several environments (`--python` given more than once): one report each, under `environments`,
     with the exit code of the whole run (the worst of theirs)."""
-    codes = [r.verdict(fail_on) for r in results] if codes is None else codes
+    codes = [r.verdict(fail_on) for r in results] if verdicts is None else verdicts
     data = {
         "schema": SCHEMA + ".environments",
         "schema_version": SCHEMA_VERSION,

@@ -62,9 +62,9 @@ def finding_line(f: Finding) -> str:
     return line
 
 
-def render(result: CheckResult, fail_on: str, code: Optional[int] = None) -> str:
-    """`code`: the run's verdict, computed once by the caller."""
-    return terminal_lines(_render(result, fail_on, result.verdict(fail_on) if code is None else code))
+def render(result: CheckResult, fail_on: str, verdict: Optional[int] = None) -> str:
+    """`verdict`: the run's exit code, computed once by the caller."""
+    return terminal_lines(_render(result, fail_on, result.verdict(fail_on) if verdict is None else verdict))
 
 
 def _render(result: CheckResult, fail_on: str, code: int) -> str:

@@ -44,10 +44,10 @@ def build_lines(
     result: CheckResult,
     fail_on: str,
     width: int = 100,
-    code: Optional[int] = None,
+    verdict: Optional[int] = None,
     wrap: bool = False,
 ) -> list[Line]:
-    """The report's lines, every piece made safe for a terminal; `code` is the run's verdict. `wrap`
+    """The report's lines, every piece made safe for a terminal; `verdict` is the run's exit code. `wrap`
     (a terminal) wraps the summary's text inside its column, so that the label column stays whole;
     files and pipes keep one line per area."""
     lines: list[Line] = []
@@ -103,7 +103,7 @@ def build_lines(
                 for n, chunk in enumerate(_wrap(reason, 12, width))
             ]
         lines.append([])
-    lines.append(_verdict(result, fail_on, result.verdict(fail_on) if code is None else code))
+    lines.append(_verdict(result, fail_on, result.verdict(fail_on) if verdict is None else verdict))
     return [safe_line(line) for line in lines]
 
 
@@ -176,18 +176,18 @@ def exit_reason(result: CheckResult, fail_on: str, code: int) -> str:
 
 
 def render_plain(
-    result: CheckResult, fail_on: str, width: int = 100, code: Optional[int] = None, wrap: bool = False
+    result: CheckResult, fail_on: str, width: int = 100, verdict: Optional[int] = None, wrap: bool = False
 ) -> str:
-    lines = build_lines(result, fail_on, width, code, wrap)
+    lines = build_lines(result, fail_on, width, verdict, wrap)
     return "\n".join("".join(t for t, _ in line).rstrip() for line in lines) + "\n"
 
 
 def print_rich(
-    result: CheckResult, fail_on: str, console: Optional[object] = None, code: Optional[int] = None
+    result: CheckResult, fail_on: str, console: Optional[object] = None, verdict: Optional[int] = None
 ) -> None:
     from rich.console import Console
     from rich.text import Text
 
     con = console or Console(highlight=False)
-    for line in build_lines(result, fail_on, con.width, code, wrap=True):  # type: ignore[attr-defined]
+    for line in build_lines(result, fail_on, con.width, verdict, wrap=True):  # type: ignore[attr-defined]
         con.print(Text.assemble(*line) if line else "")  # type: ignore[attr-defined]
