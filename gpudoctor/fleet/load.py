@@ -10,11 +10,12 @@ import gc
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from ..engine.model import SEVERITIES
-from ..facts import SPECS
+from ..facts import SPECS, Facts, known, unknown
 from .rules import FLEET_RULES
 
 REPORT_SCHEMA = "gpudoctor.report"
@@ -40,7 +41,7 @@ class NodeReport:
     hostname: Optional[str]
     written_by: str  # the gpudoctor version that wrote the report
     findings: tuple[NodeFinding, ...]
-    facts: dict  # the facts the fleet reads, as in the report's tree (unknown: {"unknown": reason})
+    facts: Facts  # the facts the fleet reads, type-checked, through the same Facts class as a check's
     timed_out: tuple[str, ...]
     incomplete: tuple[str, ...]  # probes that did not finish, e.g. "gpus timed out"
     unknown_rules: int  # rules the node could not evaluate (facts unknown)
@@ -126,7 +127,7 @@ def parse_report(data: bytes, file: str) -> NodeReport:
     facts = _get(doc, "facts", dict)
     findings = tuple(_finding(f, i, facts) for i, f in enumerate(_get(doc, "findings", list)))
     # A slim record: only the facts the fleet rules read (type-checked), not the node's whole tree.
-    facts = _slim(facts, SHAPE, "facts")
+    facts = facts_of(_slim(facts, SHAPE, "facts"))
     timed_out = _get(doc, "timed_out", list, default=[])
     probes = _get(doc, "probes", list, default=[])
     rules = _get(doc, "rules", list, default=[])
@@ -231,6 +232,63 @@ def _slim(node: Any, shape: Any, where: str) -> Any:
     if not isinstance(node, dict):
         return node
     return {k: _slim(node[k], sub, f"{where}.{k}") for k, sub in shape.items() if k in node}
+
+
+class ReportFacts(Facts):
+    """Facts read from a report, which also knows where the report had an object (`gpus[0].pcie`), so that
+    asking for an object's value says "not a value" without searching every name."""
+
+    def __init__(self, items: dict, objects: frozenset) -> None:
+        super().__init__(items)
+        self.objects = objects
+
+
+def facts_of(tree: Any) -> ReportFacts:
+    """A report's facts tree as Facts: `driver.version`, `gpus.count`, `gpus[3].pcie.width_current`; an
+    unknown ({"unknown": reason}) is an unknown fact. An array with objects in it is a list (its count and
+    its members' facts; a member that is not an object is a fact of its own, `gpus[3]`); any other array is
+    one value (`nccl.versions`)."""
+    items: dict = {}
+    objects: set = set()
+    intern = sys.intern  # every node has the same names: one string each for the whole fleet
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            if set(node) == {"unknown"}:
+                items[intern(path)] = unknown(str(node["unknown"]), "report")
+                return
+            objects.add(intern(path))
+            for key, value in node.items():
+                walk(value, f"{path}.{key}" if path else str(key))
+        elif isinstance(node, list) and any(isinstance(m, dict) for m in node):
+            items[intern(f"{path}.count")] = _known(len(node))
+            for i, member in enumerate(node):
+                if isinstance(member, dict):
+                    walk(member, f"{path}[{i}]")
+                else:
+                    items[intern(f"{path}[{i}]")] = _known(member)
+        elif path:
+            items[intern(path)] = _known(node)
+
+    walk(tree if isinstance(tree, dict) else {}, "")
+    return ReportFacts(items, frozenset(objects))
+
+
+_SHARED: dict = {}  # (type, value) -> its Fact: thousands of nodes report the same GPU model and driver
+_SHARED_MAX = 100_000
+
+
+def _known(value: Any) -> Any:
+    """A known fact from a report; one Fact object for each distinct scalar value (Facts are frozen)."""
+    if isinstance(value, (list, dict)):
+        return known(value, "report")
+    key = (type(value), value)
+    fact = _SHARED.get(key)
+    if fact is None:
+        fact = known(value, "report")
+        if len(_SHARED) < _SHARED_MAX:
+            _SHARED[key] = fact
+    return fact
 
 
 def _check_type(value: Any, fact: str, where: str) -> None:

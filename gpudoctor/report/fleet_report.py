@@ -307,13 +307,17 @@ def _rule_data(r: FleetRuleResult) -> dict[str, Any]:
 
 
 def _node_data(node: NodeReport) -> dict[str, Any]:
-    gpus = node.facts.get("gpus")
+    gpus = node.facts.get("gpus.count") if "gpus.count" in node.facts else node.facts.get("gpus")
     return {
         "name": node.name,
         "hostname": node.hostname,
         "file": node.file,
         "gpudoctor": node.written_by,
-        "gpus": len(gpus) if isinstance(gpus, list) else None,
+        "gpus": gpus.value
+        if isinstance(gpus.value, int)
+        else len(gpus.value)
+        if isinstance(gpus.value, list)
+        else None,
         "counts": _node_counts(node),
         "findings": [
             {

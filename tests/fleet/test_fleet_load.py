@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from fleetgen import finding, report, write
 
+from gpudoctor.facts import Facts
 from gpudoctor.fleet import load
 from gpudoctor.fleet.load import ReportError, load_reports, parse_report
 from gpudoctor.fleet.merge import merge, verdict
@@ -191,6 +192,16 @@ def test_a_wrongly_typed_fact_is_refused_naming_the_file_and_the_fact(tmp_path, 
 
 def test_a_node_keeps_only_the_facts_the_fleet_reads():
     node = parse_report(json.dumps(report("slim")).encode(), "r.json")
-    assert set(node.facts) <= {"driver", "gpus", "frameworks", "nccl"}
-    assert set(node.facts["gpus"][0]) == {"index", "name", "pcie", "nvlink"}
-    assert set(node.facts["driver"]) == {"version", "max_cuda"}
+    assert isinstance(node.facts, Facts)  # the same Facts class a check reads
+    names = {name for name, _ in node.facts.items()}
+    assert {n.split(".")[0].split("[")[0] for n in names} <= {"driver", "gpus", "frameworks", "nccl"}
+    assert {n for n in names if n.startswith("gpus[0].")} == {
+        "gpus[0].index",
+        "gpus[0].name",
+        "gpus[0].pcie.width_current",
+        "gpus[0].pcie.gen_max",
+        "gpus[0].nvlink.links",
+        "gpus[0].nvlink.links_down",
+    }
+    assert {n for n in names if n.startswith("driver.")} == {"driver.version", "driver.max_cuda"}
+    assert node.facts.value("gpus.count") == 8 and node.facts.get("gpus[0].name").source == "report"
