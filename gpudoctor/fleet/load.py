@@ -6,13 +6,17 @@ others. Only report schema version 1 (docs/json-report.md) is read; other versio
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from ..engine.model import SEVERITIES
+from ..facts import SPECS, Facts, known, unknown
+from .rules import FLEET_RULES
 
 REPORT_SCHEMA = "gpudoctor.report"
 READS_VERSION = 1  # the report schema_version this gpudoctor reads
@@ -37,7 +41,7 @@ class NodeReport:
     hostname: Optional[str]
     written_by: str  # the gpudoctor version that wrote the report
     findings: tuple[NodeFinding, ...]
-    facts: dict  # the report's facts tree (an unknown fact is {"unknown": reason})
+    facts: Facts  # the facts the fleet reads, type-checked, through the same Facts class as a check's
     timed_out: tuple[str, ...]
     incomplete: tuple[str, ...]  # probes that did not finish, e.g. "gpus timed out"
     unknown_rules: int  # rules the node could not evaluate (facts unknown)
@@ -122,6 +126,8 @@ def parse_report(data: bytes, file: str) -> NodeReport:
         raise ReportError("host.hostname: expected a string or null")
     facts = _get(doc, "facts", dict)
     findings = tuple(_finding(f, i, facts) for i, f in enumerate(_get(doc, "findings", list)))
+    # A slim record: only the facts the fleet rules read (type-checked), not the node's whole tree.
+    facts = facts_of(_slim(facts, SHAPE, "facts"))
     timed_out = _get(doc, "timed_out", list, default=[])
     probes = _get(doc, "probes", list, default=[])
     rules = _get(doc, "rules", list, default=[])
@@ -164,6 +170,147 @@ def _check_schema(doc: dict) -> None:
 
 
 _MISSING = object()
+
+
+def _shape(facts: list[str]) -> dict:
+    """The part of a facts tree that `facts` read: {"driver": {"version": "driver.version"}, "gpus": [
+    {...}]}; a leaf is the fact's schema name, a list is [member shape]."""
+    shape: dict = {}
+    for name in facts:
+        node: Any = shape
+        parts = name.replace("[]", ".[]").split(".")
+        if parts[-1] == "count":  # `gpus.count` is the array's length: keep the array
+            parts, leaf = parts[:-1], {}
+        else:
+            leaf = name
+        for n, part in enumerate(parts):
+            nxt = parts[n + 1] if n + 1 < len(parts) else None
+            if part == "[]":
+                continue
+            child = leaf if nxt is None else ([{}] if nxt == "[]" else {})
+            if isinstance(node, list):
+                node = node[0]
+            existing = node.get(part)
+            if existing is None or (isinstance(existing, dict) and not existing and child != {}):
+                node[part] = child
+            node = node[part]
+    return shape
+
+
+# What the fleet reads of each node: the fleet rules' facts, their groups, and each GPU's index.
+FLEET_FACTS = sorted(
+    {r.fact for r in FLEET_RULES} | {r.by for r in FLEET_RULES if r.by} | {"gpus[].index", "gpus.count"}
+)
+SHAPE = _shape(FLEET_FACTS)
+
+_TYPES = {
+    "str": (str, "a string"),
+    "version": (str, "a version string"),
+    "int": (int, "an integer"),
+    "float": ((int, float), "a number"),
+    "bool": (bool, "true or false"),
+    "list[str]": (str, "an array of strings"),
+    "list[int]": (int, "an array of integers"),
+}
+
+
+def _slim(node: Any, shape: Any, where: str) -> Any:
+    """The part of `node` that `shape` names, each value checked against the facts schema. An unknown
+    fact ({"unknown": reason}) and null stay as they are; a wrongly typed value is a ReportError naming
+    the fact."""
+    if isinstance(node, dict) and set(node) == {"unknown"}:
+        return node
+    if isinstance(shape, str):
+        _check_type(node, shape, where)
+        return node
+    if isinstance(shape, list):
+        if not isinstance(node, list):
+            return node  # read as "not an array"
+        return [_slim(m, shape[0], f"{where}[{i}]") if isinstance(m, dict) else m for i, m in enumerate(node)]
+    if not shape:
+        return node if not isinstance(node, (dict, list)) else ([] if isinstance(node, list) else {})
+    if not isinstance(node, dict):
+        return node
+    return {k: _slim(node[k], sub, f"{where}.{k}") for k, sub in shape.items() if k in node}
+
+
+class ReportFacts(Facts):
+    """Facts read from a report, which also knows where the report had an object (`gpus[0].pcie`), so that
+    asking for an object's value says "not a value" without searching every name."""
+
+    def __init__(self, items: dict, objects: frozenset) -> None:
+        super().__init__(items)
+        self.objects = objects
+
+
+def facts_of(tree: Any) -> ReportFacts:
+    """A report's facts tree as Facts: `driver.version`, `gpus.count`, `gpus[3].pcie.width_current`; an
+    unknown ({"unknown": reason}) is an unknown fact. An array with objects in it is a list (its count and
+    its members' facts; a member that is not an object is a fact of its own, `gpus[3]`); any other array is
+    one value (`nccl.versions`)."""
+    items: dict = {}
+    objects: set = set()
+    intern = sys.intern  # every node has the same names: one string each for the whole fleet
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            if set(node) == {"unknown"}:
+                items[intern(path)] = unknown(str(node["unknown"]), "report")
+                return
+            objects.add(intern(path))
+            for key, value in node.items():
+                walk(value, f"{path}.{key}" if path else str(key))
+        elif isinstance(node, list) and any(isinstance(m, dict) for m in node):
+            items[intern(f"{path}.count")] = _known(len(node))
+            for i, member in enumerate(node):
+                if isinstance(member, dict):
+                    walk(member, f"{path}[{i}]")
+                else:
+                    items[intern(f"{path}[{i}]")] = _known(member)
+        elif path:
+            items[intern(path)] = _known(node)
+
+    walk(tree if isinstance(tree, dict) else {}, "")
+    return ReportFacts(items, frozenset(objects))
+
+
+_SHARED: dict = {}  # (type, value) -> its Fact: thousands of nodes report the same GPU model and driver
+_SHARED_MAX = 100_000
+
+
+def _known(value: Any) -> Any:
+    """A known fact from a report; one Fact object for each distinct scalar value (Facts are frozen)."""
+    if isinstance(value, (list, dict)):
+        return known(value, "report")
+    key = (type(value), value)
+    fact = _SHARED.get(key)
+    if fact is None:
+        fact = known(value, "report")
+        if len(_SHARED) < _SHARED_MAX:
+            _SHARED[key] = fact
+    return fact
+
+
+def _check_type(value: Any, fact: str, where: str) -> None:
+    spec = SPECS.get(fact)
+    if value is None or spec is None or spec.type not in _TYPES:
+        return
+    kind, words = _TYPES[spec.type]
+    if spec.type.startswith("list["):
+        ok = isinstance(value, list) and all(isinstance(v, kind) and not isinstance(v, bool) for v in value)
+    elif spec.type == "bool":
+        ok = isinstance(value, bool)
+    else:
+        ok = isinstance(value, kind) and not isinstance(value, bool)
+    if not ok:
+        raise ReportError(f"{where}: expected {words} ({fact} is {spec.type}), got {_kind(value)}")
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return {dict: "an object", list: "an array"}[type(value)]
+    text = repr(value)
+    return f"{type(value).__name__} {text[:40] + '...' if len(text) > 40 else text}"
 
 
 def _get(obj: dict, key: str, kind: type, where: str = "", default: Any = _MISSING) -> Any:
@@ -265,10 +412,18 @@ def load_reports(paths: list[str]) -> Loaded:
     """Every report under paths; the ones that cannot be used are listed with the reason, in order."""
     files, invalid = find_report_files(paths)
     reports = []
-    for path in files:
-        try:
-            reports.append(read_report(path))
-        except ReportError as e:
-            invalid.append(Invalid(path, str(e)))
+    # Loading makes many small objects that all live to the end: the collector's full passes would walk
+    # every one of them again and again (superlinear time). Collect once, after.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for path in files:
+            try:
+                reports.append(read_report(path))
+            except ReportError as e:
+                invalid.append(Invalid(path, str(e)))
+    finally:
+        if enabled:
+            gc.enable()
     nodes, duplicates = name_nodes(reports)
     return Loaded(nodes=nodes, invalid=invalid, duplicates=duplicates)

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..engine.model import SEVERITY_RANK
-from .load import Invalid, Loaded, NodeFinding, NodeReport
+from ..facts import Facts
+from .load import Invalid, Loaded, NodeFinding, NodeReport, facts_of
 from .rules import FLEET_RULES, FleetRule
 
 EXIT_OK, EXIT_FINDINGS, EXIT_CANNOT_CHECK = 0, 1, 2
@@ -69,11 +70,20 @@ class Fleet:
     results: list[FleetRuleResult]
     invalid: list[Invalid]
     duplicates: dict[str, list[str]] = field(default_factory=dict)
+    ignore: dict[str, str] = field(default_factory=dict)  # fleet rule id -> why a policy ignores it
 
     @property
     def findings(self) -> list[FleetFinding]:
-        """Most severe first; then in rule-table order, each rule's findings in its own order."""
-        return sorted((f for r in self.results for f in r.findings), key=lambda f: -SEVERITY_RANK[f.severity])
+        """Most severe first; then in rule-table order, each rule's findings in its own order. Findings of
+        rules the policy ignores are not among them (see ignored_findings)."""
+        found = (f for r in self.results if r.rule.id not in self.ignore for f in r.findings)
+        return sorted(found, key=lambda f: -SEVERITY_RANK[f.severity])
+
+    @property
+    def ignored_findings(self) -> list[tuple[FleetFinding, str]]:
+        return [
+            (f, self.ignore[r.rule.id]) for r in self.results if r.rule.id in self.ignore for f in r.findings
+        ]
 
     def fleet_counts(self) -> dict[str, int]:
         return _count(f.severity for f in self.findings)
@@ -86,14 +96,31 @@ class Fleet:
         return sum(len(_items(n.facts, "gpus")[0] or []) for n in self.nodes)
 
 
-def merge(loaded: Loaded, rules: tuple[FleetRule, ...] = FLEET_RULES) -> Fleet:
+def merge(
+    loaded: Loaded, rules: tuple[FleetRule, ...] = FLEET_RULES, ignore: Optional[dict[str, str]] = None
+) -> Fleet:
+    """`ignore`: fleet rule id -> reason (a policy's `[ignore]`); their findings are kept apart."""
     nodes = sorted(loaded.nodes, key=lambda n: _natural(n.name))
     return Fleet(
         nodes=nodes,
         results=evaluate(rules, nodes),
         invalid=list(loaded.invalid),
         duplicates=dict(loaded.duplicates),
+        ignore=dict(ignore or {}),
     )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The fleet's exit code, computed once per run (verdict()) and handed to every renderer."""
+
+    code: int
+    fail_on: str
+    skip_invalid: bool = False
+
+
+def verdict(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> Verdict:
+    return Verdict(exit_code(fleet, fail_on, skip_invalid), fail_on, skip_invalid)
 
 
 def exit_code(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> int:
@@ -133,48 +160,63 @@ def by_rule(nodes: list[NodeReport]) -> list[RuleSummary]:
 # --- reading values out of a facts tree ------------------------------------------------------------
 
 
-def _unknown(value: Any) -> Optional[str]:
-    if isinstance(value, dict) and len(value) == 1 and "unknown" in value:
-        return str(value["unknown"])
-    return None
+_PREFIX = re.compile(r"[.\[]")
 
 
-def lookup(tree: Any, path: str) -> tuple[Any, Optional[str]]:
-    """(value, None) for a known fact, (None, reason) otherwise. `x.count` of an array is its length.
-
-    A value is a string, number, boolean or an array of those; anything else is "not a value"."""
-    node, reason = _walk(tree, path)
-    if reason is None and isinstance(node, list) and any(isinstance(v, (list, dict)) for v in node):
-        return None, "not a value"
-    return node, reason
-
-
-def _walk(tree: Any, path: str) -> tuple[Any, Optional[str]]:
-    node = tree
-    parts = path.split(".")
-    for i, part in enumerate(parts):
-        if isinstance(node, list) and part == "count" and i == len(parts) - 1:
-            return len(node), None
-        if not isinstance(node, dict) or part not in node:
-            return None, "not in report"
-        node = node[part]
-        reason = _unknown(node)
-        if reason is not None:
-            return None, reason
-    if isinstance(node, dict):
-        return None, "not a value"
-    if node is None:
-        return None, "null in report"
-    return node, None
+def lookup(facts: Any, path: str) -> tuple[Any, Optional[str]]:
+    """(value, None) for a known fact, (None, reason) otherwise: the reason it is unknown, "not in
+    report", "null in report", "not a value" (an object or a list of objects). `x.count` of a list is its
+    length. `facts` is a node's Facts (a facts tree is read as one)."""
+    if not isinstance(facts, Facts):
+        facts = facts_of(facts)
+    if path in facts:
+        fact = facts.get(path)
+        if not fact.known:
+            return None, fact.unknown
+        value = fact.value
+        if value is None:
+            return None, "null in report"
+        if isinstance(value, dict) or (
+            isinstance(value, list) and any(isinstance(v, (list, dict)) for v in value)
+        ):
+            return None, "not a value"
+        return value, None
+    if path.endswith(".count"):
+        whole = path[: -len(".count")]
+        if whole in facts and facts.get(whole).known and isinstance(facts.get(whole).value, list):
+            return len(facts.get(whole).value), None
+    return None, _absent(facts, path)
 
 
-def _items(tree: Any, list_name: str) -> tuple[Optional[list], Optional[str]]:
-    value, reason = _walk(tree, list_name)
-    if reason is not None:
-        return None, reason
-    if not isinstance(value, list):
-        return None, "not an array"
-    return [m for m in value if isinstance(m, dict)], None
+def _absent(facts: Facts, path: str) -> str:
+    """Why a fact that is not there is not: an unknown section above it, or an object where a value was
+    expected, or nothing in the report."""
+    for m in _PREFIX.finditer(path):
+        above = path[: m.start()]
+        if above in facts:
+            fact = facts.get(above)
+            return fact.unknown if not fact.known else "not in report"  # type: ignore[return-value]
+    if f"{path}.count" in facts or path in getattr(facts, "objects", ()):
+        return "not a value"
+    return "not in report"
+
+
+def _items(facts: Facts, list_name: str) -> tuple[Optional[list[str]], Optional[str]]:
+    """The members of a list that are objects, as fact prefixes (`gpus[0]`, ...), or why there are none."""
+    count = facts.get(f"{list_name}.count")
+    if f"{list_name}.count" in facts and count.known:
+        return [f"{list_name}[{i}]" for i in range(count.value) if f"{list_name}[{i}]" not in facts], None
+    if list_name in facts:
+        fact = facts.get(list_name)
+        if not fact.known:
+            return None, fact.unknown
+        return ([], None) if isinstance(fact.value, list) else (None, "not an array")
+    reason = _absent(facts, list_name)
+    return None, ("not an array" if reason == "not a value" else reason)
+
+
+def _member(facts: Facts, member: str, field_: str) -> tuple[Any, Optional[str]]:
+    return lookup(facts, f"{member}.{field_}")
 
 
 def _hashable(value: Any) -> Any:
@@ -217,11 +259,11 @@ def _node_values(rule: FleetRule, node: NodeReport) -> tuple[dict[Optional[str],
     for m in members:
         key = None
         if by is not None:
-            key, key_reason = lookup(m, by)
+            key, key_reason = _member(node.facts, m, by)
             if key_reason is not None:
                 continue
             key = str(key)
-        value, value_reason = lookup(m, field_)
+        value, value_reason = _member(node.facts, m, field_)
         if value_reason is None:
             values = distinct.setdefault(key, [])
             if _hashable(value) not in values:
@@ -288,15 +330,15 @@ def _outlier(rule: FleetRule, nodes: list[NodeReport]) -> FleetRuleResult:
         for i, m in enumerate(members):
             key = None
             if by is not None:
-                raw_key, _ = lookup(m, by)
+                raw_key, _ = _member(node.facts, m, by)
                 key = None if raw_key is None else str(raw_key)
-            value, value_reason = lookup(m, field_)
+            value, value_reason = _member(node.facts, m, field_)
             if value_reason is None and not _number(value):
                 value_reason = "not a number"
             if value_reason is not None:
                 first_reason = first_reason or f"{list_name}[{i}].{field_}: {value_reason}"
                 continue
-            index = m.get("index")
+            index, _ = _member(node.facts, m, "index")
             gpu = index if isinstance(index, int) and not isinstance(index, bool) else i
             counts.setdefault(key, {})
             counts[key][value] = counts[key].get(value, 0) + 1

@@ -9,6 +9,7 @@ Two kinds, both against the fleet's most common value (its "majority"):
   fleet. A GPU whose value is on the `worse` side of the most common value is a finding, one per node
   naming its GPUs. When values tie for most common, the better one is the norm.
 
+The rules are data in rules/fleet/fleet.yaml, loaded and checked here (`load_fleet_rules`).
 `by` splits the comparison into groups: torch versions are compared with torch versions, the PCIe width
 of H200s with that of H200s. `what` names the value in messages (`{key}` is the group); `fmt` shows it.
 """
@@ -16,6 +17,7 @@ of H200s with that of H200s. `what` names the value in messages (`{key}` is the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional
 
 from ..engine.model import SEVERITIES
@@ -38,121 +40,60 @@ class FleetRule:
     fmt: str = "{}"  # how a value is shown, e.g. "x{}" for a PCIe width
 
 
-FLEET_RULES: tuple[FleetRule, ...] = (
-    FleetRule(
-        id="GD-FLEET-DRIVER-001",
-        title="Driver version differs across nodes",
-        severity="warning",
-        kind="drift",
-        fact="driver.version",
-        what="driver version",
-        why="Nodes on another driver behave differently under the same job (CUDA features, NCCL "
-        "transports, bugs fixed or not); a multi-node job is only as good as its oddest node.",
-    ),
-    FleetRule(
-        id="GD-FLEET-CUDA-001",
-        title="Newest supported CUDA differs across nodes",
-        severity="warning",
-        kind="drift",
-        fact="driver.max_cuda",
-        what="driver CUDA version",
-        why="A container or wheel built for a newer CUDA runs on most nodes and fails on these with "
-        "'CUDA driver version is insufficient for CUDA runtime version'.",
-    ),
-    FleetRule(
-        id="GD-FLEET-NCCL-001",
-        title="NCCL versions differ across nodes",
-        severity="warning",
-        kind="drift",
-        fact="nccl.versions",
-        what="NCCL versions",
-        why="NCCL expects the same version on every rank; mixed versions can fail to connect or hang "
-        "in the first collective.",
-    ),
-    FleetRule(
-        id="GD-FLEET-FW-001",
-        title="Framework version differs across nodes",
-        severity="warning",
-        kind="drift",
-        fact="frameworks[].version",
-        by="frameworks[].name",
-        what="{key} version",
-        why="Ranks on another framework version may disagree on checkpoint formats, collective "
-        "semantics or compiled kernels; distributed jobs want one version everywhere.",
-    ),
-    FleetRule(
-        id="GD-FLEET-GPU-001",
-        title="GPU count differs from the fleet's",
-        severity="error",
-        kind="drift",
-        fact="gpus.count",
-        what="GPU count",
-        why="A node that shows fewer GPUs than its peers usually lost one (fallen off the bus, "
-        "Xid 79, disabled); jobs asking for a full node fail or wait there.",
-    ),
-    FleetRule(
-        id="GD-FLEET-GPU-002",
-        title="GPU model differs from the fleet's",
-        severity="warning",
-        kind="drift",
-        fact="gpus[].name",
-        what="GPU model",
-        why="A job sized for one model (memory, speed) runs out of memory or becomes the straggler "
-        "on another; schedule such nodes in their own pool.",
-    ),
-    FleetRule(
-        id="GD-FLEET-PCIE-001",
-        title="GPU PCIe link narrower than on the fleet's other GPUs",
-        severity="warning",
-        kind="outlier",
-        fact="gpus[].pcie.width_current",
-        by="gpus[].name",
-        worse="lower",
-        what="PCIe width",
-        fmt="x{}",
-        why="A GPU on fewer lanes than its peers moves data to and from the host at a fraction of "
-        "their speed; a riser, slot or bifurcation setting differs on this node even when the "
-        "node alone looks consistent.",
-    ),
-    FleetRule(
-        id="GD-FLEET-PCIE-002",
-        title="GPU PCIe generation lower than on the fleet's other GPUs",
-        severity="warning",
-        kind="outlier",
-        fact="gpus[].pcie.gen_max",
-        by="gpus[].name",
-        worse="lower",
-        what="PCIe generation",
-        fmt="gen {}",
-        why="The highest generation the GPU and its slot share is lower than on the same GPUs "
-        "elsewhere (BIOS setting, slot, riser); the current generation is not compared because it "
-        "drops when a GPU idles.",
-    ),
-    FleetRule(
-        id="GD-FLEET-NVLINK-001",
-        title="More NVLink links down than on the fleet's other GPUs",
-        severity="error",
-        kind="outlier",
-        fact="gpus[].nvlink.links_down",
-        by="gpus[].name",
-        worse="higher",
-        what="NVLink links down",
-        why="GPU-to-GPU traffic over the remaining links (or PCIe) is slower, and the whole job "
-        "waits for this node in every collective.",
-    ),
-    FleetRule(
-        id="GD-FLEET-NVLINK-002",
-        title="Fewer NVLink links than on the fleet's other GPUs",
-        severity="warning",
-        kind="outlier",
-        fact="gpus[].nvlink.links",
-        by="gpus[].name",
-        worse="lower",
-        what="NVLink links",
-        why="The same GPU model reports NVLink links elsewhere but fewer (or none) here: NVLink is not "
-        "set up on this node (fabric manager, NVSwitch, driver), so GPU traffic goes over PCIe.",
-    ),
-)
+FIELDS = ("id", "title", "severity", "kind", "fact", "what", "why", "by", "worse", "fmt")
+REQUIRED = ("id", "title", "severity", "kind", "fact", "what", "why")
+
+
+class FleetRuleError(ValueError):
+    """A fleet rule file with problems; `problems` lists every one."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+def fleet_rules_file() -> Path:
+    """The shipped fleet rules: rules/fleet/fleet.yaml (installed as gpudoctor/_rules/fleet/)."""
+    from ..engine.loader import shipped_rules_dir
+
+    return shipped_rules_dir() / "fleet" / "fleet.yaml"
+
+
+def load_fleet_rules(path: Optional[Path] = None) -> tuple[FleetRule, ...]:
+    """The fleet rules of a file (the shipped one by default), strictly checked: every problem at once,
+    with the file, line and rule id. Raises FleetRuleError."""
+    from ..engine.yamlsafe import YamlError, load
+
+    path = path or fleet_rules_file()
+    try:
+        data, lines = load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise FleetRuleError([f"{path}: cannot read: {e}"]) from None
+    except YamlError as e:
+        raise FleetRuleError([f"{path}:{e.line}: {e}"]) from None
+    items = data.get("rules") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise FleetRuleError([f"{path}: expected a mapping with a list under `rules`"])
+    rules, problems = [], []
+    for n, item in enumerate(items):
+        where = f"{path}:{lines.get(('rules', n), 0)}"
+        if not isinstance(item, dict):
+            problems.append(f"{where}: a rule is a mapping")
+            continue
+        rid = item.get("id", "<no id>")
+        bad = sorted(set(item) - set(FIELDS))
+        missing = [k for k in REQUIRED if k not in item]
+        wrong = [k for k, v in item.items() if k in FIELDS and not isinstance(v, str)]
+        for what, keys in (("unknown key(s)", bad), ("missing", missing), ("not a string", wrong)):
+            if keys:
+                problems.append(f"{where}: {rid}: {what}: {', '.join(map(str, keys))}")
+        if bad or missing or wrong:
+            continue
+        rules.append(FleetRule(**{k: item[k] for k in FIELDS if k in item}))
+    problems += [f"{path}: {p}" for p in table_problems(tuple(rules))]
+    if problems:
+        raise FleetRuleError(problems)
+    return tuple(rules)
 
 
 def table_problems(rules: tuple[FleetRule, ...]) -> list[str]:
@@ -183,3 +124,6 @@ def table_problems(rules: tuple[FleetRule, ...]) -> list[str]:
         if "{key}" in r.what and r.by is None:
             problems.append(f"{where}: what uses {{key}} but the rule has no by")
     return problems
+
+
+FLEET_RULES: tuple[FleetRule, ...] = load_fleet_rules()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..facts import Facts
+from .safe import terminal_text
 
 
 def render(facts: Facts) -> str:
@@ -11,4 +12,6 @@ def render(facts: Facts) -> str:
         value = repr(fact.value) if fact.known else f"unknown ({fact.unknown})"
         rows.append((name, value, fact.source))
     width = max((len(r[0]) for r in rows), default=0)
-    return "".join(f"{n.ljust(width)}  {v}" + (f"  [{s}]" if s else "") + "\n" for n, v, s in rows)
+    return "".join(
+        terminal_text(f"{n.ljust(width)}  {v}" + (f"  [{s}]" if s else "")) + "\n" for n, v, s in rows
+    )

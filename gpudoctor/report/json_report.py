@@ -6,7 +6,7 @@ Consumers may rely on every key listed there; new keys may appear within a versi
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Optional
 
 from .. import __version__
 from ..check import CheckResult
@@ -39,7 +39,10 @@ def finding_data(f: Finding) -> dict[str, Any]:
     }
 
 
-def report_data(result: CheckResult, fail_on: str, include_timing: bool = True) -> dict[str, Any]:
+def report_data(
+    result: CheckResult, fail_on: str, include_timing: bool = True, verdict: Optional[int] = None
+) -> dict[str, Any]:
+    """`verdict`: the run's exit code, computed once by the caller (result.verdict(fail_on) if not given)."""
     counts = result.counts()
     data: dict[str, Any] = {
         "schema": SCHEMA,
@@ -50,7 +53,9 @@ def report_data(result: CheckResult, fail_on: str, include_timing: bool = True) 
             "source": result.source,
             "hostname": result.facts.value("host.hostname"),
         },
-        "summary": dict(counts, fail_on=fail_on, exit_code=result.verdict(fail_on)),
+        "summary": dict(
+            counts, fail_on=fail_on, exit_code=result.verdict(fail_on) if verdict is None else verdict
+        ),
         "findings": [finding_data(f) for f in result.findings],
         "ignored": [dict(finding_data(f), reason=reason) for f, reason in result.ignored_findings],
         "rules": [
@@ -89,21 +94,31 @@ def override_data(result: CheckResult) -> list[dict[str, str]]:
     return [{"id": r.id, "shipped": r.replaces, "by": f"{r.file}:{r.line}"} for r in result.overrides]
 
 
-def render(result: CheckResult, fail_on: str, include_timing: bool = True) -> str:
+def render(
+    result: CheckResult, fail_on: str, include_timing: bool = True, verdict: Optional[int] = None
+) -> str:
     return (
-        json.dumps(report_data(result, fail_on, include_timing), indent=2, sort_keys=False, default=str)
+        json.dumps(
+            report_data(result, fail_on, include_timing, verdict), indent=2, sort_keys=False, default=str
+        )
         + "\n"
     )
 
 
-def render_many(results: list[CheckResult], fail_on: str, include_timing: bool = True) -> str:
+def render_many(
+    results: list[CheckResult],
+    fail_on: str,
+    include_timing: bool = True,
+    verdicts: Optional[list[int]] = None,
+) -> str:
     """Several environments (`--python` given more than once): one report each, under `environments`,
     with the exit code of the whole run (the worst of theirs)."""
+    codes = [r.verdict(fail_on) for r in results] if verdicts is None else verdicts
     data = {
         "schema": SCHEMA + ".environments",
         "schema_version": SCHEMA_VERSION,
         "gpudoctor": __version__,
-        "exit_code": max(r.verdict(fail_on) for r in results),
-        "environments": [report_data(r, fail_on, include_timing) for r in results],
+        "exit_code": max(codes),
+        "environments": [report_data(r, fail_on, include_timing, c) for r, c in zip(results, codes)],
     }
     return json.dumps(data, indent=2, sort_keys=False, default=str) + "\n"

@@ -3,6 +3,8 @@ at a glance, and a table of findings with their fixes."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 from .. import __version__
 from ..check import CheckResult
 from ..engine.model import Finding
@@ -37,9 +39,9 @@ def _fix(f: Finding) -> str:
     return "<br>".join(parts)
 
 
-def headline(result: CheckResult, fail_on: str) -> str:
+def headline(result: CheckResult, fail_on: str, verdict: Optional[int] = None) -> str:
     c = result.counts()
-    code_ = result.verdict(fail_on)
+    code_ = result.verdict(fail_on) if verdict is None else verdict
     mark = "❌" if code_ else ("⚠️" if c["error"] or c["warning"] else "✅")
     return (
         f"{mark} gpudoctor: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info"
@@ -47,12 +49,13 @@ def headline(result: CheckResult, fail_on: str) -> str:
     )
 
 
-def render(result: CheckResult, fail_on: str) -> str:
+def render(result: CheckResult, fail_on: str, verdict: Optional[int] = None) -> str:
+    """`verdict`: the run's exit code, computed once by the caller."""
     c = result.counts()
     where = "live check" if result.host_kind == "live" else f"snapshot `{result.source}`"
     host = result.facts.value("host.hostname")
     lines = [
-        f"## {headline(result, fail_on)}",
+        f"## {headline(result, fail_on, verdict)}",
         "",
         f"gpudoctor {__version__} · {where}"
         + (f" of `{host}`" if host else "")

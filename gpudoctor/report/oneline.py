@@ -8,9 +8,12 @@ something does. Meant for container entrypoints and job prologs, where a log has
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ..check import EXIT_CANNOT_CHECK, CheckResult
 from ..engine.model import SEVERITY_RANK, Finding
 from ..facts import Facts
+from .safe import terminal_lines
 from .text import command_text
 
 
@@ -59,7 +62,12 @@ def finding_line(f: Finding) -> str:
     return line
 
 
-def render(result: CheckResult, fail_on: str) -> str:
+def render(result: CheckResult, fail_on: str, verdict: Optional[int] = None) -> str:
+    """`verdict`: the run's exit code, computed once by the caller."""
+    return terminal_lines(_render(result, fail_on, result.verdict(fail_on) if verdict is None else verdict))
+
+
+def _render(result: CheckResult, fail_on: str, code: int) -> str:
     bad = failing(result, fail_on)
     timed_out = result.unanswered()
     if bad:
@@ -68,7 +76,7 @@ def render(result: CheckResult, fail_on: str) -> str:
             lines.append(f"gpudoctor: timed out: {', '.join(timed_out)}")
         return "\n".join(lines) + "\n"
     facts = result.facts
-    cannot = result.verdict(fail_on) == EXIT_CANNOT_CHECK
+    cannot = code == EXIT_CANNOT_CHECK
     head = "could not check" if cannot else ("ok" if not timed_out else "incomplete")
     parts = [head, gpus_part(facts), driver_part(facts), cuda_part(facts)]
     for severity in ("error", "warning"):  # below --fail-on, or they would be failing

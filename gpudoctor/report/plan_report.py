@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import __version__
 from ..plan import RISKS, FixPlan, PlanStep
+from .safe import terminal_lines
 
 SCHEMA = "gpudoctor.plan"
 SCHEMA_VERSION = 1
@@ -71,7 +72,7 @@ def render_text(plan: FixPlan, where: str, width: int = 100) -> str:
         + ", ".join(f"{counts[risk]} {risk}" for risk in RISKS)
         + ". Nothing has been run."
     )
-    return "\n".join(lines) + "\n"
+    return terminal_lines("\n".join(lines) + "\n")
 
 
 def step_data(number: int, step: PlanStep) -> dict[str, Any]:

@@ -102,7 +102,10 @@ GPU_GAUGES = (
 )
 
 
-def render(result: CheckResult, fail_on: str, include_timing: bool = True) -> str:
+def render(
+    result: CheckResult, fail_on: str, include_timing: bool = True, verdict: Optional[int] = None
+) -> str:
+    """`verdict`: the run's exit code, computed once by the caller."""
     m = _Metrics()
     facts = result.facts
     m.add(
@@ -114,7 +117,7 @@ def render(result: CheckResult, fail_on: str, include_timing: bool = True) -> st
     m.add(
         "gpudoctor_exit_code",
         f"Exit code of the check under --fail-on {fail_on}",
-        result.verdict(fail_on),
+        result.verdict(fail_on) if verdict is None else verdict,
     )
     if include_timing:
         m.add("gpudoctor_check_duration_seconds", "Wall time of the check", round(result.elapsed, 4))

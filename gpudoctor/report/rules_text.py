@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ..engine.model import Rule
+
+if TYPE_CHECKING:  # the fleet rules load their file when imported; only `rules show` needs them
+    from ..fleet.rules import FleetRule
 
 
 def rule_table(rules: list[Rule]) -> str:
@@ -68,3 +72,18 @@ def explain_text(rules: list[Rule], message: str) -> tuple[str, bool]:
     for _score, rule in scored[:3]:
         parts.append(rule_detail(rule))
     return "\n".join(parts) + "\nRun `gpudoctor check` to see whether it applies to this host.\n", True
+
+
+def fleet_rule_detail(rule: FleetRule) -> str:
+    """`rules show` for a fleet rule (rules/fleet/fleet.yaml): what it compares across nodes."""
+    compares = rule.fact + (f" by {rule.by}" if rule.by else "")
+    kind = rule.kind + (f" ({rule.worse} is worse)" if rule.worse else "")
+    lines = [
+        f"{rule.id}: {rule.title}",
+        f"severity: {rule.severity}   area: fleet   kind: {kind}",
+        f"compares: {compares} across the nodes' reports (gpudoctor fleet)",
+        "defined in: rules/fleet/fleet.yaml",
+        "",
+        f"why: {rule.why}",
+    ]
+    return "\n".join(lines) + "\n"

@@ -12,6 +12,7 @@ from typing import Optional
 from .. import __version__
 from ..check import CheckResult
 from ..engine.model import CATEGORIES, Finding, FixStep
+from .safe import safe_line
 from .summary import summary
 
 Line = list[tuple[str, str]]  # (text, rich style)
@@ -39,7 +40,16 @@ def _wrap(text: str, indent: int, width: int) -> list[str]:
     ) or [""]
 
 
-def build_lines(result: CheckResult, fail_on: str, width: int = 100) -> list[Line]:
+def build_lines(
+    result: CheckResult,
+    fail_on: str,
+    width: int = 100,
+    verdict: Optional[int] = None,
+    wrap: bool = False,
+) -> list[Line]:
+    """The report's lines, every piece made safe for a terminal; `verdict` is the run's exit code. `wrap`
+    (a terminal) wraps the summary's text inside its column, so that the label column stays whole;
+    files and pipes keep one line per area."""
     lines: list[Line] = []
     where = "live check" if result.host_kind == "live" else f"snapshot {result.source}"
     host = result.facts.value("host.hostname")
@@ -50,7 +60,9 @@ def build_lines(result: CheckResult, fail_on: str, width: int = 100) -> list[Lin
     for area, area_lines in summary(result.facts):
         for n, text in enumerate(area_lines):
             label = area if n == 0 else ""
-            lines.append([(label.ljust(LABEL_WIDTH), "bold"), (text, "")])
+            chunks = _wrap(text, LABEL_WIDTH, width) if wrap else [text]
+            lines.append([(label.ljust(LABEL_WIDTH), "bold"), (chunks[0], "")])
+            lines += [[(" " * LABEL_WIDTH, ""), (chunk, "")] for chunk in chunks[1:]]
     for text in overridden(result):  # no shipped rule is replaced silently
         lines.append([("Overridden".ljust(LABEL_WIDTH), "bold yellow"), (text, "")])
     for what in result.timed_out:
@@ -93,8 +105,8 @@ def build_lines(result: CheckResult, fail_on: str, width: int = 100) -> list[Lin
                 for n, chunk in enumerate(_wrap(reason, 12, width))
             ]
         lines.append([])
-    lines.append(_verdict(result, fail_on))
-    return lines
+    lines.append(_verdict(result, fail_on, result.verdict(fail_on) if verdict is None else verdict))
+    return [safe_line(line) for line in lines]
 
 
 def overridden(result: CheckResult) -> list[str]:
@@ -131,9 +143,8 @@ def _finding_lines(f: Finding, width: int) -> list[Line]:
     return out
 
 
-def _verdict(result: CheckResult, fail_on: str) -> Line:
+def _verdict(result: CheckResult, fail_on: str, code: int) -> Line:
     c = result.counts()
-    code = result.verdict(fail_on)
     words = (
         f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info; {c['passed']} rule(s) passed"
     )
@@ -171,16 +182,19 @@ def exit_reason(result: CheckResult, fail_on: str, code: int) -> str:
     return f"--fail-on {fail_on}"
 
 
-def render_plain(result: CheckResult, fail_on: str, width: int = 100) -> str:
-    return (
-        "\n".join("".join(t for t, _ in line).rstrip() for line in build_lines(result, fail_on, width)) + "\n"
-    )
+def render_plain(
+    result: CheckResult, fail_on: str, width: int = 100, verdict: Optional[int] = None, wrap: bool = False
+) -> str:
+    lines = build_lines(result, fail_on, width, verdict, wrap)
+    return "\n".join("".join(t for t, _ in line).rstrip() for line in lines) + "\n"
 
 
-def print_rich(result: CheckResult, fail_on: str, console: Optional[object] = None) -> None:
+def print_rich(
+    result: CheckResult, fail_on: str, console: Optional[object] = None, verdict: Optional[int] = None
+) -> None:
     from rich.console import Console
     from rich.text import Text
 
     con = console or Console(highlight=False)
-    for line in build_lines(result, fail_on, con.width):  # type: ignore[attr-defined]
+    for line in build_lines(result, fail_on, con.width, verdict, wrap=True):  # type: ignore[attr-defined]
         con.print(Text.assemble(*line) if line else "")  # type: ignore[attr-defined]

@@ -46,3 +46,30 @@ def test_fleet_cli_formats_exit_codes_and_bad_files(tmp_path):
     assert gd("fleet", str(reports), "--skip-invalid").returncode == 0
     assert gd("fleet", str(tmp_path / "nothing-here"), "--skip-invalid").returncode == 2
     assert gd("fleet").returncode == 2  # no paths: usage error
+
+
+def test_a_policy_ignores_a_fleet_rule_with_its_reason(tmp_path):
+    reports = tmp_path / "reports"
+    for i in range(3):
+        write(reports, f"gpu-{i}.json", report(f"gpu-{i}"))
+    write(reports, "gpu-3.json", report("gpu-3", facts={"driver.version": "535.104.05"}))
+    policy = tmp_path / "gpudoctor.toml"
+    policy.write_text('[ignore]\nGD-FLEET-DRIVER-001 = "gpu-3 is the canary for the next driver"\n')
+
+    before = json.loads(gd("fleet", str(reports), "--format", "json").stdout)
+    assert before["summary"]["fleet"]["warning"] == 1 and "ignored_fleet_findings" not in before
+    r = gd("fleet", str(reports), "--policy", str(policy), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["fleet_findings"] == [] and data["summary"]["fleet"]["warning"] == 0
+    (ignored,) = data["ignored_fleet_findings"]
+    assert (ignored["rule"], ignored["reason"]) == (
+        "GD-FLEET-DRIVER-001",
+        "gpu-3 is the canary for the next driver",
+    )
+    text = gd("fleet", str(reports), "--policy", str(policy)).stdout
+    assert "Ignored by policy" in text and "reason: gpu-3 is the canary for the next driver" in text
+
+    policy.write_text('[ignore]\nGD-FLEET-NOPE-001 = "typo"\n')
+    r = gd("fleet", str(reports), "--policy", str(policy))
+    assert r.returncode == 2 and "GD-FLEET-NOPE-001: no such fleet rule" in r.stderr

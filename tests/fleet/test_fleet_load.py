@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from fleetgen import finding, report, write
 
+from gpudoctor.facts import Facts
 from gpudoctor.fleet import load
 from gpudoctor.fleet.load import ReportError, load_reports, parse_report
-from gpudoctor.fleet.merge import merge
-from gpudoctor.fleet.report import render_text
+from gpudoctor.fleet.merge import merge, verdict
+from gpudoctor.report.fleet_report import render_text
 
 
 def reason(doc) -> str:
@@ -136,12 +138,70 @@ def test_hostile_reports_are_refused_or_read_never_crash(tmp_path):
     doc = report(
         "9" * 5000, findings=[finding("X", "info", "t", "m", item=1, evidence={"gpus[" + "1" * 50 + "]": 1})]
     )
-    doc["facts"]["driver"]["version"] = [[["nested"]]]
     write(tmp_path, "a.json", doc)
     write(tmp_path, "b.json", report("evil\x1b[2Jhost"))
+    nested = report("nested")
+    nested["facts"]["driver"]["version"] = [[["nested"]]]
+    write(tmp_path, "c.json", nested)
     fleet = merge(load_reports([str(tmp_path)]))
     assert [n.name[:3] for n in fleet.nodes] == ["999", "evi"]
     assert fleet.nodes[0].findings[-1].item_label == "item 1"
-    (driver,) = [r for r in fleet.results if r.rule.id == "GD-FLEET-DRIVER-001"]
-    assert driver.unknown == ((fleet.nodes[0].name, "not a value"),)
-    assert "\x1b" not in render_text(fleet, "error") and "evil?[2Jhost" in render_text(fleet, "error")
+    assert [(Path(bad.file).name, bad.reason) for bad in fleet.invalid] == [
+        (
+            "c.json",
+            "facts.driver.version: expected a version string (driver.version is version), got an array",
+        )
+    ]
+    text = render_text(fleet, verdict(fleet, "error"))
+    assert "\x1b" not in text and "evil?[2Jhost" in text
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        (("gpus", 0, "name"), 7, "facts.gpus[0].name: expected a string (gpus[].name is str), got int 7"),
+        (
+            ("gpus", 2, "pcie", "width_current"),
+            "x16",
+            "facts.gpus[2].pcie.width_current: expected an integer (gpus[].pcie.width_current is int), "
+            "got str 'x16'",
+        ),
+        (
+            ("gpus", 1, "index"),
+            True,
+            "facts.gpus[1].index: expected an integer (gpus[].index is int), got bool True",
+        ),
+        (
+            ("nccl", "versions"),
+            [2, 21],
+            "facts.nccl.versions: expected an array of strings (nccl.versions is list[str]), got an array",
+        ),
+    ],
+)
+def test_a_wrongly_typed_fact_is_refused_naming_the_file_and_the_fact(tmp_path, path, value, expected):
+    doc = report("typed")
+    node = doc["facts"]
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value
+    write(tmp_path, "typed.json", doc)
+    loaded = load_reports([str(tmp_path)])
+    assert loaded.nodes == []
+    assert [(bad.file, bad.reason) for bad in loaded.invalid] == [(str(tmp_path / "typed.json"), expected)]
+
+
+def test_a_node_keeps_only_the_facts_the_fleet_reads():
+    node = parse_report(json.dumps(report("slim")).encode(), "r.json")
+    assert isinstance(node.facts, Facts)  # the same Facts class a check reads
+    names = {name for name, _ in node.facts.items()}
+    assert {n.split(".")[0].split("[")[0] for n in names} <= {"driver", "gpus", "frameworks", "nccl"}
+    assert {n for n in names if n.startswith("gpus[0].")} == {
+        "gpus[0].index",
+        "gpus[0].name",
+        "gpus[0].pcie.width_current",
+        "gpus[0].pcie.gen_max",
+        "gpus[0].nvlink.links",
+        "gpus[0].nvlink.links_down",
+    }
+    assert {n for n in names if n.startswith("driver.")} == {"driver.version", "driver.max_cuda"}
+    assert node.facts.value("gpus.count") == 8 and node.facts.get("gpus[0].name").source == "report"

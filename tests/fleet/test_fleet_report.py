@@ -14,8 +14,9 @@ import pytest
 from fleetgen import report, small_fleet
 
 from gpudoctor.fleet.load import load_reports
-from gpudoctor.fleet.merge import merge
-from gpudoctor.fleet.report import (
+from gpudoctor.fleet.merge import merge, verdict
+from gpudoctor.fleet.rules import FLEET_RULES
+from gpudoctor.report.fleet_report import (
     fleet_data,
     print_rich,
     render_json,
@@ -23,7 +24,6 @@ from gpudoctor.fleet.report import (
     render_text,
     rules_table,
 )
-from gpudoctor.fleet.rules import FLEET_RULES
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "fixtures" / "golden"
@@ -44,19 +44,19 @@ def _compare(actual: str, golden: Path) -> None:
 
 
 def test_text(fleet):
-    _compare(render_text(fleet, "error", width=100), GOLDEN / "fleet-small.txt")
+    _compare(render_text(fleet, verdict(fleet, "error"), width=100), GOLDEN / "fleet-small.txt")
 
 
 def test_json(fleet):
-    _compare(render_json(fleet, "error"), GOLDEN / "fleet-small.json")
+    _compare(render_json(fleet, verdict(fleet, "error")), GOLDEN / "fleet-small.json")
 
 
 def test_markdown(fleet):
-    _compare(render_markdown(fleet, "error"), GOLDEN / "fleet-small.md")
+    _compare(render_markdown(fleet, verdict(fleet, "error")), GOLDEN / "fleet-small.md")
 
 
 def test_json_summary_and_exit_code(fleet):
-    data = fleet_data(fleet, "warning", skip_invalid=True)
+    data = fleet_data(fleet, verdict(fleet, "warning", skip_invalid=True))
     assert (data["schema"], data["schema_version"]) == ("gpudoctor.fleet", 1)
     assert data["summary"] == {
         "nodes": 8,
@@ -70,8 +70,8 @@ def test_json_summary_and_exit_code(fleet):
         "skip_invalid": True,
         "exit_code": 1,
     }
-    assert fleet_data(fleet, "never", skip_invalid=True)["summary"]["exit_code"] == 0
-    assert fleet_data(fleet, "never")["summary"]["exit_code"] == 2
+    assert fleet_data(fleet, verdict(fleet, "never", skip_invalid=True))["summary"]["exit_code"] == 0
+    assert fleet_data(fleet, verdict(fleet, "never"))["summary"]["exit_code"] == 2
     json.dumps(data)  # plain data
 
 
@@ -80,14 +80,16 @@ def test_markdown_cells_cannot_break_the_table(tmp_path):
     doc["findings"][0]["message"] = "a | b"
     path = tmp_path / "r.json"
     path.write_text(json.dumps(doc))
-    text = render_markdown(merge(load_reports([str(path)])), "error")
+    fleet = merge(load_reports([str(path)]))
+    text = render_markdown(fleet, verdict(fleet, "error"))
     assert "| evil\\|host name | warning | GD-FW-004 | onnxruntime | a \\| b |" in text
 
 
 def test_nothing_usable_still_renders_and_exits_2(tmp_path):
     fleet = merge(load_reports([str(tmp_path)]))
-    assert fleet_data(fleet, "error", skip_invalid=True)["summary"]["exit_code"] == 2
-    assert render_text(fleet, "error").splitlines()[-1] == "        exit 2 (no report could be used)"
+    assert fleet_data(fleet, verdict(fleet, "error", skip_invalid=True))["summary"]["exit_code"] == 2
+    last = render_text(fleet, verdict(fleet, "error")).splitlines()[-1]
+    assert last == "        exit 2 (no report could be used)"
 
 
 def test_docs_carry_the_rule_table():
@@ -103,20 +105,20 @@ def test_an_incomplete_node_is_shown_even_without_findings(tmp_path):
     path = tmp_path / "r.json"
     path.write_text(json.dumps(doc))
     fleet = merge(load_reports([str(path)]))
-    text = render_text(fleet, "error")
+    text = render_text(fleet, verdict(fleet, "error"))
     assert (
         f"Findings by node\n  gpu-slow  ({path})\n"
         "    incomplete: probe gpus timed out; timed out: nvmlDeviceGetHandleByIndex(0)\n"
     ) in text
     assert "| gpu-slow | probe gpus timed out; timed out: nvmlDeviceGetHandleByIndex(0) |" in render_markdown(
-        fleet, "error"
+        fleet, verdict(fleet, "error")
     )
-    assert fleet_data(fleet, "error")["summary"]["incomplete_nodes"] == 1
+    assert fleet_data(fleet, verdict(fleet, "error"))["summary"]["incomplete_nodes"] == 1
 
 
 def test_rich_output_has_the_same_words(fleet):
     from rich.console import Console
 
     console = Console(record=True, width=100, force_terminal=True, color_system="standard")
-    print_rich(fleet, "error", console=console)
-    assert console.export_text() == render_text(fleet, "error", width=100)
+    print_rich(fleet, verdict(fleet, "error"), console=console)
+    assert console.export_text() == render_text(fleet, verdict(fleet, "error"), width=100)

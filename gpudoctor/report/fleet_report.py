@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import json
-import re
 import textwrap
 from typing import Any, Optional
 
 from .. import __version__
-from .load import NodeReport
-from .merge import Fleet, FleetFinding, FleetRuleResult, by_rule, exit_code, show, sorted_node_findings, what
-from .rules import FleetRule
+from ..fleet.load import NodeReport
+from ..fleet.merge import (
+    Fleet,
+    FleetFinding,
+    FleetRuleResult,
+    Verdict,
+    by_rule,
+    show,
+    sorted_node_findings,
+    what,
+)
+from ..fleet.rules import FleetRule
+from .safe import safe_line, terminal_lines
 
 SCHEMA = "gpudoctor.fleet"
 SCHEMA_VERSION = 1
@@ -18,7 +27,6 @@ OVERVIEW_VALUES = 6  # values a group's overview line shows before "N more"
 
 Line = list[tuple[str, str]]  # (text, rich style)
 STYLE = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 # --- shared pieces ---------------------------------------------------------------------------------
@@ -98,9 +106,9 @@ def _nodes_line(fleet: Fleet) -> str:
     return " · ".join(parts)
 
 
-def _verdict(fleet: Fleet, fail_on: str, skip_invalid: bool) -> tuple[str, str]:
+def _verdict(fleet: Fleet, v: Verdict) -> tuple[str, str]:
     """(the finding counts, the exit code and why)."""
-    code = exit_code(fleet, fail_on, skip_invalid)
+    code, fail_on, skip_invalid = v.code, v.fail_on, v.skip_invalid
     counts = f"fleet: {_counts_words(fleet.fleet_counts())} · nodes: {_counts_words(fleet.node_counts())}"
     why = f"--fail-on {fail_on}"
     if not fleet.nodes:
@@ -124,7 +132,7 @@ def _wrap(text: str, width: int) -> list[str]:
 # --- text ------------------------------------------------------------------------------------------
 
 
-def build_lines(fleet: Fleet, fail_on: str, skip_invalid: bool = False, width: int = 100) -> list[Line]:
+def build_lines(fleet: Fleet, v: Verdict, width: int = 100) -> list[Line]:
     lines: list[Line] = [[("gpudoctor ", "bold"), (__version__, "bold"), (f" · {_headline(fleet)}", "")], []]
     overview = [("Nodes", _nodes_line(fleet))] + _overview(fleet)
     label_width = max(len(label) for label, _ in overview) + 2
@@ -146,6 +154,17 @@ def build_lines(fleet: Fleet, fail_on: str, skip_invalid: bool = False, width: i
             lines += [
                 [("    " + ("why: " if n == 0 else "     ") + chunk, "dim")]
                 for n, chunk in enumerate(_wrap(rule.why, width - 9))
+            ]
+        lines.append([])
+    ignored = fleet.ignored_findings
+    if ignored:
+        lines.append([("Ignored by policy", "bold underline")])
+        for f, reason in ignored:
+            lines.append([("  ", ""), (f.severity.upper().ljust(8), "dim"), (f.rule.id, "bold")])
+            lines += [[("    " + chunk, "dim")] for chunk in _wrap(f.message, width - 4)]
+            lines += [
+                [("    " + ("reason: " if n == 0 else "        ") + chunk, "")]
+                for n, chunk in enumerate(_wrap(reason, width - 12))
             ]
         lines.append([])
     summaries = by_rule(fleet.nodes)
@@ -175,8 +194,8 @@ def build_lines(fleet: Fleet, fail_on: str, skip_invalid: bool = False, width: i
         for bad in fleet.invalid:
             lines += [[("  " + chunk, "")] for chunk in _wrap(f"{bad.file}: {bad.reason}", width - 2)]
         lines.append([])
-    code_style = "bold red" if exit_code(fleet, fail_on, skip_invalid) else "bold green"
-    counts, verdict = _verdict(fleet, fail_on, skip_invalid)
+    code_style = "bold red" if v.code else "bold green"
+    counts, verdict = _verdict(fleet, v)
     lines.append([("Result  ", "bold"), (counts, code_style)])
     lines.append([("        ", ""), (verdict, "")])
     return _printable(lines)
@@ -225,20 +244,20 @@ def _node_lines(fleet: Fleet, width: int) -> list[Line]:
 
 def _printable(lines: list[Line]) -> list[Line]:
     """Control characters from reports (a hostname, a message) must not reach a terminal."""
-    return [[(_CONTROL.sub("?", text), style) for text, style in line] for line in lines]
+    return [safe_line(line) for line in lines]
 
 
-def render_text(fleet: Fleet, fail_on: str, skip_invalid: bool = False, width: int = 100) -> str:
-    lines = build_lines(fleet, fail_on, skip_invalid, width)
+def render_text(fleet: Fleet, v: Verdict, width: int = 100) -> str:
+    lines = build_lines(fleet, v, width)
     return "\n".join("".join(t for t, _ in line).rstrip() for line in lines) + "\n"
 
 
-def print_rich(fleet: Fleet, fail_on: str, skip_invalid: bool = False, console: Optional[Any] = None) -> None:
+def print_rich(fleet: Fleet, v: Verdict, console: Optional[Any] = None) -> None:
     from rich.console import Console
     from rich.text import Text
 
     con = console or Console(highlight=False)
-    for line in build_lines(fleet, fail_on, skip_invalid, con.width):
+    for line in build_lines(fleet, v, con.width):
         con.print(Text.assemble(*line) if line else "")
 
 
@@ -288,13 +307,17 @@ def _rule_data(r: FleetRuleResult) -> dict[str, Any]:
 
 
 def _node_data(node: NodeReport) -> dict[str, Any]:
-    gpus = node.facts.get("gpus")
+    gpus = node.facts.get("gpus.count") if "gpus.count" in node.facts else node.facts.get("gpus")
     return {
         "name": node.name,
         "hostname": node.hostname,
         "file": node.file,
         "gpudoctor": node.written_by,
-        "gpus": len(gpus) if isinstance(gpus, list) else None,
+        "gpus": gpus.value
+        if isinstance(gpus.value, int)
+        else len(gpus.value)
+        if isinstance(gpus.value, list)
+        else None,
         "counts": _node_counts(node),
         "findings": [
             {
@@ -315,7 +338,7 @@ def _node_data(node: NodeReport) -> dict[str, Any]:
     }
 
 
-def fleet_data(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> dict[str, Any]:
+def fleet_data(fleet: Fleet, v: Verdict) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
@@ -328,11 +351,16 @@ def fleet_data(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> dict[s
             "invalid_files": len(fleet.invalid),
             "fleet": fleet.fleet_counts(),
             "node": fleet.node_counts(),
-            "fail_on": fail_on,
-            "skip_invalid": skip_invalid,
-            "exit_code": exit_code(fleet, fail_on, skip_invalid),
+            "fail_on": v.fail_on,
+            "skip_invalid": v.skip_invalid,
+            "exit_code": v.code,
         },
         "fleet_findings": [_finding_data(f) for f in fleet.findings],
+        **(
+            {"ignored_fleet_findings": [dict(_finding_data(f), reason=r) for f, r in fleet.ignored_findings]}
+            if fleet.ignore
+            else {}
+        ),
         "fleet_rules": [_rule_data(r) for r in fleet.results],
         "node_rules": [
             {
@@ -350,8 +378,8 @@ def fleet_data(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> dict[s
     }
 
 
-def render_json(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> str:
-    return json.dumps(fleet_data(fleet, fail_on, skip_invalid), indent=2) + "\n"
+def render_json(fleet: Fleet, v: Verdict) -> str:
+    return json.dumps(fleet_data(fleet, v), indent=2) + "\n"
 
 
 # --- Markdown --------------------------------------------------------------------------------------
@@ -367,9 +395,9 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     return out + [""]
 
 
-def render_markdown(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> str:
+def render_markdown(fleet: Fleet, v: Verdict) -> str:
     out = [f"# gpudoctor fleet: {_headline(fleet)[len('fleet of ') :]}", ""]
-    out += ["**Result:** " + " · ".join(_verdict(fleet, fail_on, skip_invalid)), ""]
+    out += ["**Result:** " + " · ".join(_verdict(fleet, v)), ""]
     out += _table(["", ""], [["Nodes", _nodes_line(fleet)]] + [list(row) for row in _overview(fleet)])
     if fleet.findings:
         out += ["## Fleet findings", ""]
@@ -402,10 +430,15 @@ def render_markdown(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> s
             ["host name", "node", "file"],
             [[base, n, files.get(n, "?")] for base, names in sorted(fleet.duplicates.items()) for n in names],
         )
+    if fleet.ignored_findings:
+        out += ["## Ignored by policy", ""]
+        out += _table(
+            ["rule", "finding", "reason"], [[f.rule.id, f.message, why] for f, why in fleet.ignored_findings]
+        )
     if fleet.invalid:
         out += ["## Unusable report files", ""]
         out += _table(["file", "problem"], [[bad.file, bad.reason] for bad in fleet.invalid])
-    return "\n".join(out).rstrip("\n") + "\n"
+    return terminal_lines("\n".join(out).rstrip("\n") + "\n")
 
 
 # --- the rule table, for docs/fleet.md -------------------------------------------------------------

@@ -1,0 +1,171 @@
+"""`gpudoctor check`: judge this host (or a snapshot) and each Python environment; one verdict per run."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Optional
+
+from . import CommandError, Outcome, problems, use_color
+from ._shared import collect, print_plan, refuse_bad_python, warn
+
+ONE_ENVIRONMENT_FORMATS = ("junit", "prometheus")
+
+
+def run(
+    snapshot: Optional[str] = None,
+    python: tuple[str, ...] = (),
+    rules: tuple[str, ...] = (),
+    fmt: str = "text",
+    fail_on: Optional[str] = None,
+    profile: str = "workstation",
+    policy: Optional[str] = None,
+    timeout: Optional[float] = None,
+    data_dir: Optional[str] = None,
+    plan: bool = False,
+    deep: bool = False,
+    no_python: bool = False,
+    fail_on_unknown: Optional[bool] = None,
+) -> Outcome:
+    from ..check import run_checks
+    from ..engine.loader import RuleLoadError
+    from ..policy import PolicyError, load
+    from ..profiles import PROFILES, resolve_fail_on, resolve_timeout
+
+    python = list(python)
+    prof = PROFILES[profile]
+    if plan and fmt != "text":
+        raise CommandError(
+            "--plan goes with --format text; `gpudoctor plan --format json` prints the plan as JSON"
+        )
+    try:
+        pol = load(policy)
+    except PolicyError as e:
+        raise problems("policy has", e) from None
+    fail = resolve_fail_on(prof, fail_on, pol.fail_on if pol else None)
+    if no_python and (python or deep):
+        raise CommandError(
+            "--no-python judges no Python environment: it goes with neither --python nor --deep"
+        )
+    if len(python) > 1 and fmt in ONE_ENVIRONMENT_FORMATS:
+        raise CommandError(f"--format {fmt} judges one environment: run it once for each --python")
+    if data_dir and not snapshot and not os.path.exists(data_dir):
+        # Live, a missing path would be judged by whichever mount covers where it would be: refuse.
+        raise CommandError(f"--data-dir {data_dir}: no such file or directory on this host")
+    warn_empty_rule_dirs(rules)
+    host, source, deadline = collect(snapshot, python, resolve_timeout(prof, timeout, deep))
+    try:
+        results = run_checks(
+            host,
+            source,
+            deadline,
+            list(rules),
+            profile=prof,
+            policy=pol,
+            data_dir=os.path.abspath(data_dir) if data_dir else None,
+            deep=deep,
+            fail_unknown=fail_on_unknown,
+            no_python=no_python,
+        )
+    except RuleLoadError as e:
+        raise problems("rule files have", e) from None
+    except PolicyError as e:
+        raise problems("policy has", e) from None
+    refuse_bad_python(results, python)
+    # The verdict, computed once and handed to every renderer.
+    codes = [r.verdict(fail) for r in results]
+    if len(results) == 1:
+        render_check(results[0], fmt, fail, codes[0], prof)
+    else:
+        render_checks(results, fmt, fail, codes, prof)
+    if plan:
+        for result in results:
+            sys.stdout.write("\n")
+            print_plan(result, "text")
+    return Outcome(max(codes), results[0].unanswered())
+
+
+def warn_empty_rule_dirs(paths: tuple[str, ...] | list[str]) -> None:
+    """A --rules directory without rule files adds nothing: say so rather than judge quietly without it."""
+    for path in paths:
+        if os.path.isdir(path) and not any(
+            n.endswith((".yaml", ".yml")) for _top, _dirs, names in os.walk(path) for n in names
+        ):
+            warn(f"--rules {path}: no *.yaml rule files in this directory; checking with the other rules")
+
+
+def render_checks(results: list, fmt: str, fail_on: str, codes: list[int], prof: Any) -> None:
+    """Several environments (--python repeated): one report each, in the order given."""
+    if fmt == "json":
+        from ..report import json_report
+
+        sys.stdout.write(json_report.render_many(results, fail_on, verdicts=codes))
+        return
+    from ..report.safe import terminal_text
+
+    for n, (result, code) in enumerate(zip(results, codes), 1):
+        exe = result.facts.value("python.executable") or result.facts.get("python.executable").unknown
+        if not prof.one_line:
+            heading = f"Environment {n} of {len(results)}: {terminal_text(str(exe))}"
+            sys.stdout.write(
+                ("\n" if n > 1 else "") + (f"## {heading}\n\n" if fmt == "markdown" else f"{heading}\n")
+            )
+        render_check(result, fmt, fail_on, code, prof)
+
+
+def render_check(result: Any, fmt: str, fail_on: str, code: int, prof: Any) -> None:
+    if fmt == "json":
+        from ..report import json_report
+
+        sys.stdout.write(json_report.render(result, fail_on, verdict=code))
+    elif fmt == "junit":
+        from ..report import junit
+
+        sys.stdout.write(junit.render(result, fail_on))  # junit judges per rule; no exit code in it
+    elif fmt == "markdown":
+        from ..report import markdown
+
+        text = markdown.render(result, fail_on, verdict=code)
+        sys.stdout.write(text)
+        _append_step_summary(text)
+    elif fmt == "prometheus":
+        from ..report import prometheus
+
+        sys.stdout.write(prometheus.render(result, fail_on, verdict=code))
+    elif prof.one_line:
+        from ..report import oneline
+
+        # stderr: an entrypoint's stdout belongs to the command it runs next.
+        sys.stderr.write(oneline.render(result, fail_on, verdict=code))
+    elif use_color() and not prof.plain:
+        from ..report.text import print_rich
+
+        print_rich(result, fail_on, verdict=code)
+    else:
+        from ..report.text import render_plain
+
+        sys.stdout.write(
+            render_plain(result, fail_on, verdict=code, width=_width(), wrap=sys.stdout.isatty())
+        )
+
+
+def _width() -> int:
+    """The plain report's width: the terminal's when stdout is one (so that the summary's two columns
+    wrap inside it), else 100 as always."""
+    if sys.stdout.isatty():
+        import shutil
+
+        return min(100, shutil.get_terminal_size((100, 24)).columns)
+    return 100
+
+
+def _append_step_summary(text: str) -> None:
+    """GitHub Actions shows what a step appends to $GITHUB_STEP_SUMMARY on the run's page."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        warn(f"cannot append to GITHUB_STEP_SUMMARY ({path}): {e}")

@@ -1,0 +1,59 @@
+"""`gpudoctor fleet`: merge per-node JSON reports into one fleet view; one verdict for all renderers."""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+from . import CommandError, problems, use_color
+from ._shared import warn
+
+
+def run(
+    paths: tuple[str, ...],
+    fmt: str = "text",
+    fail_on: str = "error",
+    skip_invalid: bool = False,
+    policy: Optional[str] = None,
+) -> int:
+    """`policy`: a policy file whose `[ignore]` entries for fleet rules (GD-FLEET-*) are ignored here, with
+    their reasons; its other entries are check's."""
+    from ..fleet.load import load_reports
+    from ..fleet.merge import merge, verdict
+    from ..report import fleet_report
+    from ..report.safe import terminal_text
+
+    ignore = _fleet_ignores(policy) if policy else {}
+    merged = merge(load_reports(list(paths)), ignore=ignore)
+    for bad in merged.invalid:
+        warn(terminal_text(f"cannot use {bad.file}: {bad.reason}"))
+    v = verdict(merged, fail_on, skip_invalid)  # the one verdict, handed to whichever renderer
+    if fmt == "json":
+        sys.stdout.write(fleet_report.render_json(merged, v))
+    elif fmt == "markdown":
+        sys.stdout.write(fleet_report.render_markdown(merged, v))
+    elif use_color():
+        fleet_report.print_rich(merged, v)
+    else:
+        sys.stdout.write(fleet_report.render_text(merged, v))
+    return v.code
+
+
+def _fleet_ignores(path: str) -> dict[str, str]:
+    from ..fleet.rules import FLEET_RULES
+    from ..policy import PolicyError, load
+
+    try:
+        pol = load(path)
+    except PolicyError as e:
+        raise problems("policy has", e) from None
+    if pol is None:
+        return {}
+    ids = {r.id for r in FLEET_RULES}
+    ignore = {rid: why for rid, why in pol.ignore if rid.startswith("GD-FLEET-")}
+    unknown = sorted(set(ignore) - ids)
+    if unknown:
+        raise CommandError(
+            f"{pol.path}: ignore.{unknown[0]}: no such fleet rule (`gpudoctor rules list` shows them)"
+        )
+    return ignore

@@ -1,0 +1,42 @@
+"""`gpudoctor plan`: the fix plan for what check finds, pinned and in order. Runs nothing."""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+from . import CommandError, Outcome, problems
+from ._shared import collect, print_plan, refuse_bad_python
+from .check import warn_empty_rule_dirs
+
+
+def run(
+    snapshot: Optional[str] = None,
+    python: tuple[str, ...] = (),
+    rules: tuple[str, ...] = (),
+    policy: Optional[str] = None,
+    fmt: str = "text",
+    timeout: float = 10.0,
+    deep: bool = False,
+) -> Outcome:
+    from ..check import run_checks
+    from ..engine.loader import RuleLoadError
+    from ..policy import PolicyError, load
+
+    python = list(python)
+    if len(python) > 1 and fmt == "json":
+        raise CommandError("plan --format json plans one environment: run it once for each --python")
+    warn_empty_rule_dirs(rules)
+    try:
+        pol = load(policy)
+        host, source, deadline = collect(snapshot, python, timeout)
+        results = run_checks(host, source, deadline, list(rules), policy=pol, deep=deep)
+    except RuleLoadError as e:
+        raise problems("rule files have", e) from None
+    except PolicyError as e:
+        raise problems("policy has", e) from None
+    refuse_bad_python(results, python)
+    for n, result in enumerate(results):
+        sys.stdout.write("\n" if n else "")
+        print_plan(result, fmt)
+    return Outcome(0, results[0].unanswered())

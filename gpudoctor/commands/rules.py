@@ -1,0 +1,107 @@
+"""`gpudoctor rules list | show | validate | test | docs`: the rules as data users can read and check.
+
+One function per subcommand (`run_<name>`); a new subcommand (e.g. `rules test DIR`) is one more function
+here, one more entry in COMMANDS and its options in cli.py.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+from . import CommandError, problems
+from ._shared import load_rules
+
+
+def run_list(rules: tuple[str, ...] = ()) -> int:
+    """Every rule, the fleet's (rules/fleet/fleet.yaml, area `fleet`) among them."""
+    from ..report.rules_text import rule_table
+
+    sys.stdout.write(rule_table(load_rules(list(rules)) + [_FleetRow(r) for r in _fleet_rules()]))
+    return 0
+
+
+def run_show(rule_id: str, rules: tuple[str, ...] = ()) -> int:
+    from ..report.rules_text import fleet_rule_detail, rule_detail
+
+    wanted = rule_id.upper()
+    fleet = [r for r in _fleet_rules() if r.id == wanted]
+    if fleet:
+        sys.stdout.write(fleet_rule_detail(fleet[0]))
+        return 0
+    match = [r for r in load_rules(list(rules)) if r.id == wanted]
+    if not match:
+        raise CommandError(f"no rule {rule_id!r}; `gpudoctor rules list` shows them all")
+    sys.stdout.write(rule_detail(match[0]))
+    return 0
+
+
+class _FleetRow:
+    """A fleet rule as a row of the `rules list` table."""
+
+    category = "fleet"
+
+    def __init__(self, rule: object) -> None:
+        self.id, self.severity, self.title = rule.id, rule.severity, rule.title  # type: ignore[attr-defined]
+
+
+def _fleet_rules() -> tuple:
+    from ..fleet.rules import FleetRuleError, load_fleet_rules
+
+    try:
+        return load_fleet_rules()
+    except FleetRuleError as e:
+        raise problems("fleet rules have", e) from None
+
+
+def run_validate(paths: tuple[str, ...]) -> int:
+    """Every problem on stderr with file, line and rule id; exit 2 on any."""
+    from ..engine.loader import RuleLoadError, validate_rules
+
+    try:
+        loaded = validate_rules(list(paths))
+    except RuleLoadError as e:
+        for p in e.problems:
+            sys.stderr.write(f"{p}\n")
+        sys.stderr.write(f"{len(e.problems)} problem(s) found\n")
+        return 2
+    sys.stdout.write(f"{len(loaded)} rule(s) valid\n")
+    return 0
+
+
+def run_test(path: str, cases: Optional[str] = None) -> int:
+    """Rule cases (fires/passes) against the rules at `path`: 0 all pass, 1 a case failed, 2 bad files."""
+    from ..engine import rule_tests
+
+    try:
+        code, lines, notes = rule_tests.main(path, cases)
+    except rule_tests.CaseError as e:
+        raise CommandError(str(e)) from None
+    for line in lines:
+        sys.stdout.write(line + "\n")
+    for note in notes:
+        sys.stderr.write(note + "\n")
+    return code
+
+
+def run_docs(out: str) -> int:
+    """Write <out>/rules/<ID>.md, <out>/rules/index.md and <out>/facts.md. `out` is required: a default
+    of ./docs would overwrite the docs of whatever project the command runs in."""
+    from ..engine.loader import ID_PATTERN
+    from ..report.rule_docs import render_all
+
+    files = render_all(load_rules([]))
+    root = Path(out)
+    try:
+        (root / "rules").mkdir(parents=True, exist_ok=True)
+        # Pages of rules that no longer exist would be stale; other files there are left alone.
+        for old in (root / "rules").glob("*.md"):
+            if f"rules/{old.name}" not in files and ID_PATTERN.match(old.stem):
+                old.unlink()
+        for rel, text in files.items():
+            (root / rel).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise CommandError(f"cannot write docs to {out}: {e}") from None
+    sys.stdout.write(f"wrote {len(files)} files under {out}\n")
+    return 0

@@ -1,0 +1,47 @@
+"""The fleet rules are data (rules/fleet/fleet.yaml): loaded strictly, listed and shown like other rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpudoctor.fleet.rules import FLEET_RULES, FleetRuleError, fleet_rules_file, load_fleet_rules
+
+from conftest import run_cli
+
+
+def test_the_shipped_fleet_rules_come_from_their_file():
+    assert fleet_rules_file().name == "fleet.yaml"
+    assert load_fleet_rules() == FLEET_RULES and len(FLEET_RULES) == 10
+
+
+def test_a_bad_fleet_rule_file_gets_every_problem_at_once(tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(
+        "rules:\n"
+        "  - id: GD-FLEET-X-001\n    title: t\n    severity: fatal\n    kind: drift\n"
+        "    fact: driver.version\n"
+        "    what: w\n    why: y\n    colour: red\n"
+        "  - id: GD-FLEET-X-002\n    title: t\n    severity: info\n    kind: sideways\n"
+        "    fact: driver.version\n"
+        "    what: w\n    why: y\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(FleetRuleError) as e:
+        load_fleet_rules(path)
+    assert e.value.problems == [
+        f"{path}:2: GD-FLEET-X-001: unknown key(s): colour",
+        f"{path}: GD-FLEET-X-002: kind 'sideways' is not one of drift, outlier",
+    ]
+
+
+def test_rules_list_and_show_include_the_fleet_rules():
+    listed = run_cli("rules", "list")
+    assert listed.returncode == 0
+    assert "GD-FLEET-GPU-001     error     fleet       GPU count differs from the fleet's" in listed.stdout
+    assert "GD-PCIE-001" in listed.stdout
+    shown = run_cli("rules", "show", "gd-fleet-gpu-001")
+    assert shown.returncode == 0
+    assert shown.stdout.startswith("GD-FLEET-GPU-001: GPU count differs from the fleet's\nseverity: error")
+    assert "defined in: rules/fleet/fleet.yaml" in shown.stdout
