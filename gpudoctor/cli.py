@@ -22,7 +22,7 @@ app = typer.Typer(
     help="Says what is wrong with a GPU host for AI workloads, and the exact command that fixes it.",
     pretty_exceptions_enable=False,
 )
-rules_app = typer.Typer(no_args_is_help=True, help="List, show and validate rules.")
+rules_app = typer.Typer(no_args_is_help=True, help="List, show, validate and test rules; write their docs.")
 app.add_typer(rules_app, name="rules")
 
 
@@ -344,6 +344,7 @@ def main() -> None:
     # Our own handlers, so that Ctrl-C is not turned into a click Abort (exit 1) and no child outlives us.
     children.install_signal_handlers()
     _replace_unencodable()
+    _plain_help_off_a_terminal()
     try:
         app()  # standalone: usage errors exit 2, typer.Exit(code) exits with code
     except Exception as e:  # noqa: BLE001 - anything unexpected becomes exit 3 with a crash log
@@ -352,6 +353,16 @@ def main() -> None:
         path = write_crash_log(e)
         sys.stderr.write(f"gpudoctor: internal error: {type(e).__name__}: {e}\ncrash log: {path}\n")
         sys.exit(3)
+
+
+def _plain_help_off_a_terminal() -> None:
+    """Help and usage errors in click's plain format when stdout is not a terminal (or NO_COLOR): rich's
+    panels are for people at a terminal, and importing rich's help machinery doubles `--help`'s time."""
+    from .commands import use_color
+
+    if not use_color():
+        for typer_app in (app, rules_app):
+            typer_app.rich_markup_mode = None
 
 
 def _replace_unencodable() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -123,3 +125,19 @@ def test_internal_error_exits_3_with_a_crash_log(monkeypatch, capsys):
     log = Path(err.split("crash log: ")[1].strip())
     assert "simulated bug" in log.read_text() and "gpudoctor 0.1.0" in log.read_text()
     log.unlink()
+
+
+def test_help_off_a_terminal_does_not_load_rich():
+    """rich's help panels are for a terminal; off one, --help stays as light as --version."""
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "gpudoctor", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+    )
+    assert r.returncode == 0 and "Usage: " in r.stdout and "Commands:" in r.stdout
+    loaded = {
+        line.split("|")[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")
+    }
+    assert not {m for m in loaded if m == "rich" or m.startswith("rich.")}
