@@ -27,12 +27,18 @@ def _fakes(tmp_path: Path, hang_nvml: bool) -> dict:
             "import time\n\n\ndef nvmlInit():\n    time.sleep(60)\n"
         )
         paths.insert(0, str(mod))
-    return dict(
+        # The driver library the fake pynvml stands for: gpudoctor imports pynvml only when the loader
+        # can find it (a file by that name on LD_LIBRARY_PATH; the fake never loads it).
+        (mod / "libnvidia-ml.so.1").write_bytes(b"")
+    env = dict(
         os.environ,
         NO_COLOR="1",
         PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         PYTHONPATH=os.pathsep.join(paths),
     )
+    if hang_nvml:
+        env["LD_LIBRARY_PATH"] = str(tmp_path / "fake_pynvml")
+    return env
 
 
 def _preflight(env: dict) -> tuple[subprocess.CompletedProcess, float]:

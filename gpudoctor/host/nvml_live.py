@@ -8,6 +8,7 @@ Readings are converted to plain data exactly as snapshots store them.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from typing import Any, Callable, Optional
@@ -167,6 +168,9 @@ class NvmlSession:
         except ImportError as e:
             self._init_error = NvmlError("NVMLError_LibraryNotFound", f"pynvml is not importable: {e}")
             raise self._init_error from e
+        except NvmlError as e:  # the library is not there: pynvml was never imported
+            self._init_error = e
+            raise
         if not self._initialised:
             try:
                 pynvml.nvmlInit()
@@ -186,7 +190,35 @@ def _label(function: str, device: Optional[int]) -> str:
     return function if device is None else f"{function} on GPU {device}"
 
 
+NVML_LIBRARY = "libnvidia-ml.so.1"
+# Where dlopen looks besides LD_LIBRARY_PATH and its cache (the trusted directories, ld.so(8)).
+TRUSTED_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
+
+
 def _import_pynvml() -> Any:
-    import pynvml  # from nvidia-ml-py; imported only when a check asks NVML something
+    """pynvml, imported only when a check asks NVML something and only when the loader can find the
+    library: on a machine without the driver, importing pynvml (and ctypes) would cost 20 ms to learn
+    what a directory listing says."""
+    if not nvml_library_findable(os.environ.get("LD_LIBRARY_PATH", "")):
+        raise NvmlError(
+            "NVMLError_LibraryNotFound",
+            f"{NVML_LIBRARY} is not on the loader's path (LD_LIBRARY_PATH, /etc/ld.so.cache, /usr/lib)",
+        )
+    import pynvml  # from nvidia-ml-py
 
     return pynvml
+
+
+def nvml_library_findable(ld_library_path: str, cache: str = "/etc/ld.so.cache") -> bool:
+    """Whether dlopen("libnvidia-ml.so.1") can find the library: in an LD_LIBRARY_PATH directory, in the
+    loader's cache, or in a trusted directory. When unsure (an unreadable cache), say yes."""
+    for directory in [d for d in ld_library_path.split(":") if d] + list(TRUSTED_DIRS):
+        if os.path.exists(os.path.join(directory, NVML_LIBRARY)):
+            return True
+    try:
+        with open(cache, "rb") as f:
+            return NVML_LIBRARY.encode() in f.read(64 * 1024 * 1024)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
