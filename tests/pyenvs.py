@@ -185,5 +185,17 @@ def other_pythons() -> list[str]:
     return [found[v] for v in ordered if v in picked]
 
 
+def copy_source_tree(root: Path, dest: Path) -> Path:
+    """This source tree as a user would have it (no git, venvs, build output or caches), to install from."""
+    shutil.copytree(
+        root,
+        dest,
+        ignore=shutil.ignore_patterns(
+            ".git", ".ci-venv", ".venv", "build", "*.egg-info", "__pycache__", ".*cache"
+        ),
+    )
+    return dest
+
+
 def file_list(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}

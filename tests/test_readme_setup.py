@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 from conftest import ROOT
+from pyenvs import copy_source_tree
 
 # A python3 that behaves as an externally managed system interpreter: pip refuses to install into it.
 EXTERNALLY_MANAGED = """#!/bin/sh
@@ -62,13 +62,7 @@ def test_ci_runs_the_readme_test_command_as_written():
 def test_readme_install_command_works_where_the_system_python_is_externally_managed(tmp_path):
     install, _tests = setup_commands()
     source = tmp_path / "source"
-    shutil.copytree(
-        ROOT,
-        source,
-        ignore=shutil.ignore_patterns(
-            ".git", ".ci-venv", ".venv", "build", "*.egg-info", "__pycache__", ".*cache"
-        ),
-    )
+    copy_source_tree(ROOT, source)
     shim = tmp_path / "bin"
     shim.mkdir()
     (shim / "python3").write_text(EXTERNALLY_MANAGED.format(python=base_python()))

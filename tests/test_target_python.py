@@ -17,6 +17,7 @@ import pytest
 
 from conftest import H200, ROOT, run_cli
 from pyenvs import (
+    copy_source_tree,
     file_list,
     make_venv,
     other_pythons,
@@ -318,13 +319,7 @@ def test_the_github_actions_gate_installs_gpudoctor_apart_and_judges_the_jobs_py
     import subprocess
 
     source = tmp_path / "source"
-    shutil.copytree(
-        ROOT,
-        source,
-        ignore=shutil.ignore_patterns(
-            ".git", ".ci-venv", ".venv", "build", "*.egg-info", "__pycache__", ".*cache"
-        ),
-    )
+    copy_source_tree(ROOT, source)
     github_path = tmp_path / "github_path"
     env = {k: v for k, v in os.environ.items() if k not in TARGET_VARS}
     env.update(
