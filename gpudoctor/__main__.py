@@ -1,4 +1,4 @@
-from gpudoctor.cli import main
+from gpudoctor.cli import console
 
 if __name__ == "__main__":
-    main()
+    console()

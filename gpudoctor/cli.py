@@ -8,6 +8,7 @@ rule file, unreadable snapshot), 3 internal error (a crash log is written), 130 
 """
 
 import math
+import os
 import sys
 from enum import Enum
 from typing import Optional
@@ -353,6 +354,23 @@ def main() -> None:
         path = write_crash_log(e)
         sys.stderr.write(f"gpudoctor: internal error: {type(e).__name__}: {e}\ncrash log: {path}\n")
         sys.exit(3)
+
+
+def console() -> None:
+    """The `gpudoctor` command: main(), then out as soon as the output is flushed. The interpreter's own
+    shutdown (tearing down every module, collecting garbage) only delays the shell; nothing of gpudoctor's
+    is left to run by then (files are closed, children are reaped or killed)."""
+    try:
+        main()
+        code: object = 0
+    except SystemExit as e:
+        code = e.code
+    if code is not None and not isinstance(code, int):
+        sys.stderr.write(f"{code}\n")
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code or 0)
 
 
 def _plain_help_off_a_terminal() -> None:
