@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Optional, Protocol
+from typing import Any, Callable, Optional, Protocol
 
 from ..datafiles import Problem, shipped_rules_dir
 from ..facts import LISTS
-from . import conditions, remote, template, yamlsafe
+from . import conditions, remote, rule_cache, template, yamlsafe
 from .model import CATEGORIES, FIX_KINDS, SEVERITIES, FixStep, Rule
 from .resolver_names import RESOLVER_ARGS
 
@@ -67,7 +67,10 @@ def validate_rules(paths: list[str]) -> list[Rule]:
 
 
 def _load(paths: list[str], base: list[Path], deadline: Optional[Deadline] = None) -> list[Rule]:
-    loaded: list[tuple[list[Rule], list[Problem]]] = [load_file(f) for f in base]
+    shipped = shipped_rules_dir().resolve()
+    loaded: list[tuple[list[Rule], list[Problem]]] = [
+        load_file(f, cached=f.resolve().parent == shipped) for f in base
+    ]
     for p in paths:
         if remote.is_url(p):
             loaded.append(load_url(p, deadline))
@@ -86,13 +89,15 @@ def _load(paths: list[str], base: list[Path], deadline: Optional[Deadline] = Non
     return rules
 
 
-def load_file(path: Path) -> tuple[list[Rule], list[Problem]]:
+def load_file(path: Path, cached: bool = False) -> tuple[list[Rule], list[Problem]]:
+    """One rule file's rules and problems; `cached`: a shipped file, whose parse may come from the cache
+    (engine/rule_cache.py)."""
     name = str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         return [], [Problem(name, 0, "", "", f"cannot read: {e}")]
-    return parse_rules(text, name)
+    return parse_rules(text, name, rule_cache.load if cached else yamlsafe.load)
 
 
 def load_url(url: str, deadline: Optional[Deadline] = None) -> tuple[list[Rule], list[Problem]]:
@@ -116,9 +121,11 @@ def load_url(url: str, deadline: Optional[Deadline] = None) -> tuple[list[Rule],
     return parse_rules(text, name)
 
 
-def parse_rules(text: str, name: str) -> tuple[list[Rule], list[Problem]]:
+def parse_rules(
+    text: str, name: str, parse: Callable[[str], tuple[Any, dict]] = yamlsafe.load
+) -> tuple[list[Rule], list[Problem]]:
     try:
-        data, lines = yamlsafe.load(text)
+        data, lines = parse(text)
     except yamlsafe.YamlError as e:
         return [], [Problem(name, e.line, "", "", e.message)]
     if not isinstance(data, dict) or "rules" not in data:
