@@ -136,8 +136,8 @@ class Redactor:
             return text
         text = _UUID.sub(self._uuid, text)
         for secret, placeholder in self.words.items():
-            if secret in text:
-                text = re.sub(rf"(?<![\w.-]){re.escape(secret)}(?![\w-])", placeholder, text)
+            if secret in text:  # a whole word, not a path component: a host named vm keeps /proc/sys/vm
+                text = re.sub(rf"(?<![\w./-]){re.escape(secret)}(?![\w/-])", placeholder, text)
         for home, placeholder in self.homes.items():
             if home in text:
                 text = re.sub(rf"(?<![\w.-]){re.escape(home)}(?![\w.-])", placeholder, text)

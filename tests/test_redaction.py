@@ -172,3 +172,13 @@ def test_facts_command_redacts_hostname_and_gpu_uuids_by_default(fake_lib):  # n
     assert raw["host"]["hostname"] == socket.gethostname()
     text = gpudoctor(fake_lib, "healthy-h100-8", "facts").stdout
     assert "GPU-fa4e0000" not in text and "'redacted-host'" in text
+
+
+def test_a_short_hostname_is_not_redacted_inside_paths():
+    """A host named `vm` must keep /proc/sys/vm/... in its snapshot, or the replay misses those files."""
+    from gpudoctor.redact import Identity, Redactor
+
+    r = Redactor(Identity(hostnames=("vm",)))
+    assert r.text("/proc/sys/vm/overcommit_memory") == "/proc/sys/vm/overcommit_memory"
+    assert r.text("vm\n") == "redacted-host\n"
+    assert r.text("Linux vm 6.1.0 #1 SMP") == "Linux redacted-host 6.1.0 #1 SMP"
