@@ -11,7 +11,7 @@ from .derive import derive
 from .engine.evaluate import evaluate
 from .engine.loader import load_rules
 from .engine.model import NOT_APPLICABLE, SEVERITY_RANK, Finding, Rule, RuleResult
-from .facts import Facts
+from .facts import Facts, head
 from .host.base import Deadline
 from .policy import Policy
 from .profiles import PROFILES, Profile, select_rules
@@ -163,7 +163,7 @@ def run_checks(
     evaluated, skipped = select_rules(rules, tuple(p[0] for p in chosen), owners)
     items, missing, statuses = first.gather()
     env_heads = {prefix for name, prefixes, _fn in chosen if name in ENV_PROBES for prefix in prefixes}
-    machine = {k: v for k, v in items.items() if _head(k) not in env_heads}
+    machine = {k: v for k, v in items.items() if head(k) not in env_heads}
     gathered = [(items, missing, statuses)]
     for other in others:
         env_items, env_missing, env_statuses = other.gather()
@@ -198,7 +198,3 @@ def run_checks(
             )
         )
     return out
-
-
-def _head(name: str) -> str:
-    return name.split(".", 1)[0].split("[", 1)[0]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Optional
 
-from .facts import Fact, Facts, known, unknown
+from .facts import Fact, Facts, head, known, unknown
 
 # Every fact this stage adds, as facts.SCHEMA names them (their docs start with "derived:").
 DERIVED = (
@@ -111,7 +111,7 @@ class _Inputs:
 
 def _collected(facts: Facts, *names: str) -> bool:
     """Whether each of these facts was collected, or its probe ran and failed."""
-    return all(n in facts or re.split(r"[.\[]", n, maxsplit=1)[0] in facts.missing for n in names)
+    return all(n in facts or head(n) in facts.missing for n in names)
 
 
 def derive(facts: Facts) -> Facts:

@@ -11,6 +11,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
+# The ML frameworks gpudoctor knows, in report order (the values of frameworks[].name).
+FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy", "onnxruntime")
+
 
 @dataclass(frozen=True)
 class Fact:
@@ -486,6 +489,11 @@ LISTS: tuple[str, ...] = tuple(sorted({s.name.split("[]")[0] for s in SCHEMA if 
 _INDEX = re.compile(r"\[\d+\]")
 
 
+def head(name: str) -> str:
+    """A fact name's first part, the section a probe owns: `gpus[3].pcie.gen_current` -> `gpus`."""
+    return re.split(r"[.\[]", name, maxsplit=1)[0]
+
+
 def spec_name(path: str) -> str:
     """`gpus[3].pcie.gen_current` -> `gpus[].pcie.gen_current`."""
     return _INDEX.sub("[]", path)
@@ -515,8 +523,7 @@ class Facts:
         """The fact, or an unknown one when no probe produced it."""
         fact = self._items.get(path)
         if fact is None:
-            head = re.split(r"[.\[]", path, maxsplit=1)[0]
-            return unknown(self.missing.get(head, "not collected"))
+            return unknown(self.missing.get(head(path), "not collected"))
         return fact
 
     def value(self, path: str, default: Any = None) -> Any:
@@ -536,7 +543,7 @@ class Facts:
         Lists become JSON arrays; their `.count` facts are implied by the array's length. A list whose
         count is unknown is {"unknown": reason}, never an empty array (which would read as "none"); so is
         the whole section of a probe that crashed or ran out of time."""
-        root: dict = {head: {"unknown": reason} for head, reason in self.missing.items()}
+        root: dict = {section: {"unknown": reason} for section, reason in self.missing.items()}
         for path, fact in self.items():
             parts = _split(path)
             is_count = parts[-1] == "count" and ".".join(map(str, parts[:-1])) in LISTS

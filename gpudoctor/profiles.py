@@ -15,13 +15,13 @@ is listed as skipped, so that it is neither a failure nor an "unknown" in any re
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from .engine import nvidia_require, template
 from .engine.model import Rule
+from .facts import head
 
 ALL_PROBES = ("driver", "gpus", "cuda", "libraries", "python", "system", "container", "monitoring", "storage")
 
@@ -103,10 +103,6 @@ def rule_facts(rule: Rule) -> set[str]:
     return names
 
 
-def _head(name: str) -> str:
-    return re.split(r"[.\[]", name, maxsplit=1)[0]
-
-
 def select_rules(
     rules: list[Rule], probes: tuple[str, ...], owners: dict[str, str]
 ) -> tuple[list[Rule], list[Rule]]:
@@ -115,7 +111,7 @@ def select_rules(
     keep: list[Rule] = []
     skip: list[Rule] = []
     for rule in rules:
-        heads = {_head(name) for name in rule_facts(rule)}
+        heads = {head(name) for name in rule_facts(rule)}
         needed = {owners[h] for h in heads if h in owners}
         (keep if needed <= set(probes) else skip).append(rule)
     return keep, skip

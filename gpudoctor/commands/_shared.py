@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any, Optional
 
@@ -71,7 +70,3 @@ def print_plan(result: Any, fmt: str) -> None:
 
 def warn(message: str) -> None:
     sys.stderr.write(f"gpudoctor: {message}\n")
-
-
-def abspath(path: Optional[str]) -> Optional[str]:
-    return os.path.abspath(path) if path else None

@@ -23,7 +23,7 @@ import os
 import sys
 
 FORMAT = 1
-FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy", "onnxruntime")
+FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy", "onnxruntime")  # facts.FRAMEWORKS: this runs alone
 MAX_TEXT = 1000  # characters kept of one message
 MAX_MESSAGES = 20
 

@@ -21,11 +21,10 @@ import signal
 import threading
 from typing import Any, Callable, Optional, Union
 
-from ..facts import Fact, known, unknown
+from ..facts import FRAMEWORKS, Fact, known, unknown
 from ..host.base import HostError
 from . import python_env
 
-FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy", "onnxruntime")
 CUDA_FIELDS = (
     "status",
     "library",

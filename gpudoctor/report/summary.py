@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.template import size
-from ..facts import Facts
+from ..facts import FRAMEWORKS, Facts
 
 AREAS = ("Driver", "GPUs", "CUDA", "cuDNN", "NCCL", "Python", "Frameworks", "Runtime", "System")
 
@@ -111,9 +111,6 @@ def frameworks_line(facts: Facts) -> str:
     return _join(parts) or "none installed"
 
 
-FRAMEWORK_NAMES = ("torch", "tensorflow", "jax", "cupy", "onnxruntime")
-
-
 def _deep(facts: Facts) -> bool:
     """The runtime probe ran (check --deep), finished or not."""
     return "runtime.cuda.status" in facts or "runtime" in facts.missing
@@ -134,7 +131,7 @@ def runtime_line(facts: Facts) -> str:
     else:
         cuda = f"CUDA unknown ({status.unknown})"
     parts = [cuda]
-    for name in FRAMEWORK_NAMES:
+    for name in FRAMEWORKS:
         fw = facts.get(f"runtime.{name}.status")
         if f"runtime.{name}.status" not in facts or fw.unknown == "not installed":
             continue

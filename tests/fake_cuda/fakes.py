@@ -13,10 +13,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
+
+import pyenvs
 
 HERE = Path(__file__).parent
 LIBRARY = "libcuda.so.1"
@@ -50,13 +51,9 @@ def use_scenario(lib_dir: Path, value: str) -> None:
 
 
 def make_venv(root: Path) -> tuple[Path, Path]:
-    """A venv without pip at root: (its python, its site-packages)."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=120)
-    python = root / "bin" / "python"
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    site = root / "lib" / version / "site-packages"
-    assert python.exists() and site.is_dir(), sysconfig.get_paths()
-    return python, site
+    """A venv of this interpreter without pip at root: (its python, its site-packages)."""
+    python = pyenvs.make_venv(sys.executable, root)
+    return python, pyenvs.site_packages(python)
 
 
 def write_package(site: Path, files: dict[str, str], dist: str, version: str, requires: tuple = ()) -> None:
