@@ -1,4 +1,4 @@
-from gpudoctor.cli import console
+from gpudoctor.entry import console
 
 if __name__ == "__main__":
     console()

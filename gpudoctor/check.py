@@ -94,17 +94,6 @@ def exit_code(findings: list[Finding], fail_on: str) -> int:
     return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in findings) else EXIT_OK
 
 
-def open_host(snapshot: Optional[str], python: Optional[str], deadline: Deadline) -> tuple[Any, str]:
-    """The live Host, or a snapshot's. Raises SnapshotError for a snapshot that cannot be read."""
-    if snapshot:
-        from .host.snapshot import SnapshotHost, load
-
-        return SnapshotHost(load(snapshot), source=snapshot), snapshot
-    from .host.live import LiveHost
-
-    return LiveHost(deadline=deadline, python=python), "live"
-
-
 # The probes that read the Python environment: run once per interpreter judged (`--python` repeated).
 ENV_PROBES = ("python", "libraries", "system", "runtime")
 

@@ -1,21 +1,17 @@
 """The command line: typer options and wiring only. Each command's work is `run(...)` in its module under
 gpudoctor/commands/, imported when that command runs (commands.dispatch), which also owns the one error
-channel (CommandError -> `gpudoctor: message` on stderr, its exit code).
-
-Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 could not check (bad usage, bad
-rule file, unreadable snapshot), 3 internal error (a crash log is written), 130 interrupted (Ctrl-C),
-143 terminated (SIGTERM).
+channel (CommandError -> `gpudoctor: message` on stderr, its exit code). The process around it (signals,
+the crash log, the exit) is entry.py's, which reads the usual `check` command lines without typer
+(check_argv.py) and hands every other one to `run_app` here. Exit codes: entry.py.
 """
 
-import math
-import os
-import sys
 from enum import Enum
 from typing import Optional
 
 import typer
 
 from . import __version__
+from .check_argv import MAX_TIMEOUT, timeout_seconds
 
 app = typer.Typer(
     add_completion=False,
@@ -82,18 +78,14 @@ DeepOpt = typer.Option(
     "--deep",
     help="Also load libcuda and import each framework in child processes (runtime truth; slower).",
 )
-MAX_TIMEOUT = 86400.0  # one day: a larger deadline (inf, 1e10, 20 digits) is taken as this
 
 
 def parse_timeout(value: object) -> float:
     """Seconds, > 0; a larger value than MAX_TIMEOUT (inf too) is capped there. nan, 0, negative: exit 2."""
     try:
-        seconds = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):
-        raise typer.BadParameter(f"{value!r} is not a number of seconds") from None
-    if math.isnan(seconds) or seconds <= 0:
-        raise typer.BadParameter(f"{value!r}: the deadline must be a positive number of seconds")
-    return min(seconds, MAX_TIMEOUT)
+        return timeout_seconds(value)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
 
 
 TimeoutOpt = typer.Option(
@@ -337,40 +329,11 @@ def fleet(
     )
 
 
-def main() -> None:
-    """Console entry point: 130 on Ctrl-C, 143 on SIGTERM (the child process groups killed first), 3 with a
-    crash log on anything unexpected."""
-    from .host import children
-
-    # Our own handlers, so that Ctrl-C is not turned into a click Abort (exit 1) and no child outlives us.
-    children.install_signal_handlers()
-    _replace_unencodable()
+def run_app() -> None:
+    """typer reads the command line and runs the command it names (entry.main calls this for every command
+    line check_argv leaves to it)."""
     _plain_help_off_a_terminal()
-    try:
-        app()  # standalone: usage errors exit 2, typer.Exit(code) exits with code
-    except Exception as e:  # noqa: BLE001 - anything unexpected becomes exit 3 with a crash log
-        from .crashlog import write_crash_log
-
-        path = write_crash_log(e)
-        sys.stderr.write(f"gpudoctor: internal error: {type(e).__name__}: {e}\ncrash log: {path}\n")
-        sys.exit(3)
-
-
-def console() -> None:
-    """The `gpudoctor` command: main(), then out as soon as the output is flushed. The interpreter's own
-    shutdown (tearing down every module, collecting garbage) only delays the shell; nothing of gpudoctor's
-    is left to run by then (files are closed, children are reaped or killed)."""
-    try:
-        main()
-        code: object = 0
-    except SystemExit as e:
-        code = e.code
-    if code is not None and not isinstance(code, int):
-        sys.stderr.write(f"{code}\n")
-        code = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code or 0)
+    app()  # standalone: usage errors exit 2, typer.Exit(code) exits with code
 
 
 def _plain_help_off_a_terminal() -> None:
@@ -381,15 +344,3 @@ def _plain_help_off_a_terminal() -> None:
     if not use_color():
         for typer_app in (app, rules_app):
             typer_app.rich_markup_mode = None
-
-
-def _replace_unencodable() -> None:
-    """Under an encoding that cannot hold every character (PYTHONIOENCODING=ascii, LANG=C), print what
-    it can and replace the rest, rather than crash in the middle of a report."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None and getattr(stream, "errors", "strict") == "strict":
-            try:
-                reconfigure(errors="replace")
-            except (ValueError, OSError):  # a stream that cannot be reconfigured stays as it is
-                pass

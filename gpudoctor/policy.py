@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from .engine.conditions import PatternError, compile_pattern
@@ -177,6 +176,8 @@ def _type_ok(value: Any, kind: str) -> bool:
 
 def _range(text: str) -> Optional[list[tuple[str, str]]]:
     """'>=12.4,<14' -> [('>=', '12.4'), ('<', '14')]; None when it is not such a range."""
+    from packaging.specifiers import SpecifierSet  # only a policy with requirements needs it (3 ms)
+
     try:
         spec = SpecifierSet(text)
     except ValueError:  # InvalidSpecifier, or a number too long to convert

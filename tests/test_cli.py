@@ -110,7 +110,7 @@ def test_facts_command(tmp_path):
 
 
 def test_internal_error_exits_3_with_a_crash_log(monkeypatch, capsys):
-    from gpudoctor import check, cli
+    from gpudoctor import check, entry
 
     def boom(*_a, **_k):
         raise RuntimeError("simulated bug")
@@ -118,7 +118,7 @@ def test_internal_error_exits_3_with_a_crash_log(monkeypatch, capsys):
     monkeypatch.setattr(check, "run_checks", boom)
     monkeypatch.setattr(sys, "argv", ["gpudoctor", "check", "--snapshot", str(H200)])
     with pytest.raises(SystemExit) as e:
-        cli.main()
+        entry.main()
     assert e.value.code == 3
     err = capsys.readouterr().err
     assert "internal error: RuntimeError: simulated bug" in err

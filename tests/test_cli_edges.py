@@ -84,9 +84,9 @@ def test_data_dir_on_a_missing_path_is_refused_live(tmp_path):
 
 def test_one_error_channel_and_commands_imported_on_demand():
     code = (
-        "import sys, gpudoctor.cli\n"
+        "import sys, gpudoctor.entry\n"
         "sys.argv = ['gpudoctor', '--version']\n"
-        "try:\n    gpudoctor.cli.main()\nexcept SystemExit:\n    pass\n"
+        "try:\n    gpudoctor.entry.main()\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in sys.modules if m.startswith('gpudoctor.commands.')))\n"
     )
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -100,3 +100,49 @@ def test_commands_return_exit_codes():
     from gpudoctor.commands import explain
 
     assert explain.run("CUDA driver version is insufficient for CUDA runtime version") == 0
+
+
+def _alive_with(marker: str) -> list[int]:
+    """Processes (not zombies) whose command line holds `marker`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = open(f"/proc/{entry}/cmdline", "rb").read().decode(errors="replace")
+            state = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def test_no_child_outlives_a_check_that_stops_on_an_error(tmp_path):
+    """The inspection starts before the policy is read; a bad policy ends the check, and the child too."""
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nsleep 30 &\nwait\n")
+    fake.chmod(0o755)
+    policy = tmp_path / "gpudoctor.toml"
+    policy.write_text("this is [ not toml\n")
+    proc = run_cli("check", "--python", str(fake), "--policy", str(policy))
+    assert proc.returncode == 2 and "policy" in proc.stderr
+    assert _alive_with(str(fake)) == []
+
+
+@pytest.mark.parametrize("args", [("check", "--format", "json"), ("facts",)])
+def test_a_reader_that_goes_away_is_exit_1_without_a_crash(args):
+    """`gpudoctor check | head -1` on both paths (check without typer, facts through it), as click does."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpudoctor", *args, "--snapshot", str(H200)],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (1, "")

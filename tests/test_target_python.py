@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -345,3 +346,37 @@ def test_the_github_actions_gate_installs_gpudoctor_apart_and_judges_the_jobs_py
     py = data["facts"]["python"]
     assert (py["executable"], py["selected_by"]) == (str(envs["cuda"].parent / "python3"), "PATH")
     assert (torch_of(data)["build"], torch_of(data)["cuda"]) == ("cuda", "12.4")
+
+
+def test_a_check_imports_only_what_it_needs(tmp_path, envs):
+    """A live check of a CPU torch environment: no typer (check_argv), no YAML once the rule cache is
+    filled, no snapshot machinery, no requirement parser (torch pins no CUDA library), no knowledge tables,
+    no policy specifiers, no rich off a terminal."""
+    heavy = (
+        "typer",
+        "click",
+        "rich",
+        "yaml",
+        "tarfile",
+        "gpudoctor.host.snapshot",
+        "packaging.requirements",
+        "packaging.specifiers",
+        "gpudoctor.knowledge",
+        "gpudoctor.resolvers",
+    )
+    code = (
+        "import json, sys\nfrom gpudoctor import entry\n"
+        f"sys.argv = ['gpudoctor', 'check', '--python', {str(envs['cpu'])!r}, '--format', 'json']\n"
+        "try:\n    entry.main()\nexcept SystemExit:\n    pass\n"
+        f"sys.stderr.write(json.dumps([m for m in {heavy!r} if m in sys.modules]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in TARGET_VARS}
+    env.update(PYTHONPATH=str(ROOT), NO_COLOR="1", XDG_CACHE_HOME=str(tmp_path))
+    env.pop("GPUDOCTOR_NO_CACHE", None)
+    runs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+        for _ in range(2)
+    ]
+    assert torch_of(json.loads(runs[1].stdout))["build"] == "cpu"
+    assert json.loads(runs[0].stderr.splitlines()[-1]) == ["yaml"]  # the first run fills the rule cache
+    assert json.loads(runs[1].stderr.splitlines()[-1]) == []

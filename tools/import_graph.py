@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("check", ("check",)),
     ("report", ("report", "fleet")),
     ("commands", ("commands",)),
-    ("cli", ("cli", "__main__")),
+    ("cli", ("cli", "check_argv", "entry", "__main__")),
 )
 
 

@@ -18,11 +18,13 @@ def load_rules(paths: list[str]) -> list:
         raise problems("rule files have", e) from None
 
 
-def collect(snapshot: Optional[str], python: list[str], timeout: float) -> tuple[Any, str, Any]:
-    """The host (live or a snapshot's), its source, and the run's deadline."""
-    from ..check import open_host
-    from ..host.base import Deadline
-    from ..host.snapshot import SnapshotError
+def collect(
+    snapshot: Optional[str], python: list[str], timeout: float, inspect_python: bool = True
+) -> tuple[Any, str, Any]:
+    """The host (live or a snapshot's), its source, and the run's deadline. With `inspect_python` (the
+    command will judge a Python environment), the host starts inspecting it at once, in the background."""
+    from ..host.base import Deadline, SnapshotError
+    from ..host.open import open_host
 
     if snapshot and python:
         raise CommandError(
@@ -34,6 +36,8 @@ def collect(snapshot: Optional[str], python: list[str], timeout: float) -> tuple
         host, source = open_host(snapshot, python, deadline)
     except SnapshotError as e:
         raise CommandError(str(e)) from None
+    if inspect_python:
+        host.inspect_python_early()
     return host, source, deadline
 
 

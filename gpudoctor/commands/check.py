@@ -27,9 +27,6 @@ def run(
     no_python: bool = False,
     fail_on_unknown: Optional[bool] = None,
 ) -> Outcome:
-    from ..check import run_checks
-    from ..engine.loader import RuleLoadError
-    from ..policy import PolicyError, load
     from ..profiles import PROFILES, resolve_fail_on, resolve_timeout
 
     python = list(python)
@@ -38,11 +35,6 @@ def run(
         raise CommandError(
             "--plan goes with --format text; `gpudoctor plan --format json` prints the plan as JSON"
         )
-    try:
-        pol = load(policy)
-    except PolicyError as e:
-        raise problems("policy has", e) from None
-    fail = resolve_fail_on(prof, fail_on, pol.fail_on if pol else None)
     if no_python and (python or deep):
         raise CommandError(
             "--no-python judges no Python environment: it goes with neither --python nor --deep"
@@ -53,7 +45,20 @@ def run(
         # Live, a missing path would be judged by whichever mount covers where it would be: refuse.
         raise CommandError(f"--data-dir {data_dir}: no such file or directory on this host")
     warn_empty_rule_dirs(rules)
-    host, source, deadline = collect(snapshot, python, resolve_timeout(prof, timeout, deep))
+    inspects = not no_python and ("python" in prof.probes or deep)
+    host, source, deadline = collect(snapshot, python, resolve_timeout(prof, timeout, deep), inspects)
+    # The rest is imported and read once the host is inspecting the Python environment, so that both go on
+    # together (a child process left running by an error below is killed on the way out: entry.console).
+    from ..check import run_checks
+    from ..engine.loader import RuleLoadError
+    from ..policy import PolicyError, load
+
+    try:
+        pol = load(policy)
+    except PolicyError as e:
+        raise problems("policy has", e) from None
+    fail = resolve_fail_on(prof, fail_on, pol.fail_on if pol else None)
+
     try:
         results = run_checks(
             host,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Optional, Protocol
 
 from ..datafiles import Problem, shipped_rules_dir
 from ..facts import LISTS
@@ -90,14 +90,16 @@ def _load(paths: list[str], base: list[Path], deadline: Optional[Deadline] = Non
 
 
 def load_file(path: Path, cached: bool = False) -> tuple[list[Rule], list[Problem]]:
-    """One rule file's rules and problems; `cached`: a shipped file, whose parse may come from the cache
+    """One rule file's rules and problems; `cached`: a shipped file, whose rules may come from the cache
     (engine/rule_cache.py)."""
     name = str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         return [], [Problem(name, 0, "", "", f"cannot read: {e}")]
-    return parse_rules(text, name, rule_cache.load if cached else yamlsafe.load)
+    if cached:
+        return rule_cache.load(text, name, parse_rules)
+    return parse_rules(text, name)
 
 
 def load_url(url: str, deadline: Optional[Deadline] = None) -> tuple[list[Rule], list[Problem]]:
@@ -121,11 +123,9 @@ def load_url(url: str, deadline: Optional[Deadline] = None) -> tuple[list[Rule],
     return parse_rules(text, name)
 
 
-def parse_rules(
-    text: str, name: str, parse: Callable[[str], tuple[Any, dict]] = yamlsafe.load
-) -> tuple[list[Rule], list[Problem]]:
+def parse_rules(text: str, name: str) -> tuple[list[Rule], list[Problem]]:
     try:
-        data, lines = parse(text)
+        data, lines = yamlsafe.load(text)
     except yamlsafe.YamlError as e:
         return [], [Problem(name, e.line, "", "", e.message)]
     if not isinstance(data, dict) or "rules" not in data:

@@ -1,13 +1,15 @@
-"""A cache of the shipped rule files, parsed: the check reads them without importing or running PyYAML.
+"""A cache of the shipped rule files' rules, built and validated: a check reads them without importing or
+running PyYAML, and without validating them again.
 
-Parsing the shipped YAML (and importing yaml) is a fifth of a check's time, and its result is the same on
-every run until gpudoctor changes. The cache holds what `yamlsafe.load` returns for one file (the data and
-every value's line), as JSON, under the user's cache directory (`$XDG_CACHE_HOME/gpudoctor`, else
-`~/.cache/gpudoctor`), in a file named after the sha256 of the source text and gpudoctor's version: it is
-never trusted for other text or across versions. It is written on first use, atomically, and only when
-the data survives JSON exactly (string keys, JSON types). Anything wrong with it (missing, unreadable,
-malformed, unwritable) means parsing the YAML as without a cache. The rules built from it are validated as
-always. GPUDOCTOR_NO_CACHE=1 turns it off. Only the shipped files go through it, never a user's.
+Parsing and validating the shipped YAML (and importing yaml) is a fifth of a check's time, and its result
+is the same on every run until gpudoctor changes. The cache holds, for one file, its rules as the loader
+built them (every field but the file's path, which is the reader's), as JSON, under the user's cache
+directory (`$XDG_CACHE_HOME/gpudoctor`, else `~/.cache/gpudoctor`), in a file named after the sha256 of the
+source text, in a directory named after gpudoctor's version and this format: it is never trusted for other
+text or across versions. It is written on first use, atomically, only for a file without problems, and
+only when the rules survive JSON exactly. Anything wrong with it (missing, unreadable, malformed, not
+rules, unwritable) means loading the file as without a cache. GPUDOCTOR_NO_CACHE=1 turns it off. Only
+the shipped files go through it, never a user's.
 """
 
 from __future__ import annotations
@@ -15,13 +17,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .. import __version__
-from . import yamlsafe
+from ..datafiles import Problem
+from .model import FixStep, Rule
 
-FORMAT = 1
+FORMAT = 2  # 1: the parsed YAML and its line numbers; 2: the built rules
+
+Loader = Callable[[str, str], "tuple[list[Rule], list[Problem]]"]
 
 
 def cache_dir() -> Optional[Path]:
@@ -31,35 +37,58 @@ def cache_dir() -> Optional[Path]:
     return Path(base) / "gpudoctor" / f"rules-{__version__}-{FORMAT}"
 
 
-def load(text: str) -> tuple[Any, dict[tuple, int]]:
-    """yamlsafe.load(text), from the cache when it holds this text's result."""
+def load(text: str, name: str, build: Loader) -> tuple[list[Rule], list[Problem]]:
+    """build(text, name) (the loader's parse and validation), from the cache when it holds this text's
+    rules; `name` is the file's path, which every rule carries."""
     directory = cache_dir()
     if directory is None:
-        return yamlsafe.load(text)
+        return build(text, name)
     path = directory / (hashlib.sha256(text.encode("utf-8")).hexdigest() + ".json")
-    cached = _read(path)
+    cached = _read(path, name)
     if cached is not None:
-        return cached
-    data, lines = yamlsafe.load(text)  # a YamlError propagates: nothing is cached for a bad file
-    _write(path, data, lines)
-    return data, lines
+        return cached, []
+    rules, problems = build(text, name)
+    if not problems:
+        _write(path, rules, name)
+    return rules, problems
 
 
-def _read(path: Path) -> Optional[tuple[Any, dict[tuple, int]]]:
+def _to_json(rule: Rule) -> dict[str, Any]:
+    data = asdict(rule)
+    del data["file"]
+    return data
+
+
+def _from_json(data: dict[str, Any], name: str) -> Rule:
+    fields = dict(data)
+    fields["references"] = tuple(fields["references"])
+    fields["errors"] = tuple(fields["errors"])
+    fields["fix"] = tuple(
+        FixStep(
+            kind=step["kind"],
+            argv=tuple(step["argv"]),
+            text=step["text"],
+            resolver=step["resolver"],
+            args=tuple((key, value) for key, value in step["args"]),
+        )
+        for step in fields["fix"]
+    )
+    return Rule(file=name, **fields)
+
+
+def _read(path: Path, name: str) -> Optional[list[Rule]]:
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
-        lines = {tuple(p): int(n) for p, n in doc["lines"]}
-        return doc["data"], lines
-    except (OSError, ValueError, KeyError, TypeError):
+        return [_from_json(data, name) for data in doc["rules"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
-def _write(path: Path, data: Any, lines: dict[tuple, int]) -> None:
-    doc = {"data": data, "lines": [[list(p), n] for p, n in lines.items()]}
+def _write(path: Path, rules: list[Rule], name: str) -> None:
     try:
-        text = json.dumps(doc)
-        if json.loads(text)["data"] != data:  # a non-string key or a non-JSON value: not cached
+        text = json.dumps({"rules": [_to_json(r) for r in rules]})
+        if _read_text(text, name) != rules:  # a value JSON does not keep (a non-string key): not cached
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
@@ -68,3 +97,10 @@ def _write(path: Path, data: Any, lines: dict[tuple, int]) -> None:
         os.replace(tmp, path)
     except (OSError, TypeError, ValueError):
         return
+
+
+def _read_text(text: str, name: str) -> Optional[list[Rule]]:
+    try:
+        return [_from_json(data, name) for data in json.loads(text)["rules"]]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None

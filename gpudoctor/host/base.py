@@ -32,6 +32,11 @@ class HostError(Exception):
         self.detail = detail
 
 
+class SnapshotError(Exception):
+    """A snapshot that cannot be read; the message says why. (Here, not in snapshot.py, so that a live
+    check need not import the snapshot machinery to name it.)"""
+
+
 class NvmlError(HostError):
     """An NVML call that failed; `name` is pynvml's exception class name, e.g. NVMLError_NotSupported."""
 
@@ -86,6 +91,8 @@ class Host(Protocol):
     def python(self, interpreter: Optional[str] = None) -> dict: ...
 
     def python_targets(self) -> list[tuple[str, str]]: ...
+
+    def inspect_python_early(self) -> None: ...  # start host.python()'s slow reads in the background
 
     def env(self, name: str) -> Optional[str]: ...
 

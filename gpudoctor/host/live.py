@@ -216,6 +216,24 @@ class LiveHost:
         target = interpreter or self.target_python()
         return self._once(("python", target), lambda: self._inspect(target))
 
+    def inspect_python_early(self) -> None:
+        """Start inspecting each target interpreter now, in the background, each in its own thread.
+
+        An inspection is a child interpreter (15-40 ms), the slowest read of a check without --deep;
+        started as soon as the Host exists, it runs while gpudoctor imports its probes and loads its
+        rules. The python probe's host.python() then waits for it or finds its answer memoised, errors
+        included, so nothing changes but when it runs."""
+        for target, _chosen_by in self.python_targets():
+            threading.Thread(
+                target=self._inspect_quietly, args=(target,), name="python-inspection", daemon=True
+            ).start()
+
+    def _inspect_quietly(self, target: str) -> None:
+        try:
+            self.python(target)
+        except Exception:  # noqa: BLE001 - the probe asks again and reports whatever went wrong
+            return
+
     def _inspect(self, target: str) -> dict:
         if _same_interpreter(target):
             return pyinspect.inspect()

@@ -2,28 +2,30 @@
 
 `inspect()` runs either in gpudoctor's own interpreter or, as source text, in the target interpreter, so
 it uses the standard library alone and works on Python 3.8+. It returns raw sources only: distribution
-names, versions, `Requires-Dist` lines, INSTALLER, the framework libraries in each wheel's file list, and the
-text of a few small build-description files (torch/version.py, ...). The probes parse them.
+names, versions, `Requires-Dist` lines, INSTALLER, the CUDA libraries in the file lists of the nvidia-*
+wheels, and the text of a few small build-description files (torch/version.py, ...). The probes parse them.
 
-In another interpreter it runs as `python -I -B -c BOOTSTRAP ENV_JSON` (`argv()`): isolated (no PYTHON*
-variables, no user site, no current directory on sys.path) and writing no bytecode, so nothing of that
-environment is changed or can change the answer. Isolation hides what the user's own programs do see, so
-the entries PYTHONPATH and the user site-packages directory would add are scanned as well, from the values
-gpudoctor was started with (ENV_JSON). The bootstrap is valid Python 2 and 3: an interpreter older than
-3.8 exits with UNSUPPORTED and says so, instead of failing on syntax. The answer is printed on one line
-after MARKER, so that whatever a sitecustomize prints cannot be mistaken for it.
+In another interpreter it runs as `python -I -B -c BOOTSTRAP ISOLATED NAME=VALUE...` (`argv()`):
+isolated (no PYTHON* variables, no user site, no current directory on sys.path) and writing no bytecode, so
+nothing of that environment is changed or can change the answer. Isolation hides what the user's own
+programs do see, so the entries PYTHONPATH and the user site-packages directory would add are scanned as
+well, from the values gpudoctor was started with (the NAME=VALUE arguments). The bootstrap is valid
+Python 2 and 3: an interpreter older than 3.8 exits with UNSUPPORTED and says so, instead of failing on
+syntax. The answer is printed on one line after MARKER, so that whatever a sitecustomize prints cannot be
+mistaken for it, as a Python literal in ASCII (`ascii()`), read back with `ast.literal_eval`.
+
+The child's start-up is most of a check's wait for it, so it imports only os and sys (and site, which
+-I keeps): json, typing and platform would each add 7-10 ms (they import re, enum, functools).
 """
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Optional
 
 FORMAT = 1
 MARKER = "GPUDOCTOR-PYINSPECT "
 UNSUPPORTED = 86  # the exit status of the bootstrap in an interpreter older than 3.8
-# The variables that decide which directories the user's programs import from, passed in ENV_JSON.
+# The variables that decide which directories the user's programs import from, passed as NAME=VALUE.
 PATH_VARIABLES = ("PYTHONPATH", "PYTHONNOUSERSITE", "PYTHONUSERBASE")
 
 # Distributions whose metadata the probes use, by name prefix (normalised: lower case, '-' for '_').
@@ -48,8 +50,11 @@ BUILD_FILES = {
     "onnxruntime": ["onnxruntime/capi/version_info.py"],
     "onnxruntime-gpu": ["onnxruntime/capi/version_info.py"],
 }
-# A wheel's file list is kept only for the shared libraries that tell a GPU build from a CPU one.
+# The files of a wheel's list that are kept: the CUDA (and ROCm) shared libraries.
 LIB_MARKERS = ("cuda", "cudnn", "nccl", "cudart", "cublas", "rocm", "hip", "miopen", "rccl", "providers")
+# Whose file list is scanned for those libraries: the wheels that ship CUDA libraries, which the probes
+# count as copies (probes/libraries.py). A framework's own list is not read: torch's is 1.5 MB.
+RECORD_SCANNED = ("nvidia-",)
 MAX_FILES_PER_DIST = 200
 MAX_BUILD_FILE = 64 * 1024
 
@@ -58,23 +63,28 @@ def _norm(name: str) -> str:
     return name.lower().replace("_", "-").replace(".", "-")
 
 
-def inspect(env: Optional[dict] = None) -> dict:
+ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+ISOLATED = "--isolated"  # argv's first argument in another interpreter; NAME=VALUE arguments follow
+# sys.implementation.name -> what platform.python_implementation() says, without importing platform.
+IMPLEMENTATIONS = {"cpython": "CPython", "pypy": "PyPy", "ironpython": "IronPython", "jython": "Jython"}
+
+
+def inspect(env: dict | None = None) -> dict:
     """The environment's raw description. `env` (PATH_VARIABLES from gpudoctor's environment) is given
     when running isolated: the directories it adds to the user's sys.path are scanned too."""
     import os
-    import platform
 
     path, user_site = search_path(env)
 
     out: dict = {
         "format": FORMAT,
         "executable": sys.executable,
-        "version": platform.python_version(),
-        "implementation": platform.python_implementation(),
+        "version": _python_version(),
+        "implementation": _implementation(),
         "prefix": sys.prefix,
         "base_prefix": getattr(sys, "base_prefix", sys.prefix),
         "platform": sys.platform,
-        "libc": list(platform.libc_ver()),
+        "libc": _libc(),
         "conda_meta": os.path.isdir(os.path.join(sys.prefix, "conda-meta")),
         "pyvenv_cfg": _read(os.path.join(sys.prefix, "pyvenv.cfg"), 16 * 1024),
         "path": path,
@@ -105,6 +115,38 @@ def inspect(env: Optional[dict] = None) -> dict:
                 out["distributions"].append(_describe(entry_dir or ".", folder, key, version))
     out["distributions"].sort(key=lambda d: d["name"])
     return out
+
+
+def _python_version() -> str:
+    """platform.python_version(): the first word of sys.version ("3.13.0rc1", "3.11.7")."""
+    words = sys.version.split()
+    return words[0] if words else ".".join(str(n) for n in sys.version_info[:3])
+
+
+def _implementation() -> str:
+    name = getattr(sys, "implementation", None)
+    found = IMPLEMENTATIONS.get(getattr(name, "name", ""))
+    if found:
+        return found
+    import platform
+
+    return platform.python_implementation()
+
+
+def _libc() -> list:
+    """platform.libc_ver() ["glibc", "2.36"]: glibc answers os.confstr, as platform asks it first; any
+    other C library (musl) goes through platform's scan of the executable."""
+    import os
+
+    try:
+        words = (os.confstr("CS_GNU_LIBC_VERSION") or "").split(None, 1)
+    except (AttributeError, ValueError, OSError):
+        words = []
+    if len(words) == 2:
+        return words
+    import platform
+
+    return list(platform.libc_ver())
 
 
 def _read(path: str, limit: int):
@@ -139,14 +181,8 @@ def _describe(location: str, folder: str, key: str, version: str) -> dict:
         "libs": [],
         "texts": {},
     }
-    # RECORD is scanned as text: a parsed file list costs 60 ms for torch's 15,000 files.
-    for line in (_read(os.path.join(meta, "RECORD"), 16 * 1024 * 1024) or "").splitlines():
-        path = line.rsplit(",", 2)[0].strip('"')
-        low = path.lower()
-        if ".so" in low and any(m in low for m in LIB_MARKERS):
-            entry["libs"].append(path)
-            if len(entry["libs"]) >= MAX_FILES_PER_DIST:
-                break
+    if key.startswith(RECORD_SCANNED):
+        entry["libs"] = shared_libraries(_read(os.path.join(meta, "RECORD"), 16 * 1024 * 1024) or "")
     for rel in BUILD_FILES.get(key, []):
         text = _read(os.path.join(location, rel), MAX_BUILD_FILE)
         if text is not None:
@@ -154,7 +190,28 @@ def _describe(location: str, folder: str, key: str, version: str) -> dict:
     return entry
 
 
-def search_path(env: Optional[dict]) -> tuple[list, Optional[str]]:
+def shared_libraries(record: str) -> list:
+    """The paths in a wheel's RECORD that name a framework library (".so" and one of LIB_MARKERS), at most
+    MAX_FILES_PER_DIST. Only the lines holding ".so" are looked at, found with str.find over the whole
+    text: torch's RECORD has 15,000 lines and a few dozen libraries (splitting every line took 12 ms,
+    parsing it as CSV 60 ms). A line is `path,hash,size`; the hash is urlsafe base64, without dots."""
+    found = []
+    # Lower case that keeps every index (str.lower() makes some characters two): A-Z only.
+    low_text = record.lower() if record.isascii() else record.translate(ASCII_LOWER)
+    at = low_text.find(".so")
+    while at != -1 and len(found) < MAX_FILES_PER_DIST:
+        start = record.rfind("\n", 0, at) + 1
+        end = record.find("\n", at)
+        end = len(record) if end == -1 else end
+        path = record[start:end].rstrip("\r").rsplit(",", 2)[0].strip('"')
+        low = path.lower()
+        if ".so" in low and any(m in low for m in LIB_MARKERS):
+            found.append(path)
+        at = low_text.find(".so", end)
+    return found
+
+
+def search_path(env: dict | None) -> tuple[list, str | None]:
     """(the directories to scan, in import order; the user site-packages directory among them or None).
 
     Without `env` this is sys.path as it is. With it (an isolated run), PYTHONPATH's entries come first and
@@ -177,7 +234,7 @@ def search_path(env: Optional[dict]) -> tuple[list, Optional[str]]:
     return path, user
 
 
-def _user_site(userbase: Optional[str]) -> Optional[str]:
+def _user_site(userbase: str | None) -> str | None:
     import os
     import site
 
@@ -200,9 +257,12 @@ def _user_site(userbase: Optional[str]) -> Optional[str]:
 
 
 def main(argv: list) -> None:
-    """Print inspect()'s result after MARKER; argv[0], when given, is ENV_JSON."""
-    env = json.loads(argv[0]) if argv else None
-    sys.stdout.write(MARKER + json.dumps(inspect(env if isinstance(env, dict) else None)) + "\n")
+    """Print inspect()'s result after MARKER. Given ISOLATED first (argv()), the NAME=VALUE arguments
+    after it are PATH_VARIABLES as gpudoctor was started with them."""
+    env = None
+    if argv[:1] == [ISOLATED]:
+        env = dict(a.split("=", 1) for a in argv[1:] if "=" in a)
+    sys.stdout.write(MARKER + ascii(inspect(env)) + "\n")
 
 
 def source() -> str:
@@ -227,17 +287,20 @@ def bootstrap() -> str:
 
 def argv(interpreter: str, environ: dict) -> tuple:
     """The command that inspects `interpreter`, isolated and writing nothing; `environ` is gpudoctor's."""
-    env = {k: environ[k] for k in PATH_VARIABLES if environ.get(k)}
-    return (interpreter, "-I", "-B", "-c", bootstrap(), json.dumps(env, sort_keys=True))
+    pairs = tuple(f"{k}={environ[k]}" for k in PATH_VARIABLES if environ.get(k))
+    return (interpreter, "-I", "-B", "-c", bootstrap(), ISOLATED, *pairs)
 
 
-def parse_output(stdout: str) -> Optional[dict]:
-    """The inspection result from the target's stdout (the last MARKER line); None when there is none."""
+def parse_output(stdout: str) -> dict | None:
+    """The inspection result from the target's stdout (the last MARKER line, a Python literal); None
+    when there is none or it is not a literal dict (ast.literal_eval evaluates no code)."""
+    import ast
+
     for line in reversed(stdout.splitlines()):
         if line.startswith(MARKER):
             try:
-                data = json.loads(line[len(MARKER) :])
-            except ValueError:
+                data = ast.literal_eval(line[len(MARKER) :])
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 return None
             return data if isinstance(data, dict) else None
     return None

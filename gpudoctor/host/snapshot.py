@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..redact import Identity, Redactor
-from .base import NOT_RECORDED, TIMED_OUT, CommandResult, HostError, NvmlError, nvml_key
+from .base import NOT_RECORDED, TIMED_OUT, CommandResult, HostError, NvmlError, SnapshotError, nvml_key
 
 FORMAT = "gpudoctor-snapshot"
 VERSION = 1
@@ -37,10 +37,6 @@ JSON_PARTS = (
     "env.json",
     "runtime.json",
 )
-
-
-class SnapshotError(Exception):
-    """A snapshot that cannot be read; the message says why."""
 
 
 @dataclass
@@ -234,6 +230,9 @@ class SnapshotHost:
             if len(good) == len(targets) and all(isinstance(x, str) for t in good for x in t):
                 return good
         return [(str(self.rec.python.get("default", "")), "")]
+
+    def inspect_python_early(self) -> None:
+        """Nothing to start: the inspection was recorded."""
 
     def target_python(self) -> str:
         return self.python_targets()[0][0]

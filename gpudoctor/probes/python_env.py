@@ -11,7 +11,6 @@ import ast
 import re
 from typing import Any, Optional
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
 from ..facts import Fact, known, list_facts, unknown
@@ -106,11 +105,24 @@ def local_build(local: str) -> Build:
     return {"build": "cpu"} if local == "cpu" else {}
 
 
+# The distributions whose pins say how a framework was built: CUDA and ROCm libraries and toolkits.
+LIBRARY_PREFIXES = ("nvidia-", "cuda-", "pytorch-triton")
+
+
 def pins(requires: Optional[list]) -> dict[str, Optional[str]]:
-    """{name: version pinned with == (else None)} of the hard requirements; extras are optional
-    installs, so they say nothing about this build."""
+    """{name: version pinned with == (else None)} of the hard requirements on the libraries of
+    LIBRARY_PREFIXES; extras are optional installs, so they say nothing about this build."""
+    # Only the lines naming such a library are parsed: packaging.requirements costs 9 ms to import, and
+    # a CPU build of torch, requiring none of them, then never imports it.
+    lines = (
+        [str(line) for line in requires if _names_a_library(str(line))] if isinstance(requires, list) else []
+    )
+    if not lines:
+        return {}
+    from packaging.requirements import InvalidRequirement, Requirement
+
     out: dict[str, Optional[str]] = {}
-    for line in requires if isinstance(requires, list) else []:
+    for line in lines:
         try:
             req = Requirement(str(line))
         except InvalidRequirement:
@@ -121,6 +133,10 @@ def pins(requires: Optional[list]) -> dict[str, Optional[str]]:
         exact = len(specs) == 1 and specs[0].operator == "=="
         out[req.name.lower().replace("_", "-")] = specs[0].version if exact else None
     return out
+
+
+def _names_a_library(line: str) -> bool:
+    return line.lstrip().lower().replace("_", "-").replace(".", "-").startswith(LIBRARY_PREFIXES)
 
 
 def torch_build(dist: dict) -> Build:

@@ -1,5 +1,5 @@
-"""The parsed shipped rules are cached (engine/rule_cache.py): never trusted for other text, other
-versions or a damaged file, and never in the way of a check."""
+"""The shipped rules are cached built and validated (engine/rule_cache.py): never trusted for other text,
+other versions or a damaged file, never for a file with problems, and never in the way of a check."""
 
 from __future__ import annotations
 
@@ -8,44 +8,91 @@ import os
 import subprocess
 import sys
 
-from gpudoctor.engine import rule_cache, yamlsafe
-from gpudoctor.engine.loader import load_rules
+from gpudoctor.engine import rule_cache
+from gpudoctor.engine.loader import load_rules, parse_rules
 
 from conftest import ROOT
 
-TEXT = "rules:\n  - id: X-1\n    when: {fact: gpus.count, gt: 0}\n"
+TEXT = """rules:
+  - id: X-1
+    title: t
+    severity: warning
+    category: gpu
+    when: {fact: gpus.count, gt: 0}
+    message: m
+    why: w
+    fix:
+      - {kind: pip, argv: [pip, install, x], text: note}
+"""
+
+
+class Counting:
+    """parse_rules, counting its calls: a call is a load that did not come from the cache."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, text: str, name: str):
+        self.calls += 1
+        return parse_rules(text, name)
 
 
 def test_a_second_load_comes_from_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("GPUDOCTOR_NO_CACHE", raising=False)
-    first = rule_cache.load(TEXT)
+    build = Counting()
+    first = rule_cache.load(TEXT, "a/x.yaml", build)
+    assert first == parse_rules(TEXT, "a/x.yaml") and build.calls == 1
+    assert rule_cache.load(TEXT, "a/x.yaml", build) == first and build.calls == 1
     (cached,) = list(rule_cache.cache_dir().glob("*.json"))
-    assert first == yamlsafe.load(TEXT)
     # What the cache holds is what is read: change it, and the change is what load returns.
     doc = json.loads(cached.read_text())
-    doc["data"]["rules"][0]["id"] = "X-FROM-CACHE"
+    doc["rules"][0]["id"] = "X-FROM-CACHE"
     cached.write_text(json.dumps(doc))
-    assert rule_cache.load(TEXT)[0]["rules"][0]["id"] == "X-FROM-CACHE"
+    assert rule_cache.load(TEXT, "a/x.yaml", build)[0][0].id == "X-FROM-CACHE"
     # Other text is another file: never the cached answer.
-    assert rule_cache.load(TEXT.replace("X-1", "X-2"))[0]["rules"][0]["id"] == "X-2"
+    assert rule_cache.load(TEXT.replace("X-1", "X-2"), "a/x.yaml", build)[0][0].id == "X-2"
+    assert build.calls == 2
 
 
-def test_a_damaged_cache_file_is_parsed_again(tmp_path, monkeypatch):
+def test_cached_rules_carry_the_readers_path(tmp_path, monkeypatch):
+    """Two installs of one version share the cache; each rule names the file it was read from."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("GPUDOCTOR_NO_CACHE", raising=False)
-    rule_cache.load(TEXT)
-    (cached,) = list(rule_cache.cache_dir().glob("*.json"))
-    cached.write_text("{not json")
-    assert rule_cache.load(TEXT) == yamlsafe.load(TEXT)
+    rule_cache.load(TEXT, "/venv-a/rules/x.yaml", parse_rules)
+    (rule,), problems = rule_cache.load(TEXT, "/venv-b/rules/x.yaml", Counting())
+    assert problems == [] and rule == parse_rules(TEXT, "/venv-b/rules/x.yaml")[0][0]
+    assert (
+        rule.file == "/venv-b/rules/x.yaml" and rule.line == 2 and rule.fix[0].argv == ("pip", "install", "x")
+    )
 
 
-def test_the_cache_is_per_version_and_can_be_turned_off(tmp_path, monkeypatch):
+def test_a_file_with_problems_is_never_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert rule_cache.__version__ in rule_cache.cache_dir().name
+    monkeypatch.delenv("GPUDOCTOR_NO_CACHE", raising=False)
+    bad = TEXT.replace("severity: warning", "severity: fatal")
+    rules, problems = rule_cache.load(bad, "x.yaml", parse_rules)
+    assert rules == [] and problems[0].where == "severity"
+    assert not list(tmp_path.rglob("*.json"))
+
+
+def test_a_damaged_cache_file_is_loaded_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("GPUDOCTOR_NO_CACHE", raising=False)
+    rule_cache.load(TEXT, "x.yaml", parse_rules)
+    (cached,) = list(rule_cache.cache_dir().glob("*.json"))
+    for damage in ("{not json", '{"rules": [{"id": "X"}]}', '{"rules": 7}', "[]"):
+        cached.write_text(damage)
+        build = Counting()
+        assert rule_cache.load(TEXT, "x.yaml", build) == parse_rules(TEXT, "x.yaml") and build.calls == 1
+
+
+def test_the_cache_is_per_version_and_format_and_can_be_turned_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert rule_cache.cache_dir().name == f"rules-{rule_cache.__version__}-{rule_cache.FORMAT}"
     monkeypatch.setenv("GPUDOCTOR_NO_CACHE", "1")
     assert rule_cache.cache_dir() is None
-    rule_cache.load(TEXT)
+    rule_cache.load(TEXT, "x.yaml", parse_rules)
     assert not list(tmp_path.rglob("*.json"))
 
 
@@ -54,7 +101,7 @@ def test_an_unwritable_cache_never_fails_a_load(tmp_path, monkeypatch):
     blocker.write_text("")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))  # a file where the directory would go
     monkeypatch.delenv("GPUDOCTOR_NO_CACHE", raising=False)
-    assert rule_cache.load(TEXT) == yamlsafe.load(TEXT)
+    assert rule_cache.load(TEXT, "x.yaml", parse_rules) == parse_rules(TEXT, "x.yaml")
 
 
 def test_shipped_rules_from_the_cache_are_the_same_rules_and_yaml_is_not_imported(tmp_path):

@@ -123,3 +123,36 @@ def test_a_hung_interpreter_is_named_by_its_path_not_its_program(tmp_path):
         host.python()
     assert e.value.reason == TIMED_OUT
     assert host.timed_out == [f"python inspection of {fake}"]
+
+
+def test_the_inspection_starts_in_the_background_and_runs_once(tmp_path):
+    """inspect_python_early returns at once; the probe's host.python() later gets that same run."""
+    gate, count = tmp_path / "gate", tmp_path / "count"
+    fake = tmp_path / "python"
+    fake.write_text(
+        f'#!/bin/sh\necho run >> "{count}"\n'
+        f'while [ ! -e "{gate}" ]; do sleep 0.02; done\nexec "{sys.executable}" "$@"\n'
+    )
+    fake.chmod(0o755)
+    host = LiveHost(deadline=Deadline(30), python=str(fake))
+    host.inspect_python_early()  # the interpreter waits at the gate: this must not
+    for _ in range(500):
+        if count.exists():
+            break
+        time.sleep(0.01)
+    assert count.read_text() == "run\n"  # started although nothing asked for it yet
+    gate.touch()
+    assert host.python()["format"] == 1
+    assert host.python(str(fake))["format"] == 1
+    assert count.read_text() == "run\n"  # once
+
+
+def test_an_early_inspection_that_fails_fails_the_probes_call_the_same_way(tmp_path):
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho broken >&2\nexit 1\n")
+    fake.chmod(0o755)
+    host = LiveHost(python=str(fake))
+    host.inspect_python_early()
+    with pytest.raises(HostError) as e:
+        host.python()
+    assert (e.value.reason, "broken" in e.value.detail) == ("python failed", True)
