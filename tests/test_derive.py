@@ -67,9 +67,11 @@ def test_torch_variant():
 
 def test_compiled_arch_from_the_knowledge_table():
     assert compiled_arch("2.11.0", "12.6") == (["5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"], None)
-    assert compiled_arch("2.11.0", "13.0")[0] == ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0+PTX"]
-    arch, why = compiled_arch("2.5.1", "12.4")
-    assert arch is None and why == "the knowledge table does not list the architectures of torch 2.5.1 cu124"
+    # torch.yaml pt-wheel-2.11: the 2.11.0+cu130 release wheel carries no PTX
+    assert compiled_arch("2.11.0", "13.0")[0] == ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"]
+    # No source read gives the 2.6 cu126 list (docs/knowledge.md, "Variants without an arch list")
+    arch, why = compiled_arch("2.6.0", "12.6")
+    assert arch is None and why == "the knowledge table does not list the architectures of torch 2.6.0 cu126"
     assert compiled_arch("2.11.0", "12.4") == (
         None,
         "torch 2.11.0 has no cu124 variant in the knowledge table",
@@ -103,8 +105,8 @@ def test_h200_with_cu130_is_supported_and_no_gpu_is_none_left_out():
 
 
 def test_arch_unknown_for_what_the_table_lacks():
-    f = derive(torch_on(["12.0"], version="2.5.1", cuda="12.4"))
-    why = "the knowledge table does not list the architectures of torch 2.5.1 cu124"
+    f = derive(torch_on(["12.0"], version="2.6.0", cuda="12.6"))  # torch.yaml has no 2.6 cu126 arch list
+    why = "the knowledge table does not list the architectures of torch 2.6.0 cu126"
     assert value(f, "frameworks[0].arch_list") == ("unknown", why)
     assert value(f, "frameworks[0].unsupported_gpu_count") == ("unknown", why)
 

@@ -58,7 +58,8 @@ def test_h200_facts_of_the_wider_catalogue(h200_host):
     assert v("system.cpus_per_gpu") == 16.0
     assert v("python.rocm_frameworks") == 0
     torch = [i for i in range(facts.count("frameworks")) if v(f"frameworks[{i}].name") == "torch"][0]
-    assert v(f"frameworks[{torch}].arch_list") == ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0+PTX"]
+    # torch.yaml pt-wheel-2.11: the capture's torch 2.11.0+cu130 release wheel carries no PTX
+    assert v(f"frameworks[{torch}].arch_list") == ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"]
     assert (v(f"frameworks[{torch}].unsupported_gpus"), v(f"frameworks[{torch}].unsupported_ccs")) == ([], [])
     # The capture filtered `ldconfig -p` and never listed /usr/bin, so DCGM's absence cannot be told.
     assert facts.get("monitoring.dcgm.installed").unknown == "not recorded in snapshot"

@@ -81,9 +81,10 @@ TORCH_CASES = [
         },
     ),
     (
-        # torch.yaml 2.6 (cu118/cu124/cu126, no arch lists): cudnn.yaml caps CUDA 11.8-12.6 at 9.0, no sm_120.
-        # 2.13 and 2.12: cu130/cu132 need 580 (13.x floor), cu126 arch stops at 9.0. 2.11 cu128 arch lists
-        # 12.0 and 570.133.07 meets 12.8's 570.26: the newest release with an sm_120 wheel this driver runs.
+        # torch.yaml 2.6: cu124 lists up to 9.0; cu118/cu126 have no arch list and cudnn.yaml caps CUDA
+        # 11.8-12.6 at 9.0, no sm_120. 2.15 to 2.12: cu130/cu132 need 580 (13.x floor), cu126 stops at 9.0.
+        # 2.11 cu128 arch lists 12.0 and 570.133.07 meets 12.8's 570.26: the newest release with an sm_120
+        # wheel this driver runs.
         "570-rtx5090-torch-2.6.0-cu124-goes-to-2.11-cu128",
         host("570.133.07", [RTX5090], **torch("2.6.0", "cuda", "12.4")),
         (),
@@ -108,12 +109,12 @@ TORCH_CASES = [
         },
     ),
     (
-        # torch.yaml 2.5 Python 3.9-3.12 leaves out 3.13; 2.13 (3.10-3.15): cu132/cu130 need 580, cu126 (9.0
-        # listed) needs 560.28.03, so 535 runs it through the 12.x floor 525.60.13.
-        "python-3.13-leaves-2.5-for-2.13-cu126",
+        # torch.yaml 2.5 Python 3.9-3.12 leaves out 3.13; 2.15 has no cu126; 2.14 (3.10-3.14): cu132/cu130
+        # need 580, cu126 (9.0 listed) needs 560.28.03, so 535 runs it through the 12.x floor 525.60.13.
+        "python-3.13-leaves-2.5-for-2.14-cu126",
         host("535.183.01", [H100], python="3.13.1", **torch("2.5.1")),
         (),
-        {"ok": True, "packages": ("torch==2.13.*", "torchvision==0.28.*"), "index_url": CU126},
+        {"ok": True, "packages": ("torch==2.14.*", "torchvision==0.29.*"), "index_url": CU126},
     ),
     (
         # torch.yaml 2.8: cu129 needs 575.51.03 (12.9 update 0), above 570.172.08: only through minor-version
@@ -151,12 +152,13 @@ TORCH_CASES = [
         {"ok": True, "packages": ("torch==2.11.*", "torchvision==0.26.*"), "index_url": CU128},
     ),
     (
-        # No torch installed: the newest release (torch.yaml 2.13), its highest runnable CUDA on 580.95.05:
-        # cu132 needs 595.45.04 (13.2 update 0) and runs via the 13.x floor 580; arch lists 9.0.
+        # No torch installed: the newest release (torch.yaml 2.15, no torchvision yet), its highest runnable
+        # CUDA on 580.95.05: cu132 needs 595.45.04 (13.2 update 0) and runs via the 13.x floor 580; arch
+        # lists 9.0.
         "no-torch-installed-gets-the-newest",
         host("580.95.05", [H100]),
         (),
-        {"ok": True, "packages": ("torch==2.13.*", "torchvision==0.28.*"), "minor_compat": True},
+        {"ok": True, "packages": ("torch==2.15.*",), "minor_compat": True},
     ),
 ]
 
@@ -176,8 +178,7 @@ def test_535_h100_reasons_say_why_and_that_it_relies_on_minor_compat():
         "driver 535.183.01 is below CUDA 12.4's minimum 550.54.14 but meets the CUDA 12.x floor 525.60.13: "
         "it runs through minor-version compatibility (kernels built into the wheel run; PTX from the newer "
         "toolkit cannot be JIT-compiled by this driver: Triton and torch.compile kernels, for one)",
-        "sm_90 (NVIDIA H100 80GB HBM3): native kernels (no arch list in the torch table; assumed from the "
-        "cuDNN support matrix for CUDA 12.4: 7.5, 8.0, 8.6, 8.9, 9.0)",
+        "sm_90 (NVIDIA H100 80GB HBM3): native kernels (built for 5.0, 6.0, 7.0, 7.5, 8.0, 8.6, 9.0)",
         "Python 3.11 is within torch 2.5's 3.9-3.12",
     )
 
@@ -225,8 +226,8 @@ def test_rtx5090_on_driver_570_is_never_cu126():
         "torch 2.6 has no wheel this host runs; torch 2.11 (cu128) is the newest that does",
         "torch 2.6 cu126: no kernels for sm_120 (NVIDIA GeForce RTX 5090) (no arch list in the torch table; "
         "assumed from the cuDNN support matrix for CUDA 12.6: 7.5, 8.0, 8.6, 8.9, 9.0)",
-        "torch 2.6 cu124: no kernels for sm_120 (NVIDIA GeForce RTX 5090) (no arch list in the torch table; "
-        "assumed from the cuDNN support matrix for CUDA 12.4: 7.5, 8.0, 8.6, 8.9, 9.0)",
+        "torch 2.6 cu124: no kernels for sm_120 (NVIDIA GeForce RTX 5090) (built for 5.0, 6.0, 7.0, 7.5, "
+        "8.0, 8.6, 9.0)",
         "torch 2.6 cu118: no kernels for sm_120 (NVIDIA GeForce RTX 5090) (no arch list in the torch table; "
         "assumed from the cuDNN support matrix for CUDA 11.8: 5.0, 6.0, 6.1, 7.0, 7.5, 8.0, 8.6, 8.9, 9.0)",
     )
@@ -249,26 +250,27 @@ def test_a_dropped_release_names_the_driver_that_would_keep_it():
 @pytest.mark.parametrize(
     ("driver", "expected_ok"),
     [
-        # A hypothetical capability-13.0 GPU: nothing lists 13.x natively; torch.yaml 2.11 cu130 embeds
-        # 12.0+PTX, which counts only with the full CUDA 13.0 driver 580.65.06 (13.0 update 0).
+        # A hypothetical capability-13.0 GPU: nothing lists 13.x natively; torch.yaml 2.10 cu130 embeds
+        # 12.0+PTX (the 2.11 wheels carry none), which counts only with the full CUDA 13.0 driver 580.65.06.
         ("580.95.05", True),
-        # 580.10.01 runs CUDA 13 only through minor-version compatibility (floor 580): no PTX JIT.
+        # 580.10.01 runs CUDA 13 only through minor-version compatibility (floor 580): no PTX JIT for cu130;
+        # it falls back to 2.8 cu129, whose 12.0+PTX its full CUDA 12.9 driver can JIT-compile.
         ("580.10.01", False),
     ],
 )
 def test_ptx_counts_only_with_the_full_cuda_driver(driver, expected_ok):
-    facts = host(driver, [("future GPU", "13.0")], **torch("2.11.0"))
+    facts = host(driver, [("future GPU", "13.0")], **torch("2.10.0"))
     res = resolve("torch", facts, knowledge(), 0)
-    assert res.ok is expected_ok
+    assert res.ok
+    assert "sm_130 (future GPU): runs the embedded compute_120 PTX, JIT-compiled on first use " in " ".join(
+        res.reasons
+    )
     if expected_ok:
-        assert res.packages == ("torch==2.11.0+cu130", "torchvision==0.26.0+cu130")
-        assert (
-            "sm_130 (future GPU): runs the embedded compute_120 PTX, JIT-compiled on first use "
-            in " ".join(res.reasons)
-        )
+        assert res.packages == ("torch==2.10.0+cu130", "torchvision==0.25.0+cu130")
     else:
+        assert res.packages == ("torch==2.8.*", "torchvision==0.23.*")
         assert (
-            "torch 2.11 cu130: no native kernels for sm_130 (future GPU), and its compute_120 PTX needs the "
+            "torch 2.10 cu130: no native kernels for sm_130 (future GPU), and its compute_120 PTX needs the "
             "full CUDA 13.0 driver to JIT-compile" in res.reasons
         )
 

@@ -290,10 +290,16 @@ def _check_variants(item: dict, path: tuple, where: str, label: str, ctx: _Ctx) 
                 (*vpath, "name"), label, f"{vwhere}.name", f"variant {name} does not match cuda {cuda}"
             )
             ok = False
-        sid = variant.get("source")
-        if isinstance(sid, str) and sid not in ctx.sources:
+        for key in ("source", "also"):
+            ids = variant.get(key)
+            for sid in ids if isinstance(ids, list) else [ids]:
+                if isinstance(sid, str) and sid not in ctx.sources:
+                    why = f"source {sid!r} is not defined under sources"
+                    ctx.report((*vpath, key), label, f"{vwhere}.{key}", why)
+                    ok = False
+        if "also" in variant and "source" not in variant:
             ctx.report(
-                (*vpath, "source"), label, f"{vwhere}.source", f"source {sid!r} is not defined under sources"
+                (*vpath, "also"), label, f"{vwhere}.also", "a variant's also needs the variant's own source"
             )
             ok = False
         if variant.get("verified") is False and not _is_str(variant.get("note")):
@@ -338,7 +344,7 @@ def _build(section: Section, item: dict, label: str, line: int) -> Any:
 
 
 def _variant(raw: dict, row: dict, row_label: str, line: int) -> TorchVariant:
-    """A variant inherits the row's provenance unless it names its own."""
+    """A variant inherits the row's provenance unless it names its own (then `also` is its own too)."""
     own = "verified" in raw or "source" in raw
     note = raw.get("note") if own else (raw.get("note") or row.get("note"))
     return TorchVariant(
@@ -346,12 +352,13 @@ def _variant(raw: dict, row: dict, row_label: str, line: int) -> TorchVariant:
         cuda=raw["cuda"],
         cudnn=raw.get("cudnn"),
         arch=tuple(raw.get("arch") or ()),
+        arch_aarch64=tuple(raw.get("arch_aarch64") or ()),
         experimental=bool(raw.get("experimental", False)),
         label=f"{row_label} {raw['name']}",
         source=raw.get("source", row["source"]),
         verified=raw.get("verified", row["verified"]),
         note=" ".join((note or "").split()),
-        also=(),
+        also=tuple(raw.get("also") or ()) if own else (),
         confirmed=(),
         line=line,
     )

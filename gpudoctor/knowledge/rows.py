@@ -74,6 +74,9 @@ class TorchVariant(Row):
     cudnn: Optional[str]
     arch: tuple[str, ...]  # TORCH_CUDA_ARCH_LIST entries, e.g. ("7.5", ..., "12.0+PTX"); () when unknown
     experimental: bool
+    # The same for the Linux aarch64 (SBSA) wheel of this variant; () when unknown. Last, with a default, so
+    # code that builds variants by hand need not name it.
+    arch_aarch64: tuple[str, ...] = ()
 
     @property
     def compiled_ccs(self) -> tuple[str, ...]:
@@ -94,7 +97,7 @@ class TorchRelease(Row):
     python_max: str
     variants: tuple[TorchVariant, ...]
     pypi_default: Optional[str]  # the variant a plain install from the default index gets
-    torchvision: str
+    torchvision: Optional[str]  # None where no torchvision release for it was found
     torchaudio: Optional[str]
 
     def variant(self, name: str) -> Optional[TorchVariant]:

@@ -129,7 +129,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("torch", "rows", "torch_releases", TorchRelease,
             {"version": ("major_minor", True), "python_min": ("major_minor", True),
              "python_max": ("major_minor", True), "variants": ("variants", True),
-             "pypi_default": ("variant", False), "torchvision": ("major_minor", True),
+             "pypi_default": ("variant", False), "torchvision": ("major_minor", False),
              "torchaudio": ("major_minor", False)},
             ("version",), "torch {version}", ranges=(("python_min", "python_max"),), variants=True),
     Section("tensorflow", "rows", "tensorflow_builds", TensorflowBuild,
@@ -162,8 +162,8 @@ SECTIONS: tuple[Section, ...] = (
 
 VARIANT_FIELDS: Mapping[str, tuple[str, bool]] = {
     "name": ("variant", True), "cuda": ("major_minor", True), "cudnn": ("version", False),
-    "arch": ("arch_list", False), "experimental": ("bool", False), "source": ("str", False),
-    "verified": ("bool", False), "note": ("str", False),
+    "arch": ("arch_list", False), "arch_aarch64": ("arch_list", False), "experimental": ("bool", False),
+    "source": ("str", False), "also": ("ids", False), "verified": ("bool", False), "note": ("str", False),
 }  # fmt: skip
 
 # Top-level keys beyond table/checked/sources and the row sections: table -> key -> (the kinds its value

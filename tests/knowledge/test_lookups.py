@@ -67,17 +67,23 @@ def test_torch_variants_and_their_arch_lists():
     variants = kn.torch_variants("2.11")
     assert [v.name for v in variants] == ["cu126", "cu128", "cu130"]
     cu128, cu130 = variants[1], variants[2]
+    # pt-pr-175253, pt-issue-182250: 2.11's cu128 dropped Volta, no PTX
     assert "7.0" not in cu128.compiled_ccs and "12.0" in cu128.compiled_ccs
     assert cu128.ptx_cc is None
-    assert cu130.compiled_ccs[-1] == "12.0" and cu130.ptx_cc == "12.0"
+    # pt-wheel-2.11: the release wheel's NVCC flags end at sm_120, with no PTX (release builds strip it)
+    assert cu130.compiled_ccs[-1] == "12.0" and cu130.ptx_cc is None
+    assert cu130.arch_aarch64 == ("8.0", "9.0", "10.0", "11.0", "12.0")
     assert kn.torch_release("2.11").variant("cu118") is None
 
 
 def test_a_variant_without_its_own_provenance_inherits_the_releases():
-    release = kn.torch_release("2.11")
+    release = kn.torch_release("2.14")
     assert all(v.source == release.source and v.verified == release.verified for v in release.variants)
+    assert all(v.also == () for v in release.variants)
     own = kn.torch_release("2.9").variant("cu130")
-    assert own.source == "pt-build-cuda-sh" and "build_cuda.sh" in own.note
+    assert own.source == "pt-pr-164471" and own.also == ("pt-build-cuda-sh",) and "build_cuda.sh" in own.note
+    wheel = kn.torch_release("2.11").variant("cu130")
+    assert (wheel.source, wheel.verified, wheel.note) == ("pt-wheel-2.11", True, "")
 
 
 def test_torch_index_url():

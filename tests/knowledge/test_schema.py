@@ -224,3 +224,30 @@ def test_row_relations_are_table_data_not_special_cases(tables):
         "python_min 3.11 is above python_max 3.10",
         "torch.yaml:7: at index_url: expected a URL pattern containing {variant}",
     ]
+
+
+def test_variant_aarch64_lists_and_own_sources_are_checked(tables):
+    # arch_aarch64 is an arch list like arch; a variant's `also` names defined sources, and only next to the
+    # variant's own `source` (otherwise it inherits the row's provenance, also included).
+    old = 'arch_aarch64: ["8.0", "9.0", "10.0", "11.0", "12.0"], source: pt-wheel-2.11, also: [pt-pr-175567],'
+    edit(tables, "torch", old, 'arch_aarch64: ["sm_80"], source: pt-wheel-2.11, also: [no-such-source],')
+    edit(tables, "torch", '{name: cu116, cuda: "11.6",', '{name: cu116, cuda: "11.6", also: [pt-wheel-1.13],')
+    found = problems(tables)
+    line = line_of(tables, "torch", 'arch_aarch64: ["sm_80"]')
+    row = _row_index(tables, "torch", 'version: "2.11"')
+    at = f"torch.yaml:{line}: torch 2.11: at rows[{row}].variants[2]"
+    line0 = line_of(tables, "torch", "also: [pt-wheel-1.13]")
+    assert sorted(found) == sorted(
+        [
+            f'{at}.arch_aarch64: expected a list of arch entries like ["9.0", "12.0+PTX"], got [\'sm_80\']',
+            f"{at}.also: source 'no-such-source' is not defined under sources",
+            f"torch.yaml:{line0}: torch 1.13: at rows[0].variants[0].also: "
+            "a variant's also needs the variant's own source",
+        ]
+    )
+
+
+def test_torchvision_may_be_left_out(tables):
+    edit(tables, "torch", '    torchvision: "0.14"\n', "")
+    assert problems(tables) == []
+    assert kn.load_knowledge(tables).torch_releases[0].torchvision is None

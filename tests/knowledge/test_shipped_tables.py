@@ -62,9 +62,10 @@ def test_every_torch_variants_cuda_has_a_driver_row(kb):
 def test_every_torch_release_names_its_companions(kb):
     versions = [Version(r.version) for r in kb.torch_releases]
     assert versions == sorted(versions)
-    assert {"1.13", "2.0", "2.13"} <= {r.version for r in kb.torch_releases}
+    assert {"1.13", "2.0", "2.13", "2.14", "2.15"} <= {r.version for r in kb.torch_releases}
     for release in kb.torch_releases:
-        assert re.fullmatch(r"0\.\d+", release.torchvision), release.label
+        assert release.torchvision is None or re.fullmatch(r"0\.\d+", release.torchvision), release.label
+        assert release.torchvision is not None or "torchvision" in release.note, release.label
         assert release.torchaudio is not None or "torchaudio" in release.note, release.label
         assert release.pypi_default is None or release.variant(release.pypi_default), release.label
 
@@ -72,6 +73,8 @@ def test_every_torch_release_names_its_companions(kb):
 def test_torchvision_minor_tracks_torch_minor(kb):
     # torchvision 0.(N+15) ships with torch 2.N, 0.14 with 1.13: a typo in one row breaks the pattern.
     for release in kb.torch_releases:
+        if release.torchvision is None:
+            continue
         major, minor = (int(x) for x in release.version.split("."))
         expected = minor + 15 if major == 2 else minor + 1
         assert release.torchvision == f"0.{expected}", release.label
@@ -92,18 +95,24 @@ def test_compute_capabilities_share_one_format(kb):
     assert {"7.0", "8.0", "9.0", "10.0", "12.0"} <= catalogue
 
 
-def test_at_most_one_ptx_entry_and_it_is_the_last(kb):
+def _arch_lists(kb):
     for release in kb.torch_releases:
         for variant in release.variants:
-            ptx = [a for a in variant.arch if a.endswith("+PTX")]
-            assert len(ptx) <= 1 and (not ptx or variant.arch[-1] == ptx[0]), variant.label
+            for arch in (variant.arch, variant.arch_aarch64):
+                if arch:
+                    yield variant.label, arch
+
+
+def test_at_most_one_ptx_entry_and_it_is_the_last(kb):
+    for label, arch in _arch_lists(kb):
+        ptx = [a for a in arch if a.endswith("+PTX")]
+        assert len(ptx) <= 1 and (not ptx or arch[-1] == ptx[0]), label
 
 
 def test_arch_lists_are_in_ascending_order(kb):
-    for release in kb.torch_releases:
-        for variant in release.variants:
-            ccs = [Version(c) for c in variant.compiled_ccs]
-            assert ccs == sorted(ccs), variant.label
+    for label, arch in _arch_lists(kb):
+        ccs = [Version(a.removesuffix("+PTX")) for a in arch]
+        assert ccs == sorted(ccs) and len(set(ccs)) == len(ccs), label
 
 
 def test_driver_rows_increase_with_the_toolkit(kb):
@@ -185,6 +194,15 @@ def test_pcie_rows_cover_gen1_to_gen6_in_order(kb):
 def test_docs_list_every_unverified_row(kb):
     docs = (Path(__file__).parents[2] / "docs" / "knowledge.md").read_text(encoding="utf-8")
     missing = [row.label for row in kn.unverified_rows(kb) if f"`{row.label}`" not in docs]
+    assert missing == []
+
+
+def test_docs_list_every_variant_without_an_arch_list(kb):
+    docs = (Path(__file__).parents[2] / "docs" / "knowledge.md").read_text(encoding="utf-8")
+    section = docs[docs.index("## Variants without an arch list") :]
+    missing = [
+        v.label for r in kb.torch_releases for v in r.variants if not v.arch and f"`{v.label}`" not in section
+    ]
     assert missing == []
 
 

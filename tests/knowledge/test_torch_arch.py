@@ -1,0 +1,105 @@
+"""The compiled-architecture lists of the torch table, answer by answer, each traced to its source id.
+
+`has` must be in compiled_ccs, `lacks` must not; `ptx` is the variant's ptx_cc. A wrong list here means a
+wrong "has kernels for this GPU" verdict, so each case names the torch.yaml source that states it."""
+
+from __future__ import annotations
+
+import pytest
+from packaging.version import Version
+
+from gpudoctor import knowledge as kn
+
+ALL_PRE_BLACKWELL = ("5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0")
+BLACKWELL = ("7.5", "8.0", "8.6", "9.0", "10.0", "12.0")
+
+CASES = [
+    # (release, variant, has, lacks, ptx)
+    ("1.13", "cu117", ("3.7", "8.6"), ("9.0",), None),  # pt-builder-1.13, pt-wheel-1.13
+    ("2.0", "cu118", ("3.7", "9.0"), (), None),  # pt-builder-2.0 (11.8 adds 7.5;8.0;8.6;9.0)
+    ("2.0", "cu117", ("3.7", "8.6"), ("9.0",), None),  # pt-builder-2.0, pt-wheel-2.0
+    ("2.1", "cu118", ("3.7", "9.0"), (), None),  # pt-builder-2.1 (11.8 adds 3.7;9.0)
+    ("2.1", "cu121", ("5.0", "9.0"), ("3.7",), None),  # pt-builder-2.1, pt-wheel-2.1
+    ("2.4", "cu124", ("7.0", "9.0"), ("3.7",), None),  # pt-builder-2.4
+    ("2.5", "cu121", ("7.0",), (), None),  # pt-builder-2.5: cu12x builds ship Volta
+    ("2.5", "cu124", ("7.0", "9.0"), (), None),  # pt-builder-2.5 (+PTX reverted 2024-10-04), pt-wheel-2.5
+    ("2.6", "cu124", ("7.0", "9.0"), ("10.0",), None),  # pt-wheel-2.6
+    ("2.7", "cu126", ALL_PRE_BLACKWELL, ("10.0", "12.0"), None),  # pt-wheel-2.7
+    # pt-pr-157558, pt-pr-147607 (unverified): the first release with sm_100/sm_120, without Volta
+    ("2.7", "cu128", ("10.0", "12.0"), ("5.0", "6.0", "7.0"), None),
+    ("2.8", "cu128", ("7.0", "10.0", "12.0"), ("5.0", "6.0"), None),  # pt-wheel-2.8: Volta kept for 2.8
+    ("2.8", "cu129", ("7.0", "12.0"), ("6.0",), "12.0"),  # pt-build-cuda-sh-2.8 (unverified)
+    ("2.9", "cu128", ("7.0", "12.0"), ("6.0",), None),  # pt-wheel-2.9
+    ("2.9", "cu130", BLACKWELL, ("7.0",), "12.0"),  # pt-pr-164471 "12.0+PTX" (unverified)
+    ("2.10", "cu128", ("7.0", "10.0", "12.0"), (), None),  # pt-wheel-2.10, pt-issue-182250
+    ("2.11", "cu126", ALL_PRE_BLACKWELL, ("10.0",), None),  # pt-pr-175253, pt-issue-182250
+    ("2.11", "cu128", BLACKWELL, ("7.0",), None),  # pt-pr-175253, pt-issue-182250: Volta dropped
+    ("2.11", "cu130", BLACKWELL, ("7.0",), None),  # pt-wheel-2.11: no PTX in the release wheel
+    ("2.12", "cu130", BLACKWELL, ("7.0",), None),  # pt-wheel-2.12
+    ("2.13", "cu126", ALL_PRE_BLACKWELL, ("10.0",), None),  # pt-wheel-2.13 (PYTORCH_RELEASES_CODE_CC)
+    ("2.13", "cu132", BLACKWELL, ("7.0",), None),  # pt-wheel-2.13, pt-pr-188914 (release: no +PTX)
+    ("2.14", "cu130", BLACKWELL, ("7.0",), None),  # pt-wheel-2.14
+    ("2.14", "cu126", ALL_PRE_BLACKWELL, ("12.0",), None),  # pt-wheel-2.14 (PYTORCH_RELEASES_CODE_CC)
+    ("2.15", "cu132", BLACKWELL, ("7.0",), None),  # pt-wheel-2.15
+]
+
+
+@pytest.mark.parametrize(("release", "variant", "has", "lacks", "ptx"), CASES)
+def test_compiled_ccs(release, variant, has, lacks, ptx):
+    found = kn.torch_release(release).variant(variant)
+    assert found is not None and found.arch, f"torch {release} {variant} has no arch list"
+    assert set(has) <= set(found.compiled_ccs), found.compiled_ccs
+    assert not set(lacks) & set(found.compiled_ccs), found.compiled_ccs
+    assert found.ptx_cc == ptx
+
+
+@pytest.mark.parametrize(
+    ("release", "variant", "arch"),
+    [
+        ("2.1", "cu118", ("3.7", "5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0")),  # pt-builder-2.1
+        ("2.5", "cu124", ALL_PRE_BLACKWELL),  # pt-builder-2.5, pt-wheel-2.5
+        ("2.8", "cu128", ("7.0", *BLACKWELL)),  # pt-wheel-2.8
+        ("2.11", "cu130", BLACKWELL),  # pt-wheel-2.11
+        ("2.15", "cu132", BLACKWELL),  # pt-wheel-2.15
+    ],
+)
+def test_whole_arch_lists(release, variant, arch):
+    assert kn.torch_release(release).variant(variant).arch == arch
+
+
+@pytest.mark.parametrize(
+    ("release", "variant", "arch"),
+    [
+        ("2.11", "cu130", ("8.0", "9.0", "10.0", "11.0", "12.0")),  # pt-wheel-2.11 (aarch64 wheel)
+        ("2.13", "cu126", ("8.0", "9.0")),  # pt-wheel-2.13 (PYTORCH_RELEASES_CODE_CC aarch64)
+        ("2.15", "cu132", ("8.0", "9.0", "10.0", "11.0", "12.0")),  # pt-wheel-2.15 (aarch64 wheel)
+    ],
+)
+def test_aarch64_arch_lists(release, variant, arch):
+    assert kn.torch_release(release).variant(variant).arch_aarch64 == arch
+
+
+def test_blackwell_first_ships_in_2_7_cu128():
+    # The first release whose table lists sm_100/sm_120 is 2.7, in cu128 only (pt-pr-157558, pt-pr-145792);
+    # CUDA 12.6 and older cannot build them.
+    first = {}
+    for release in kn.knowledge().torch_releases:
+        for variant in release.variants:
+            for cc in ("10.0", "12.0"):
+                if cc in variant.compiled_ccs:
+                    first.setdefault(cc, (release.version, variant.name))
+    assert first == {"10.0": ("2.7", "cu128"), "12.0": ("2.7", "cu128")}
+    for release in kn.knowledge().torch_releases:
+        for variant in release.variants:
+            if "10.0" in variant.compiled_ccs:
+                assert Version(variant.cuda) >= Version("12.8"), variant.label
+
+
+def test_release_wheels_carry_no_ptx_from_2_11_on():
+    # Every variant confirmed by its release wheel or release table from 2.11 on has no +PTX
+    # (pt-wheel-2.11 .. pt-wheel-2.15, pt-pr-175567, pt-pr-188914).
+    for release in kn.knowledge().torch_releases:
+        if Version(release.version) >= Version("2.11"):
+            for variant in release.variants:
+                assert variant.ptx_cc is None, variant.label
+                assert not any(a.endswith("+PTX") for a in variant.arch_aarch64), variant.label
