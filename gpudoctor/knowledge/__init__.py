@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from .loading import KnowledgeError, knowledge, knowledge_dir, load_knowledge, parse_directory, parse_table
 from .lookups import (
+    Companions,
     cuda_toolkit,
     cudnn_builds,
     driver_branch,
@@ -24,7 +25,9 @@ from .lookups import (
     minor_compat_floor,
     pcie_generation,
     tensorflow_build,
+    torch_companions,
     torch_index_url,
+    torch_patches,
     torch_release,
     torch_variants,
     unverified_rows,
@@ -42,17 +45,18 @@ from .rows import (
     Source,
     Table,
     TensorflowBuild,
+    TorchCompanions,
     TorchRelease,
     TorchVariant,
 )
 from .schema import KINDS, ROW_ATTRS, SECTIONS, TABLES, VARIANT_FIELDS, Section
 
 __all__ = [
-    "KINDS", "ROW_ATTRS", "SECTIONS", "TABLES", "VARIANT_FIELDS", "CudaToolkit", "CudnnSupport",
-    "DriverBranch", "GpuModel", "JaxPlugin", "Knowledge", "KnowledgeError", "MinorCompat", "PcieGen", "Row",
-    "Section", "Source", "Table", "TensorflowBuild", "TorchRelease", "TorchVariant", "cuda_toolkit",
-    "cudnn_builds", "driver_branch", "gpu_by_name", "jax_plugin", "knowledge", "knowledge_dir",
-    "load_knowledge", "min_driver_for_cuda", "minor_compat_floor", "parse_directory", "parse_table",
-    "pcie_generation", "tensorflow_build", "torch_index_url", "torch_release", "torch_variants",
-    "unverified_rows",
+    "KINDS", "ROW_ATTRS", "SECTIONS", "TABLES", "VARIANT_FIELDS", "Companions", "CudaToolkit",
+    "CudnnSupport", "DriverBranch", "GpuModel", "JaxPlugin", "Knowledge", "KnowledgeError", "MinorCompat",
+    "PcieGen", "Row", "Section", "Source", "Table", "TensorflowBuild", "TorchCompanions", "TorchRelease",
+    "TorchVariant", "cuda_toolkit", "cudnn_builds", "driver_branch", "gpu_by_name", "jax_plugin", "knowledge",
+    "knowledge_dir", "load_knowledge", "min_driver_for_cuda", "minor_compat_floor", "parse_directory",
+    "parse_table", "pcie_generation", "tensorflow_build", "torch_companions", "torch_index_url",
+    "torch_patches", "torch_release", "torch_variants", "unverified_rows",
 ]  # fmt: skip

@@ -34,6 +34,7 @@ from .schema import (
     _is_int,
     _is_str,
     cuda_variant,
+    torch_requirement_admits,
 )
 
 
@@ -270,6 +271,20 @@ def _check_row(section: Section, item: dict, path: tuple, where: str, label: str
         if _dotted(item.get(field)) and _is_int(item.get(major)):
             if int(item[field].split(".")[0]) != item[major]:
                 ctx.report((*path, field), label, f"{where}.{field}", f"{field} is not in {major}")
+                ok = False
+    for group in section.together:
+        unset = [f for f in group if item.get(f) is None]
+        if unset and len(unset) < len(group):
+            first = next(f for f in group if f not in unset)
+            ctx.report((*path, first), label, f"{where}.{first}",
+                       f"{', '.join(group)} are set together: {', '.join(unset)} missing")  # fmt: skip
+            ok = False
+    for requirement, field in section.admits:
+        req, version = item.get(requirement), item.get(field)
+        if isinstance(req, str) and _dotted(version) and KINDS["torch_requirement"][0](req):
+            if not torch_requirement_admits(req, version):
+                ctx.report((*path, requirement), label, f"{where}.{requirement}",
+                           f"{req} does not admit {field} {version}")  # fmt: skip
                 ok = False
     return ok
 

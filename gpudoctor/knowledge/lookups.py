@@ -4,7 +4,7 @@ the shipped tables."""
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Optional, TypedDict
 
 from .loading import knowledge
 from .rows import (
@@ -16,13 +16,17 @@ from .rows import (
     Knowledge,
     PcieGen,
     TensorflowBuild,
+    TorchCompanions,
     TorchRelease,
     TorchVariant,
+    wheel_glibc,
+    wheel_machine,
 )
 from .schema import _VARIANT, ROW_ATTRS
 
 _CUDA_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
 _TORCH_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?(?:[a-z]+\d*)?(?:\+[\w.]+)?$")
+_TORCH_PATCH = re.compile(r"^(\d+\.\d+\.\d+)(?:\+[\w.]+)?$")
 
 
 def cuda_toolkit(cuda: str, kb: Optional[Knowledge] = None) -> CudaToolkit:
@@ -85,6 +89,63 @@ def torch_index_url(variant: str, kb: Optional[Knowledge] = None) -> str:
     if variant != "cpu" and not _VARIANT.match(variant):
         raise ValueError(f"not a torch wheel variant: {variant!r}")
     return kb.torch_index_url.format(variant=variant)
+
+
+class Companions(TypedDict):
+    """What the default package index's metadata says goes with one torch patch release."""
+
+    torch: str  # "2.0.1"
+    torchvision: Optional[str]  # "0.15.2"; None: no torchvision release requires this torch
+    torchaudio: Optional[str]  # "2.0.2"; None: no torchaudio release requires it (none from 2.12 on)
+    requires: dict[str, Optional[str]]  # each companion's Requires-Dist on torch: "torch==2.0.1"
+    platforms: list[str]  # machines torch has a Linux wheel for there: ["x86_64", "aarch64"]
+    glibc: dict[str, str]  # machine -> the oldest glibc that wheel accepts ("2.28")
+    cuda: dict[str, Optional[str]]  # machine -> CUDA runtime its metadata requires; None: a CPU build
+    torchvision_platforms: list[str]  # machines torchvision has a wheel for
+    torchaudio_platforms: list[str]
+
+
+def torch_companions(version: str, kb: Optional[Knowledge] = None) -> Optional[Companions]:
+    """The torchvision and torchaudio releases whose metadata on the default package index requires torch
+    `version` ("2.0.1"; a local tag such as "+cu118" is dropped: the answer is the default index's), and
+    the machines each has wheels for there; None for a release the table does not list (a minor alone,
+    "2.0", is not a release: see torch_patches). LookupError for what is not a torch version."""
+    row = _companion_row(version, kb)
+    if row is None:
+        return None
+    return Companions(
+        torch=row.torch,
+        torchvision=row.torchvision,
+        torchaudio=row.torchaudio,
+        requires={"torchvision": row.torchvision_requires, "torchaudio": row.torchaudio_requires},
+        platforms=list(row.machines),
+        glibc={wheel_machine(t): wheel_glibc(t) for t in row.platforms},
+        cuda={m: row.cuda(m) for m in row.machines},
+        torchvision_platforms=[wheel_machine(t) for t in row.torchvision_platforms or ()],
+        torchaudio_platforms=[wheel_machine(t) for t in row.torchaudio_platforms or ()],
+    )
+
+
+def torch_patches(version: str, kb: Optional[Knowledge] = None) -> tuple[str, ...]:
+    """The patch releases of the minor "2.0" (or of the release "2.0.1", "2.0.1+cu118") the companions
+    table lists, oldest first, newest last: ("2.0.0", "2.0.1"). Empty when it lists none."""
+    kb = kb or knowledge()
+    m = _TORCH_VERSION.match(version.strip())
+    if not m:
+        raise LookupError(f"not a torch version: {version!r}")
+    minor = (int(m.group(1)), int(m.group(2)))
+    rows = [r for r in kb.torch_companions if tuple(int(x) for x in r.torch.split(".")[:2]) == minor]
+    return tuple(r.torch for r in sorted(rows, key=lambda r: tuple(int(x) for x in r.torch.split("."))))
+
+
+def _companion_row(version: str, kb: Optional[Knowledge]) -> Optional[TorchCompanions]:
+    kb = kb or knowledge()
+    if not _TORCH_VERSION.match(version.strip()):
+        raise LookupError(f"not a torch version: {version!r}")
+    m = _TORCH_PATCH.match(version.strip())
+    if not m:
+        return None
+    return next((r for r in kb.torch_companions if r.torch == m.group(1)), None)
 
 
 def tensorflow_build(version: str, kb: Optional[Knowledge] = None) -> TensorflowBuild:

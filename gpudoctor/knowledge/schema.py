@@ -16,6 +16,7 @@ from .rows import (
     MinorCompat,
     PcieGen,
     TensorflowBuild,
+    TorchCompanions,
     TorchRelease,
 )
 
@@ -25,6 +26,9 @@ _CC = re.compile(r"^\d+\.\d$")
 _ARCH = re.compile(r"^\d+\.\d(\+PTX)?$")
 _VARIANT = re.compile(r"^cu\d{3,}$")
 _MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+_WHEEL_PLATFORM = re.compile(r"^manylinux_\d+_\d+_(x86_64|aarch64)$")
+_SPECIFIER = re.compile(r"^(==|!=|>=|<=|>|<)(\d+(?:\.\d+)*)$")
+_TORCH_REQUIREMENT = re.compile(r"^torch(==|!=|>=|<=|>|<)\d+(\.\d+)*(,(==|!=|>=|<=|>|<)\d+(\.\d+)*)*$")
 
 
 def cuda_variant(cuda: str) -> Optional[str]:
@@ -63,6 +67,21 @@ def _list_of(pattern: re.Pattern) -> Callable[[Any], bool]:
     )
 
 
+def torch_requirement_admits(requirement: str, version: str) -> bool:
+    """Whether "torch==2.0.1" or "torch>=2.14.0,<2.15" admits a plain release version. The grammar is the
+    _TORCH_REQUIREMENT one (no wildcards, no local versions), where comparing versions is all a specifier
+    does; packaging.specifiers is not imported for it (a check loads these tables)."""
+    from packaging.version import Version
+
+    v = Version(version)
+    ops = {"==": v.__eq__, "!=": v.__ne__, ">=": v.__ge__, "<=": v.__le__, ">": v.__gt__, "<": v.__lt__}
+    for spec in requirement[len("torch") :].split(","):
+        m = _SPECIFIER.match(spec.strip())
+        if not m or not ops[m.group(1)](Version(m.group(2))):
+            return False
+    return True
+
+
 def _choice(*options: str) -> Callable[[Any], bool]:
     return lambda v: v in options
 
@@ -92,6 +111,11 @@ KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "ids": (lambda v: isinstance(v, list) and all(_is_str(x) for x in v), "a list of source ids"),
     "names": (lambda v: isinstance(v, list) and all(_is_str(x) for x in v), "a list of field names"),
     "variants": (lambda v: isinstance(v, list) and bool(v), "a list of CUDA wheel variants"),
+    "wheel_platforms": (_list_of(_WHEEL_PLATFORM), "a list of wheel platform tags: manylinux_2_28_x86_64"),
+    "torch_requirement": (
+        lambda v: isinstance(v, str) and bool(_TORCH_REQUIREMENT.match(v)),
+        'a requirement on torch like "torch==2.0.1" or "torch>=2.14.0"',
+    ),
     "url_pattern": (lambda v: isinstance(v, str) and "{variant}" in v, "a URL pattern containing {variant}"),
 }
 
@@ -112,6 +136,8 @@ class Section:
     ranges: tuple[tuple[str, str], ...] = ()  # (low, high): low is not above high
     in_major: tuple[tuple[str, str], ...] = ()  # (field, major field): the version is in that major
     variants: bool = False  # rows carry torch wheel variants (VARIANT_FIELDS), each checked and typed
+    together: tuple[tuple[str, ...], ...] = ()  # fields set together or not at all
+    admits: tuple[tuple[str, str], ...] = ()  # (requirement, version field): the requirement admits it
 
 
 SECTIONS: tuple[Section, ...] = (
@@ -132,6 +158,17 @@ SECTIONS: tuple[Section, ...] = (
              "pypi_default": ("variant", False), "torchvision": ("major_minor", False),
              "torchaudio": ("major_minor", False)},
             ("version",), "torch {version}", ranges=(("python_min", "python_max"),), variants=True),
+    Section("torch_companions", "rows", "torch_companions", TorchCompanions,
+            {"torch": ("version", True), "torchvision": ("version", False),
+             "torchvision_requires": ("torch_requirement", False), "torchaudio": ("version", False),
+             "torchaudio_requires": ("torch_requirement", False), "platforms": ("wheel_platforms", True),
+             "cuda_x86_64": ("major_minor", False), "cuda_aarch64": ("major_minor", False),
+             "torchvision_platforms": ("wheel_platforms", False),
+             "torchaudio_platforms": ("wheel_platforms", False)},
+            ("torch",), "torch {torch} companions",
+            together=(("torchvision", "torchvision_requires", "torchvision_platforms"),
+                      ("torchaudio", "torchaudio_requires", "torchaudio_platforms")),
+            admits=(("torchvision_requires", "torch"), ("torchaudio_requires", "torch"))),
     Section("tensorflow", "rows", "tensorflow_builds", TensorflowBuild,
             {"version": ("major_minor", True), "python_min": ("major_minor", True),
              "python_max": ("major_minor", True), "cudnn": ("version", True), "cuda": ("major_minor", True)},
