@@ -28,6 +28,7 @@ from .lookups import (
     torch_release,
     torch_variants,
     unverified_rows,
+    wired_nvlinks,
 )
 from .rows import (
     CudaToolkit,
@@ -54,5 +55,5 @@ __all__ = [
     "cudnn_builds", "driver_branch", "gpu_by_name", "jax_plugin", "knowledge", "knowledge_dir",
     "load_knowledge", "min_driver_for_cuda", "minor_compat_floor", "parse_directory", "parse_table",
     "pcie_generation", "tensorflow_build", "torch_index_url", "torch_release", "torch_variants",
-    "unverified_rows",
+    "unverified_rows", "wired_nvlinks",
 ]  # fmt: skip
