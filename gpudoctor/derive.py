@@ -14,11 +14,15 @@ does not run), so that a preflight report does not fill up with facts nobody ask
     runtime.torch.unsupported_*     the CUDA devices torch sees whose compute capability its own arch list
                                     has no code for
     runtime.torch.cudnn_pinned      the cuDNN the torch wheel pins, to the precision torch reports its own
+    gpus[i].nvlink.*_wired          a GPU's NVLink links that its model wires, as the knowledge tables' GPU
+                                    catalogue knows them (an H100 PCIe card leaves 6 of the 18 links NVML
+                                    numbers unwired); every link NVML reports, for a model it does not know
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Callable, Optional
 
 from .facts import Fact, Facts, head, known, unknown
@@ -35,6 +39,9 @@ DERIVED = (
     "runtime.torch.unsupported_device_count",
     "runtime.torch.unsupported_ccs",
     "runtime.torch.cudnn_pinned",
+    "gpus[].nvlink.links_wired",
+    "gpus[].nvlink.links_down_wired",
+    "gpus[].nvlink.down_wired",
 )
 
 # --- pure decisions -------------------------------------------------------------------------------------
@@ -78,6 +85,24 @@ def compiled_arch(version: str, cuda: str) -> tuple[Optional[list[str]], Optiona
     if not found.arch:
         return None, f"the knowledge table does not list the architectures of torch {version} {variant}"
     return list(found.arch), None
+
+
+def nvlink_wired(
+    links: int, up: int, down: list[int], wired: Optional[Sequence[int]]
+) -> tuple[int, int, list[int]]:
+    """(links wired, wired links down, the inactive links that are wired) of a GPU whose NVML reports `links`
+    link states, `up` of them active and the links numbered in `down` inactive, when its model wires the
+    links numbered in `wired` (None: the catalogue does not know, and every reported link counts).
+
+    The count judged is the wired links (no more than NVML reports) less the active ones, so a card whose
+    active set differs from the catalogue's numbering but has all its links up is not called down; the
+    inactive links listed are those the catalogue does not name as unwired, links beyond the model's
+    numbering (NVML answering for links a GPU does not have) among them."""
+    if wired is None:
+        return links, len(down), list(down)
+    numbers = set(wired)
+    expected = min(len(numbers), links)
+    return expected, max(0, expected - up), [n for n in down if n in numbers]
 
 
 # --- the stage ------------------------------------------------------------------------------------------
@@ -127,6 +152,9 @@ def derive(facts: Facts) -> Facts:
         out.update(_runtime_unsupported(facts))
     if _collected(facts, "runtime.torch.cudnn", "frameworks.count"):
         out["runtime.torch.cudnn_pinned"] = _cudnn_pinned(facts)
+    for i in range(facts.count("gpus")):
+        if _collected(facts, f"gpus[{i}].nvlink.links"):
+            out.update(_nvlink(facts, i))
     return Facts(out, facts.missing)
 
 
@@ -244,6 +272,41 @@ def _ptx_jit(get: _Inputs, ccs: list, arch: list[str], cuda_fact: str) -> bool:
 
 
 RUNTIME_ARCH_FIELDS = ("unsupported_devices", "unsupported_device_count", "unsupported_ccs")
+
+
+NVLINK_FIELDS = ("links_wired", "links_down_wired", "down_wired")
+
+
+def _nvlink(facts: Facts, i: int) -> dict[str, Fact]:
+    """GPU i's NVLink links as its model wires them. The catalogue is asked only when a link is inactive (a
+    GPU with every reported link up, or none, has nothing to leave out), so a healthy host never loads it."""
+    prefix = f"gpus[{i}].nvlink"
+    get = _Inputs(facts)
+    links, up, down = get(f"{prefix}.links"), get(f"{prefix}.links_up"), get(f"{prefix}.down")
+    wired: Optional[tuple[int, ...]] = None
+    if get.why is None and down:
+        name = facts.value(f"gpus[{i}].name")
+        get.names.append(f"gpus[{i}].name")  # an unknown name leaves the model unknown, not the facts
+        wired, get.why = _wired_links(name)
+    result = get.result(lambda: (nvlink_wired(links, up, list(down), wired), None))
+    if not result.known:
+        return {f"{prefix}.{field}": result for field in NVLINK_FIELDS}
+    return {
+        f"{prefix}.{field}": known(value, result.source) for field, value in zip(NVLINK_FIELDS, result.value)
+    }
+
+
+def _wired_links(name: Any) -> tuple[Optional[tuple[int, ...]], Optional[str]]:
+    """(the link numbers the GPU catalogue says the model named `name` wires, or None, None), or (None, why)
+    when the catalogue cannot be read."""
+    from .knowledge import KnowledgeError, wired_nvlinks  # lazy for speed, as in compiled_arch
+
+    if not isinstance(name, str):
+        return None, None
+    try:
+        return wired_nvlinks(name), None
+    except KnowledgeError as e:
+        return None, str(e).splitlines()[0][:120]
 
 
 def _cudnn_pinned(facts: Facts) -> Fact:

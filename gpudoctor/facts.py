@@ -105,6 +105,29 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("gpus[].nvlink.links_down", "int", "", "links whose state is inactive"),
     _s("gpus[].nvlink.down", "list[int]", "", "numbers of the inactive links"),
     _s("gpus[].nvlink.version", "int", "", "NVLink version of the first active link"),
+    _s(
+        "gpus[].nvlink.links_wired",
+        "int",
+        "",
+        "derived: the NVLink links the GPU's model wires, as gpudoctor's GPU catalogue (rules/knowledge/"
+        "gpus.yaml) knows them, no more than NVML reports (an H100 PCIe card: 12 of the 18 NVML numbers); "
+        "for a model whose wiring it does not know, every link NVML reports (gpus[].nvlink.links)",
+    ),
+    _s(
+        "gpus[].nvlink.links_down_wired",
+        "int",
+        "",
+        "derived: wired links that are not active: links_wired less the active links (never below 0), so "
+        "links a model leaves unwired by design are not counted; for a model whose wiring the catalogue does "
+        "not know, every inactive link (gpus[].nvlink.links_down)",
+    ),
+    _s(
+        "gpus[].nvlink.down_wired",
+        "list[int]",
+        "",
+        "derived: numbers of the inactive links, less those the catalogue names as unwired on the model and "
+        "those beyond its numbering; every inactive link (gpus[].nvlink.down) for a model it does not know",
+    ),
     _s("gpus[].clocks.sm_mhz", "int", "MHz", "SM clock now"),
     _s("gpus[].clocks.sm_max_mhz", "int", "MHz", "highest SM clock"),
     _s("gpus[].clocks.mem_mhz", "int", "MHz", "memory clock now"),

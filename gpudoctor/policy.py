@@ -366,11 +366,12 @@ def to_rules(gpus: dict, driver: dict, cudnn: dict, frameworks: dict, where: str
                 {
                     "any": [
                         {"fact": "gpus[i].nvlink.links_up", "eq": 0},
-                        {"fact": "gpus[i].nvlink.links_down", "gt": 0},
+                        {"fact": "gpus[i].nvlink.links_down_wired", "gt": 0},
                     ]
                 },
                 "GPU {gpus[i].index} has {gpus[i].nvlink.links_up} NVLink link(s) active and "
-                "{gpus[i].nvlink.links_down} inactive; the policy requires NVLink with every link active.",
+                "{gpus[i].nvlink.links_down_wired} of its wired links inactive; the policy requires NVLink "
+                "with every link active.",
                 why("gpus.nvlink_all_active"),
                 "Check the links with `nvidia-smi nvlink --status`; a link that stays down after a GPU "
                 f"reset needs the NVLink bridge or board seen to, {change}.",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gpudoctor.compat import cuda_variant, driver_verdict, jits_ptx, runs_on
-from gpudoctor.derive import DERIVED, arch_from_torch, compiled_arch, derive
+from gpudoctor.datafiles import Problem
+from gpudoctor.derive import DERIVED, arch_from_torch, compiled_arch, derive, nvlink_wired
 from gpudoctor.facts import SCHEMA, Facts, known, spec_name, unknown
 
 
@@ -170,13 +171,126 @@ def test_derived_facts_are_the_documented_ones():
         "runtime.torch.capabilities": known(["9.0"], "test"),
         "runtime.torch.cudnn": known("9.10.2", "test"),
     }
+    nvlink = {
+        f"gpus[0].nvlink.{k}": known(v, "test")
+        for k, v in {"links": 18, "links_up": 18, "links_down": 0, "down": []}.items()
+    }
     base = Facts(
-        {**dict(torch_on(["9.0", "7.0"], cuda="13.0").items()), "system.cpus": known(16, "test"), **deep}
+        {
+            **dict(torch_on(["9.0", "7.0"], cuda="13.0").items()),
+            "system.cpus": known(16, "test"),
+            **deep,
+            **nvlink,
+        }
     )
     added = {spec_name(name) for name, _ in derive(base).items()} - {
         spec_name(name) for name, _ in base.items()
     }
     assert added == set(DERIVED)
+
+
+# --- NVLink: the links a GPU's model wires --------------------------------------------------------------
+
+H100_PCIE_WIRED = (
+    0,
+    1,
+    2,
+    3,
+    6,
+    7,
+    8,
+    9,
+    12,
+    13,
+    14,
+    15,
+)  # gpus.yaml h100-pcie: 12 links, 4/5/10/11/16/17 unwired
+
+
+@pytest.mark.parametrize(
+    ("links", "up", "down", "wired", "expected"),
+    [
+        # The catalogue does not know the model: every reported link counts, as before.
+        (18, 16, [3, 11], None, (18, 2, [3, 11])),
+        (0, 0, [], None, (0, 0, [])),
+        # H100 PCIe with its bridges: the six unwired links are inactive by design.
+        (18, 12, [4, 5, 10, 11, 16, 17], H100_PCIE_WIRED, (12, 0, [])),
+        # ... and one wired link down besides.
+        (18, 11, [4, 5, 7, 10, 11, 16, 17], H100_PCIE_WIRED, (12, 1, [7])),
+        # ... without its bridges: all 12 wired links down.
+        (18, 0, list(range(18)), H100_PCIE_WIRED, (12, 12, list(H100_PCIE_WIRED))),
+        # A card whose active set differs from the catalogue's numbering but has its 12 links up.
+        (18, 12, [3, 5, 10, 11, 16, 17], H100_PCIE_WIRED, (12, 0, [3])),
+        # 12 wired links (A100 SXM4) and NVML answering for links 12 to 17 it does not have.
+        (18, 12, [12, 13, 14, 15, 16, 17], tuple(range(12)), (12, 0, [])),
+        # NVML reports fewer links than the model wires: judged on what it reports.
+        (6, 6, [], tuple(range(18)), (6, 0, [])),
+    ],
+)
+def test_nvlink_wired(links, up, down, wired, expected):
+    assert nvlink_wired(links, up, down, wired) == expected
+
+
+def nvlink_gpu(name, links, down) -> dict:
+    up = links - len(down)
+    return {
+        "gpus.count": 1,
+        "gpus[0].name": name,
+        "gpus[0].nvlink.links": links,
+        "gpus[0].nvlink.links_up": up,
+        "gpus[0].nvlink.links_down": len(down),
+        "gpus[0].nvlink.down": down,
+    }
+
+
+def wired_facts(f: Facts) -> tuple:
+    return tuple(value(f, f"gpus[0].nvlink.{k}") for k in ("links_wired", "links_down_wired", "down_wired"))
+
+
+def test_nvlink_derived_from_the_catalogue():
+    # gpus.yaml h100-pcie: nvlink_links 12, nvlink_unwired [4, 5, 10, 11, 16, 17]
+    f = derive(facts(nvlink_gpu("NVIDIA H100 PCIe", 18, [4, 5, 10, 11, 16, 17])))
+    assert wired_facts(f) == (12, 0, [])
+    source = f.get("gpus[0].nvlink.links_wired").source
+    assert source.startswith("derived:") and "gpus[0].name" in source
+    # gpus.yaml h100-sxm: nvlink_links 18
+    assert wired_facts(derive(facts(nvlink_gpu("NVIDIA H100 80GB HBM3", 18, [9])))) == (18, 1, [9])
+    # No row for the model: today's judgement.
+    assert wired_facts(derive(facts(nvlink_gpu("NVIDIA H800", 18, [4, 5])))) == (18, 2, [4, 5])
+
+
+def test_nvlink_unknown_links_leave_the_wired_facts_unknown():
+    f = derive(
+        facts({**nvlink_gpu("NVIDIA H200", 18, []), "gpus[0].nvlink.links_up": ("?", "no permission")})
+    )
+    assert wired_facts(f) == (("unknown", "no permission"),) * 3
+
+
+def test_nvlink_an_unknown_name_is_an_unknown_model():
+    f = derive(facts({**nvlink_gpu("?", 18, [4]), "gpus[0].name": ("?", "not supported")}))
+    assert wired_facts(f) == (18, 1, [4])
+
+
+def test_nvlink_the_catalogue_is_not_read_when_every_link_is_up(monkeypatch):
+    import gpudoctor.knowledge as kn
+
+    def boom(*args):
+        raise AssertionError("the catalogue was read")
+
+    monkeypatch.setattr(kn, "wired_nvlinks", boom)
+    assert wired_facts(derive(facts(nvlink_gpu("NVIDIA H100 PCIe", 18, [])))) == (18, 0, [])
+    assert wired_facts(derive(facts(nvlink_gpu("NVIDIA H200", 0, [])))) == (0, 0, [])
+
+
+def test_nvlink_a_broken_catalogue_says_why(monkeypatch):
+    import gpudoctor.knowledge as kn
+
+    def broken(*args):
+        raise kn.KnowledgeError([Problem("gpus.yaml", 3, "", "", "not valid YAML")])
+
+    monkeypatch.setattr(kn, "wired_nvlinks", broken)
+    f = derive(facts(nvlink_gpu("NVIDIA H100 PCIe", 18, [4])))
+    assert value(f, "gpus[0].nvlink.links_wired") == ("unknown", "gpus.yaml:3: not valid YAML")
 
 
 # --- runtime truth (check --deep) -----------------------------------------------------------------------

@@ -171,6 +171,8 @@ def h100(i: int, **changes: Any) -> dict:
         "remapped_rows.failed": False,
         "nvlink.links": 18, "nvlink.links_up": 18, "nvlink.links_down": 0, "nvlink.down": [],
         "nvlink.version": 4,
+        # Derived (gpudoctor/derive.py): the catalogue's h100-sxm row wires all 18 links.
+        "nvlink.links_wired": 18, "nvlink.links_down_wired": 0, "nvlink.down_wired": [],
         # The fake has no nvmlDeviceGetP2PStatus or nvmlDeviceGetTopologyCommonAncestor: pynvml says so.
         "p2p.no_read": U(NO_PEER_CALLS), "p2p.no_read_count": U(NO_PEER_CALLS),
         "topology.cross_socket": U(NO_PEER_CALLS), "topology.cross_socket_count": U(NO_PEER_CALLS),
@@ -186,6 +188,8 @@ def all_unknown(i: int, reason: str) -> dict:
     """GPU i when nothing could be read from it: every fact unknown for one reason, but its index."""
     facts = {field: U(reason) for field in FIELDS if not field.startswith("pcie.sysfs_")}
     facts["index"] = i
+    # The derived NVLink facts are unknown for the same reason as the link states they come from.
+    facts.update({f"nvlink.{f}": U(reason) for f in ("links_wired", "links_down_wired", "down_wired")})
     return facts
 
 
@@ -232,7 +236,8 @@ def test_degraded_node_names_each_fault_by_gpu_index(fake_lib):
     assert gpu_facts(data) == [
         h100(0),
         h100(1, ecc__uncorrected_volatile=4, ecc__uncorrected_aggregate=4),
-        h100(2, nvlink__links_up=17, nvlink__links_down=1, nvlink__down=[5]),
+        h100(2, nvlink__links_up=17, nvlink__links_down=1, nvlink__down=[5], nvlink__links_down_wired=1,
+             nvlink__down_wired=[5]),
         h100(3, pcie__width_current=8),
         h100(4),
         h100(5, clocks__event_reasons=0x41, clocks__event_reason_names=["GpuIdle", "HwThermalSlowdown"],
@@ -285,7 +290,9 @@ def test_every_optional_call_not_supported(fake_lib):
         name="NVIDIA A10-24Q", uuid="GPU-fa4e0000-0000-4000-8000-000000000000", bus_id="0000:18:00.0"
     )
     # NotSupported on link 0 means "no NVLink": zero links, a known fact, not an unknown one.
-    expected.update({"nvlink.links": 0, "nvlink.links_up": 0, "nvlink.links_down": 0, "nvlink.down": []})
+    expected.update({"nvlink.links": 0, "nvlink.links_up": 0, "nvlink.links_down": 0, "nvlink.down": [],
+                     "nvlink.links_wired": 0, "nvlink.links_down_wired": 0,
+                     "nvlink.down_wired": []})  # fmt: skip
     # With one GPU there is no peer to ask about: no peer is unreachable, a known fact.
     expected.update({"p2p.no_read": [], "p2p.no_read_count": 0, "topology.cross_socket": [],
                      "topology.cross_socket_count": 0})  # fmt: skip

@@ -31,6 +31,7 @@ from .lookups import (
     torch_release,
     torch_variants,
     unverified_rows,
+    wired_nvlinks,
 )
 from .rows import (
     CudaToolkit,
@@ -55,8 +56,9 @@ __all__ = [
     "KINDS", "ROW_ATTRS", "SECTIONS", "TABLES", "VARIANT_FIELDS", "Companions", "CudaToolkit",
     "CudnnSupport", "DriverBranch", "GpuModel", "JaxPlugin", "Knowledge", "KnowledgeError", "MinorCompat",
     "PcieGen", "Row", "Section", "Source", "Table", "TensorflowBuild", "TorchCompanions", "TorchRelease",
-    "TorchVariant", "cuda_toolkit", "cudnn_builds", "driver_branch", "gpu_by_name", "jax_plugin", "knowledge",
-    "knowledge_dir", "load_knowledge", "min_driver_for_cuda", "minor_compat_floor", "parse_directory",
-    "parse_table", "pcie_generation", "tensorflow_build", "torch_companions", "torch_index_url",
-    "torch_patches", "torch_release", "torch_variants", "unverified_rows",
+    "TorchVariant", "cuda_toolkit", "cudnn_builds", "driver_branch", "gpu_by_name", "jax_plugin",
+    "knowledge", "knowledge_dir", "load_knowledge", "min_driver_for_cuda", "minor_compat_floor",
+    "parse_directory", "parse_table", "pcie_generation", "tensorflow_build", "torch_companions",
+    "torch_index_url", "torch_patches", "torch_release", "torch_variants", "unverified_rows",
+    "wired_nvlinks",
 ]  # fmt: skip

@@ -286,7 +286,32 @@ def _check_row(section: Section, item: dict, path: tuple, where: str, label: str
                 ctx.report((*path, requirement), label, f"{where}.{requirement}",
                            f"{req} does not admit {field} {version}")  # fmt: skip
                 ok = False
+    for numbers, count in section.link_sets:
+        kind = section.fields[numbers][0]
+        ok = _check_link_set(item, numbers, count, kind, path, where, label, ctx) and ok
     return ok
+
+
+def _check_link_set(item: dict, numbers: str, count: str, kind: str, path: tuple, where: str,
+                    label: str, ctx: _Ctx) -> bool:  # fmt: skip
+    """Link numbers (the ones a model leaves unwired) need the count of wired links, and must lie among the
+    links NVML numbers for it: 0 to count + len(numbers) - 1."""
+    links, n = item.get(numbers), item.get(count)
+    if links is None or not KINDS[kind][0](links):
+        return True  # absent, or the kind check already reported it
+    if not _is_int(n) or n == 0:
+        ctx.report((*path, numbers), label, f"{where}.{numbers}", f"{numbers} needs {count} (above 0)")
+        return False
+    beyond = [x for x in links if x >= n + len(links)]
+    if beyond:
+        ctx.report(
+            (*path, numbers),
+            label,
+            f"{where}.{numbers}",
+            f"links {beyond} lie beyond the {n + len(links)} links NVML numbers ({count} {n} plus these)",
+        )
+        return False
+    return True
 
 
 def _check_variants(item: dict, path: tuple, where: str, label: str, ctx: _Ctx) -> bool:

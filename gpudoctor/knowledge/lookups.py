@@ -176,6 +176,13 @@ def gpu_by_name(nvml_name: str, kb: Optional[Knowledge] = None) -> Optional[GpuM
     return next((gpu for gpu in kb.gpus if re.fullmatch(gpu.match, name)), None)
 
 
+def wired_nvlinks(nvml_name: str, kb: Optional[Knowledge] = None) -> Optional[tuple[int, ...]]:
+    """The NVML numbers of the NVLink links the GPU of that product name wires ("NVIDIA H100 PCIe": 0-3,
+    6-9, 12-15), or None when the catalogue does not know the GPU or its wiring."""
+    gpu = gpu_by_name(nvml_name, kb)
+    return gpu.wired_links if gpu else None
+
+
 def pcie_generation(sysfs_speed: str, kb: Optional[Knowledge] = None) -> Optional[PcieGen]:
     """The generation a sysfs link-speed string ("16.0 GT/s PCIe", or the older "16 GT/s") stands for."""
     kb = kb or knowledge()

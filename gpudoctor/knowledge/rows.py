@@ -185,12 +185,24 @@ class GpuModel(Row):
     pcie_width: Optional[int]
     nvlink_gen: Optional[int]
     nvlink_gbs: Optional[float]
+    nvlink_links: Optional[int]  # NVLink links the model wires; None when the catalogue does not know
+    nvlink_unwired: Optional[tuple[int, ...]]  # link numbers NVML reports that the model leaves unwired
     bf16_tflops: Optional[float]
     fp16_tflops: Optional[float]
     fp8: Optional[bool]
     mig_max_instances: Optional[int]
     mig_min_driver: Optional[str]
     segment: str  # data-center | workstation | consumer
+
+    @property
+    def wired_links(self) -> Optional[tuple[int, ...]]:
+        """The NVML numbers of the links this model wires, or None when the catalogue does not know them:
+        NVML numbers nvlink_links + len(nvlink_unwired) links from 0, and the unwired ones are left out
+        (an H100 PCIe card: 18 numbered, links 4, 5, 10, 11, 16 and 17 unwired, 12 wired)."""
+        if self.nvlink_links is None:
+            return None
+        unwired = set(self.nvlink_unwired or ())
+        return tuple(n for n in range(self.nvlink_links + len(unwired)) if n not in unwired)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,8 @@ _MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 _WHEEL_PLATFORM = re.compile(r"^manylinux_\d+_\d+_(x86_64|aarch64)$")
 _SPECIFIER = re.compile(r"^(==|!=|>=|<=|>|<)(\d+(?:\.\d+)*)$")
 _TORCH_REQUIREMENT = re.compile(r"^torch(==|!=|>=|<=|>|<)\d+(\.\d+)*(,(==|!=|>=|<=|>|<)\d+(\.\d+)*)*$")
+# NVML numbers a GPU's NVLink links from 0, below NVML_NVLINK_MAX_LINKS (18 in nvml.h).
+MAX_NVLINKS = 18
 
 
 def cuda_variant(cuda: str) -> Optional[str]:
@@ -86,6 +88,16 @@ def _choice(*options: str) -> Callable[[Any], bool]:
     return lambda v: v in options
 
 
+def _link_numbers(v: Any) -> bool:
+    """NVML link numbers: distinct integers from 0 up, below MAX_NVLINKS."""
+    return (
+        isinstance(v, list)
+        and bool(v)
+        and all(_is_int(x) and 0 <= x < MAX_NVLINKS for x in v)
+        and len(set(v)) == len(v)
+    )
+
+
 # kind -> (check, what the error message says was expected)
 KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "str": (_is_str, "a non-empty string"),
@@ -108,6 +120,11 @@ KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
         _choice("data-center", "workstation", "consumer"),
         "one of data-center, workstation, consumer",
     ),
+    "link_count": (
+        lambda v: _is_int(v) and 0 <= v <= MAX_NVLINKS,
+        f"a number of NVLink links from 0 to {MAX_NVLINKS}",
+    ),
+    "link_numbers": (_link_numbers, f"a list of distinct NVLink link numbers from 0 to {MAX_NVLINKS - 1}"),
     "ids": (lambda v: isinstance(v, list) and all(_is_str(x) for x in v), "a list of source ids"),
     "names": (lambda v: isinstance(v, list) and all(_is_str(x) for x in v), "a list of field names"),
     "variants": (lambda v: isinstance(v, list) and bool(v), "a list of CUDA wheel variants"),
@@ -135,6 +152,9 @@ class Section:
     # What relates the fields of one row, as data rather than as special cases in the loader:
     ranges: tuple[tuple[str, str], ...] = ()  # (low, high): low is not above high
     in_major: tuple[tuple[str, str], ...] = ()  # (field, major field): the version is in that major
+    # (link numbers, count): the numbers are set only with the count, and lie among the links NVML numbers,
+    # which are the count plus the numbers themselves (links 0 to count + len(numbers) - 1)
+    link_sets: tuple[tuple[str, str], ...] = ()
     variants: bool = False  # rows carry torch wheel variants (VARIANT_FIELDS), each checked and typed
     together: tuple[tuple[str, ...], ...] = ()  # fields set together or not at all
     admits: tuple[tuple[str, str], ...] = ()  # (requirement, version field): the requirement admits it
@@ -187,10 +207,12 @@ SECTIONS: tuple[Section, ...] = (
              "compute_capability": ("cc", True), "architecture": ("str", False),
              "memory_gb": ("number", False), "memory_bandwidth_gbs": ("number", False),
              "pcie_gen": ("int", False), "pcie_width": ("int", False),
-             "nvlink_gen": ("int", False), "nvlink_gbs": ("number", False), "bf16_tflops": ("number", False),
-             "fp16_tflops": ("number", False), "fp8": ("bool", False), "mig_max_instances": ("int", False),
-             "mig_min_driver": ("version", False), "segment": ("segment", True)},
-            ("key",), "{name}"),
+             "nvlink_gen": ("int", False), "nvlink_gbs": ("number", False),
+             "nvlink_links": ("link_count", False), "nvlink_unwired": ("link_numbers", False),
+             "bf16_tflops": ("number", False), "fp16_tflops": ("number", False), "fp8": ("bool", False),
+             "mig_max_instances": ("int", False), "mig_min_driver": ("version", False),
+             "segment": ("segment", True)},
+            ("key",), "{name}", link_sets=(("nvlink_unwired", "nvlink_links"),)),
     Section("pcie", "rows", "pcie", PcieGen,
             {"gen": ("int", True), "gts": ("version", True), "sysfs": ("str", True),
              "sysfs_legacy": ("str", False), "encoding": ("str", False), "x16_gbs": ("number", False)},

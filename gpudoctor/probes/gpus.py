@@ -15,7 +15,12 @@ from ..facts import SCHEMA, Fact, known, list_facts, unknown
 from ..host.base import HostError, NvmlError, nvml_key
 
 Convert = Optional[Callable[[Any], Any]]
-FIELDS: tuple[str, ...] = tuple(s.name[len("gpus[].") :] for s in SCHEMA if s.name.startswith("gpus[]."))
+# What the probe reads of each GPU; the derived gpus[].* facts (gpudoctor/derive.py) are added after it.
+FIELDS: tuple[str, ...] = tuple(
+    s.name[len("gpus[].") :]
+    for s in SCHEMA
+    if s.name.startswith("gpus[].") and not s.doc.startswith("derived:")
+)
 MAX_NVLINKS = 18  # NVML_NVLINK_MAX_LINKS
 MAX_GPUS = 1024  # far beyond any host; a snapshot claiming more would keep the probe busy for nothing
 PCI_DEVICES = "/sys/bus/pci/devices"

@@ -121,6 +121,50 @@ def test_gpu_by_name_finds_the_gpu_of_the_h200_capture():
 
 
 @pytest.mark.parametrize(
+    ("name", "key", "cc", "memory_gb", "wired"),
+    [
+        # row gh200: 9.0 (cuda-gpus), 96 GB (mig-supported "H100 on GH200"), wiring not known
+        ("NVIDIA GH200 480GB", "gh200", "9.0", 96, None),
+        # row gh200-144gb: 144 GB HBM3e (mlperf-gh200-144gb)
+        ("NVIDIA GH200 144G HBM3e", "gh200-144gb", "9.0", 144, None),
+        # row gb200: 10.0, 186 GB (mig-supported), 18 NVLink 5 links (nvidia-health-nvlink)
+        ("NVIDIA GB200", "gb200", "10.0", 186, tuple(range(18))),
+        # row b200: 10.0, 180 GB (mig-supported), 18 links (nvlink-page-copy)
+        ("NVIDIA B200", "b200", "10.0", 180, tuple(range(18))),
+        # row b300: 10.3 (cuda-gpus), 288 GB (nim-b300), 18 links (flashinfer-3990)
+        ("NVIDIA B300 SXM6 AC", "b300", "10.3", 288, tuple(range(18))),
+        # row h20: 9.0, 96 GB (mig-supported), wiring not known
+        ("NVIDIA H20", "h20", "9.0", 96, None),
+        # rows rtx-pro-6000-*: 12.0 (cuda-gpus), 96 GB (mig-supported), no NVLink wiring recorded
+        ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000-ws", "12.0", 96, None),
+        ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "rtx-pro-6000-maxq", "12.0", 96, None),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-server", "12.0", 96, None),
+        # row h100-pcie: 12 wired links, 4, 5, 10, 11, 16, 17 unwired (azure-nhc-162)
+        ("NVIDIA H100 PCIe", "h100-pcie", "9.0", 80, (0, 1, 2, 3, 6, 7, 8, 9, 12, 13, 14, 15)),
+        # row h100-sxm: 18 links (mlperf-dgx-h100)
+        ("NVIDIA H100 80GB HBM3", "h100-sxm", "9.0", 80, tuple(range(18))),
+        # row a100-sxm4-40gb: 12 links (dcgm-149)
+        ("NVIDIA A100-SXM4-40GB", "a100-sxm4-40gb", "8.0", 40, tuple(range(12))),
+    ],
+)
+def test_new_models_by_their_nvml_names(name, key, cc, memory_gb, wired):
+    gpu = kn.gpu_by_name(name)
+    assert (gpu.key, gpu.compute_capability, gpu.memory_gb) == (key, cc, memory_gb)
+    assert kn.wired_nvlinks(name) == wired
+
+
+def test_wired_nvlinks_of_an_unknown_gpu():
+    assert kn.wired_nvlinks("NVIDIA H800") is None
+
+
+def test_rtx_pro_6000_editions_differ_in_segment_only():
+    editions = [kn.gpu_by_name(f"NVIDIA RTX PRO 6000 Blackwell {e}") for e in
+                ("Workstation Edition", "Max-Q Workstation Edition", "Server Edition")]  # fmt: skip
+    assert [g.segment for g in editions] == ["workstation", "workstation", "data-center"]
+    assert {(g.mig_max_instances, g.mig_min_driver, g.verified) for g in editions} == {(4, "575.51.03", True)}
+
+
+@pytest.mark.parametrize(
     ("speed", "gen"),
     [
         ("2.5 GT/s PCIe", 1),

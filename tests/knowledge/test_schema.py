@@ -251,3 +251,48 @@ def test_torchvision_may_be_left_out(tables):
     edit(tables, "torch", '    torchvision: "0.14"\n', "")
     assert problems(tables) == []
     assert kn.load_knowledge(tables).torch_releases[0].torchvision is None
+
+
+# --- NVLink wiring of the GPU catalogue ----------------------------------------------------------------
+
+PCIE_WIRING = "    nvlink_links: 12\n    nvlink_unwired: [4, 5, 10, 11, 16, 17]\n"
+
+
+def test_unwired_links_need_the_count_of_wired_ones(tables):
+    edit(tables, "gpus", PCIE_WIRING, "    nvlink_unwired: [4, 5, 10, 11, 16, 17]\n")
+    line = line_of(tables, "gpus", "nvlink_unwired: [4, 5")
+    index = _row_index(tables, "gpus", "key: h100-pcie")
+    assert problems(tables) == [
+        f"gpus.yaml:{line}: NVIDIA H100 PCIe: at rows[{index}].nvlink_unwired: "
+        "nvlink_unwired needs nvlink_links (above 0)"
+    ]
+
+
+def test_unwired_links_lie_among_the_numbered_ones(tables):
+    edit(tables, "gpus", PCIE_WIRING, "    nvlink_links: 6\n    nvlink_unwired: [4, 5, 10, 11, 16, 17]\n")
+    line = line_of(tables, "gpus", "nvlink_unwired: [4, 5")
+    index = _row_index(tables, "gpus", "key: h100-pcie")
+    assert problems(tables) == [
+        f"gpus.yaml:{line}: NVIDIA H100 PCIe: at rows[{index}].nvlink_unwired: links [16, 17] lie beyond the "
+        "12 links NVML numbers (nvlink_links 6 plus these)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("wiring", "expected"),
+    [
+        ("    nvlink_links: 19\n", "nvlink_links: expected a number of NVLink links from 0 to 18, got 19"),
+        (
+            "    nvlink_links: 12\n    nvlink_unwired: [4, 4]\n",
+            "nvlink_unwired: expected a list of distinct NVLink link numbers from 0 to 17, got [4, 4]",
+        ),
+        (
+            "    nvlink_links: 12\n    nvlink_unwired: [18]\n",
+            "nvlink_unwired: expected a list of distinct NVLink link numbers from 0 to 17, got [18]",
+        ),
+    ],
+)
+def test_nvlink_wiring_kinds(tables, wiring, expected):
+    edit(tables, "gpus", PCIE_WIRING, wiring)
+    found = problems(tables)
+    assert len(found) == 1 and found[0].endswith(expected), found

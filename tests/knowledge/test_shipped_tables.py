@@ -134,7 +134,9 @@ def test_required_catalogue_entries_are_present(kb):
     keys = {gpu.key for gpu in kb.gpus}
     required = {"v100-sxm2", "t4", "a10", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb",
                 "a100-pcie-80gb", "a30", "a40", "l4", "l40s", "h100-pcie", "h100-sxm", "h100-nvl", "h200",
-                "b200", "rtx-3090", "rtx-4090", "rtx-5090", "rtx-a6000", "rtx-6000-ada"}  # fmt: skip
+                "b200", "rtx-3090", "rtx-4090", "rtx-5090", "rtx-a6000", "rtx-6000-ada", "gh200",
+                "gh200-144gb", "gb200", "b300", "h20", "rtx-pro-6000-ws", "rtx-pro-6000-maxq",
+                "rtx-pro-6000-server"}  # fmt: skip
     assert required <= keys
 
 
@@ -160,6 +162,17 @@ NVML_NAMES = {
     "NVIDIA GeForce RTX 5090": "rtx-5090",
     "NVIDIA RTX A6000": "rtx-a6000",
     "NVIDIA RTX 6000 Ada Generation": "rtx-6000-ada",
+    # The names below are the driver's product names in NVIDIA/open-gpu-kernel-modules' README (source
+    # nvidia-open-readme), which nvmlDeviceGetName returns; each was also seen in public nvidia-smi output.
+    "NVIDIA GH200 480GB": "gh200",  # row gh200 (device 2342)
+    "NVIDIA GH200 120GB": "gh200",  # row gh200 (device 2342, the smaller LPDDR5X part)
+    "NVIDIA GH200 144G HBM3e": "gh200-144gb",  # row gh200-144gb (device 2348)
+    "NVIDIA GB200": "gb200",  # row gb200
+    "NVIDIA B300 SXM6 AC": "b300",  # row b300
+    "NVIDIA H20": "h20",  # row h20
+    "NVIDIA RTX PRO 6000 Blackwell Workstation Edition": "rtx-pro-6000-ws",  # row rtx-pro-6000-ws
+    "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition": "rtx-pro-6000-maxq",  # row rtx-pro-6000-maxq
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition": "rtx-pro-6000-server",  # row rtx-pro-6000-server
 }
 
 
@@ -170,7 +183,17 @@ def test_each_nvml_name_matches_exactly_one_entry(kb, name):
 
 
 @pytest.mark.parametrize(
-    "name", ["NVIDIA A10G", "NVIDIA GeForce RTX 3090 Ti", "NVIDIA A100-SXM4-40GB MIG 1g.5gb"]
+    "name",
+    [
+        "NVIDIA A10G",
+        "NVIDIA GeForce RTX 3090 Ti",
+        "NVIDIA A100-SXM4-40GB MIG 1g.5gb",
+        # Other products of the README's table, with names close to catalogued ones:
+        "NVIDIA H20-3e",
+        "NVIDIA H20 NVL16",
+        "NVIDIA GB300",
+        "NVIDIA RTX PRO 6000 Blackwell",
+    ],
 )
 def test_near_miss_names_match_nothing(kb, name):
     assert kn.gpu_by_name(name, kb) is None
@@ -181,6 +204,17 @@ def test_mig_fields_agree(kb):
         if gpu.mig_max_instances:
             assert gpu.mig_min_driver, gpu.label
             assert Version(gpu.compute_capability) >= Version("8.0"), gpu.label
+
+
+def test_nvlink_wiring_agrees_with_the_rest_of_the_row(kb):
+    for gpu in kb.gpus:
+        if gpu.nvlink_links is None:
+            assert not gpu.nvlink_unwired, gpu.label
+            continue
+        assert gpu.nvlink_links > 0 and len(gpu.wired_links) == gpu.nvlink_links, gpu.label
+        per_link = {3: 50, 4: 50, 5: 100}.get(gpu.nvlink_gen)  # GB/s a link, both directions
+        if gpu.nvlink_gbs is not None and per_link:
+            assert gpu.nvlink_gbs == per_link * gpu.nvlink_links, gpu.label
 
 
 def test_pcie_rows_cover_gen1_to_gen6_in_order(kb):
