@@ -17,6 +17,11 @@ does not run), so that a preflight report does not fill up with facts nobody ask
     gpus[i].nvlink.*_wired          a GPU's NVLink links that its model wires, as the knowledge tables' GPU
                                     catalogue knows them (an H100 PCIe card leaves 6 of the 18 links NVML
                                     numbers unwired); every link NVML reports, for a model it does not know
+    cuda.toolkit.driver_support     whether the driver runs what the CUDA toolkit builds: in full when the
+                                    toolkit's major.minor is no newer than driver.max_cuda, else
+                                    compat.driver_verdict of it on driver.version
+    cuda.host_compilers[i].max_major  the newest gcc/clang major the toolkit's nvcc accepts (the
+                                    host_compilers table, through table_digest)
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any, Callable, Optional
 
 from .facts import Fact, Facts, head, known, unknown
+from .table_digest import TableError, host_compiler_limits
 
 # Every fact this stage adds, as facts.SCHEMA names them (their docs start with "derived:").
 DERIVED = (
@@ -42,6 +48,8 @@ DERIVED = (
     "gpus[].nvlink.links_wired",
     "gpus[].nvlink.links_down_wired",
     "gpus[].nvlink.down_wired",
+    "cuda.toolkit.driver_support",
+    "cuda.host_compilers[].max_major",
 )
 
 # --- pure decisions -------------------------------------------------------------------------------------
@@ -155,6 +163,10 @@ def derive(facts: Facts) -> Facts:
     for i in range(facts.count("gpus")):
         if _collected(facts, f"gpus[{i}].nvlink.links"):
             out.update(_nvlink(facts, i))
+    if _collected(facts, "cuda.toolkit.version", "driver.version"):
+        out["cuda.toolkit.driver_support"] = _toolkit_driver_support(facts)
+    for i in range(facts.count("cuda.host_compilers")):
+        out[f"cuda.host_compilers[{i}].max_major"] = _newest_host_compiler(facts, i)
     return Facts(out, facts.missing)
 
 
@@ -307,6 +319,83 @@ def _wired_links(name: Any) -> tuple[Optional[tuple[int, ...]], Optional[str]]:
         return wired_nvlinks(name), None
     except KnowledgeError as e:
         return None, str(e).splitlines()[0][:120]
+
+
+def toolkit_release(version: str) -> str:
+    """A toolkit version as the major.minor the knowledge tables key on: "12.6.85" (nvcc) and "12.6.3"
+    (version.json) -> "12.6". Within one minor release the driver reports the same CUDA version, so the
+    GA's minimum (the lowest of its updates) is the one that decides whether minor-version compatibility
+    is needed. ValueError for a version without a minor part."""
+    parts = str(version).split(".")
+    if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
+        raise ValueError(f"not a CUDA toolkit version: {version}")
+    return f"{int(parts[0])}.{int(parts[1])}"
+
+
+def driver_support(
+    toolkit: str, driver: str, driver_cuda: Optional[str] = None
+) -> tuple[Optional[str], Optional[str]]:
+    """("full" | "minor_compat" | "none", None), or (None, why not), for what toolkit `toolkit` builds on
+    `driver`. A release no newer than the CUDA the driver reports (`driver_cuda`, cuDriverGetVersion) runs
+    in full: that is what the driver says it supports, and it needs no table. Any other case is
+    compat.driver_verdict's answer; unknown when the cuda_drivers table does not know that release (a
+    verdict then would be a guess)."""
+    release = toolkit_release(toolkit)
+    if driver_cuda is not None and _major_minor(release) <= _major_minor(driver_cuda):
+        return "full", None
+    from .compat import driver_verdict, meets_toolkit_minimum  # lazy: the tables cost a check 40 ms
+    from .knowledge import KnowledgeError, knowledge
+
+    try:
+        kb = knowledge()
+    except KnowledgeError as e:
+        return None, str(e).splitlines()[0][:120]
+    if meets_toolkit_minimum(release, driver, kb) is None:
+        return None, f"CUDA {release} is not in the cuda_drivers table"
+    verdict = driver_verdict(release, driver, kb)
+    if not verdict.runs:
+        return "none", None
+    return ("minor_compat" if verdict.minor_compat else "full"), None
+
+
+def _major_minor(version: str) -> tuple[int, int]:
+    major, minor = toolkit_release(version).split(".")
+    return int(major), int(minor)
+
+
+def _toolkit_driver_support(facts: Facts) -> Fact:
+    get = _Inputs(facts)
+    toolkit, driver = get("cuda.toolkit.version"), get("driver.version")
+    reported = facts.get("driver.max_cuda")  # a shortcut when known, not an input the answer waits for
+    driver_cuda = str(reported.value) if reported.known else None
+    return get.result(lambda: driver_support(str(toolkit), str(driver), driver_cuda))
+
+
+def newest_host_compiler(toolkit: str, kind: str) -> tuple[Optional[int], Optional[str]]:
+    """(the newest major of `kind` that toolkit `toolkit`'s nvcc accepts, None), or (None, why not): the
+    knowledge lookup newest_host_compiler, read through table_digest so that a check need not load every
+    table for it."""
+    if kind not in ("gcc", "clang"):
+        return None, "only gcc and clang are judged"
+    release = toolkit_release(toolkit)
+    try:
+        limits = host_compiler_limits()
+    except TableError as e:
+        return None, str(e)
+    row = limits.get(release)
+    if row is None:
+        return None, f"CUDA {release} is not in the host_compilers table"
+    if row.get(kind) is None:
+        return None, f"the host_compilers table records no {kind} limit for CUDA {release}"
+    return row[kind], None
+
+
+def _newest_host_compiler(facts: Facts, i: int) -> Fact:
+    """The newest major of cuda.host_compilers[i]'s kind that the toolkit's nvcc accepts."""
+    get = _Inputs(facts)
+    kind = get(f"cuda.host_compilers[{i}].kind")
+    toolkit = get("cuda.toolkit.version")
+    return get.result(lambda: newest_host_compiler(str(toolkit), str(kind)))
 
 
 def _cudnn_pinned(facts: Facts) -> Fact:

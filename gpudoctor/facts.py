@@ -189,6 +189,71 @@ SCHEMA: tuple[FactSpec, ...] = (
     ),
     _s("cuda.compat.version", "version", "", "forward-compatibility libcuda version ($CUDA_HOME/compat)"),
     _s("cuda.compat.active", "bool", "", "the compat libcuda's directory is on LD_LIBRARY_PATH"),
+    _s(
+        "cuda.home_source",
+        "str",
+        "",
+        "what chose cuda.home: `CUDA_HOME`, `CUDA_PATH`, or `default` (neither is set: /usr/local/cuda)",
+    ),
+    _s(
+        "cuda.home_exists",
+        "bool",
+        "",
+        "the directory cuda.home names exists (false: CUDA_HOME or CUDA_PATH names a missing directory, or, "
+        "with neither set, there is no /usr/local/cuda)",
+    ),
+    _s(
+        "cuda.toolkit.found",
+        "bool",
+        "",
+        "a CUDA toolkit was found (version.json or nvcc in cuda.home, else nvcc on PATH); false only when "
+        "none of those places has one",
+    ),
+    _s(
+        "cuda.toolkit.driver_support",
+        "str",
+        "",
+        "derived: how the driver runs what this toolkit builds (by its major.minor): `full` (no newer than "
+        "driver.max_cuda, or the driver meets the toolkit's own minimum), `minor_compat` (below that "
+        "minimum but at or above the CUDA major's "
+        "minor-version-compatibility floor: SASS runs, PTX the toolkit made cannot be JIT-compiled) or "
+        "`none` (below that floor, or a newer CUDA major than the driver supports)",
+    ),
+    _s("cuda.nvcc.on_path", "bool", "", "a PATH directory holds an nvcc (searched as the shell searches)"),
+    _s("cuda.nvcc.path", "str", "", "the nvcc PATH finds, e.g. /usr/local/cuda-12.4/bin/nvcc"),
+    _s("cuda.nvcc.version", "version", "", "that nvcc's version (nvcc --version, the V part), e.g. 12.4.131"),
+    _s(
+        "cuda.nvcc.home_version",
+        "version",
+        "",
+        "the version of the nvcc in cuda.home (<cuda.home>/bin/nvcc --version), the one CUDA extensions "
+        "built by torch.utils.cpp_extension use",
+    ),
+    _s(
+        "cuda.host_compilers.count",
+        "int",
+        "",
+        "host compilers a CUDA build may hand nvcc: nvcc's default (NVCC_CCBIN, else gcc on PATH) and those "
+        "CUDAHOSTCXX, CC and CXX name",
+    ),
+    _s(
+        "cuda.host_compilers[].variable",
+        "str",
+        "",
+        "what names it: `NVCC_CCBIN`, `CUDAHOSTCXX` (CMake's CUDA host compiler), `CC` (passed to nvcc as "
+        "-ccbin by torch.utils.cpp_extension), `CXX`, or `PATH` (gcc on PATH, nvcc's default)",
+    ),
+    _s("cuda.host_compilers[].command", "str", "", "the command as the variable gives it, e.g. gcc-13"),
+    _s("cuda.host_compilers[].kind", "str", "", "`gcc`, `clang` or `other`, from what --version prints"),
+    _s("cuda.host_compilers[].version", "version", "", "its version (--version), e.g. 13.2.0"),
+    _s("cuda.host_compilers[].major", "int", "", "major part of cuda.host_compilers[].version"),
+    _s(
+        "cuda.host_compilers[].max_major",
+        "int",
+        "",
+        "derived: the newest major of its kind that the nvcc of cuda.toolkit.version accepts (its "
+        "crt/host_config.h check), from the host_compilers knowledge table",
+    ),
     # --- cuDNN and NCCL ---------------------------------------------------------------------------
     _s("cudnn.installs.count", "int", "", "copies of cuDNN found"),
     _s("cudnn.installs[].version", "version", "", "cuDNN version"),

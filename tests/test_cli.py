@@ -96,9 +96,9 @@ def test_rules_commands():
 def test_explain_leads_from_an_error_message_to_the_rule():
     r = gd("explain", "RuntimeError: CUDA driver version is insufficient for CUDA runtime version")
     assert r.returncode == 0
-    # Two rules know this message: the framework's CUDA, and the image's NVIDIA_REQUIRE_CUDA.
+    # Three rules know this message: the framework's CUDA, the toolkit's, and the image's NVIDIA_REQUIRE_CUDA.
     ids = [line.split(":")[0] for line in r.stdout.splitlines() if line.startswith("GD-")]
-    assert ids == ["GD-CONTAINER-001", "GD-CUDA-001"]
+    assert ids == ["GD-CONTAINER-001", "GD-CUDA-001", "GD-CUDA-003"]
     assert gd("explain", "something nobody has ever seen").returncode == 1
 
 

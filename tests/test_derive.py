@@ -170,6 +170,10 @@ def test_derived_facts_are_the_documented_ones():
         "runtime.torch.arch_list": known(["sm_90"], "test"),
         "runtime.torch.capabilities": known(["9.0"], "test"),
         "runtime.torch.cudnn": known("9.10.2", "test"),
+        "cuda.toolkit.version": known("13.0.88", "test"),
+        "driver.version": known("580.159.04", "test"),
+        "cuda.host_compilers.count": known(1, "test"),
+        "cuda.host_compilers[0].kind": known("gcc", "test"),
     }
     nvlink = {
         f"gpus[0].nvlink.{k}": known(v, "test")
@@ -407,3 +411,95 @@ def test_ptx_reliance_with_an_unknown_driver_is_unknown():
     f = derive(deep(torch_on(["9.0"], version="2.5.1", cuda="12.6"), build="cuda", arch_list=["sm_90"]))
     assert value(f, "frameworks[0].unsupported_gpus") == []
     assert "driver.version" not in f.get("frameworks[0].unsupported_gpus").source
+
+
+# --- the CUDA toolkit against the driver, and the host compilers its nvcc accepts ----------------------
+
+
+@pytest.mark.parametrize(
+    ("toolkit", "driver", "expected"),
+    [
+        ("13.0.88", "580.159.04", "full"),  # nvcc's version: only major.minor counts
+        ("13.0.2", "580.65.06", "full"),  # version.json's: the GA minimum decides, as the driver reports 13.0
+        ("13.1.80", "580.95.05", "minor_compat"),  # below 13.1's 590.44.01, above the 13.x floor 580
+        ("13.0.88", "570.172.08", "none"),  # a newer major
+        ("12.8.93", "520.61.05", "none"),
+        ("11.8.89", "580.159.04", "full"),  # an older major on a newer driver
+        ("13.5.37", "610.43.02", ("unknown", "CUDA 13.5 is not in the cuda_drivers table")),
+        ("10.2.89", "580.159.04", ("unknown", "CUDA 10.2 is not in the cuda_drivers table")),
+    ],
+)
+def test_toolkit_driver_support(toolkit, driver, expected):
+    f = derive(facts({"cuda.toolkit.version": toolkit, "driver.version": driver}))
+    assert value(f, "cuda.toolkit.driver_support") == expected
+
+
+def test_toolkit_driver_support_agrees_with_compat():
+    """The derived fact is compat.driver_verdict's answer, not a second encoding of it."""
+    from gpudoctor.knowledge import knowledge
+
+    for toolkit, driver in [("13.1", "580.95.05"), ("13.0", "570.172.08"), ("12.4", "550.54.14")]:
+        verdict = driver_verdict(toolkit, driver, knowledge())
+        expected = "none" if not verdict.runs else "minor_compat" if verdict.minor_compat else "full"
+        f = derive(facts({"cuda.toolkit.version": toolkit, "driver.version": driver}))
+        assert value(f, "cuda.toolkit.driver_support") == expected
+
+
+def test_toolkit_driver_support_unknown_inputs_and_profiles_without_cuda():
+    f = derive(facts({"cuda.toolkit.version": ("?", "not installed"), "driver.version": "580.159.04"}))
+    assert value(f, "cuda.toolkit.driver_support") == ("unknown", "not installed")
+    f = derive(facts({"cuda.toolkit.version": "13.0.88", "driver.version": ("?", "NVML library not found")}))
+    assert value(f, "cuda.toolkit.driver_support") == ("unknown", "NVML library not found")
+    assert "cuda.toolkit.driver_support" not in derive(facts({"driver.version": "580.159.04"}))
+
+
+def compilers(toolkit, *members) -> Facts:
+    items = {"cuda.toolkit.version": toolkit, "cuda.host_compilers.count": len(members)}
+    for i, (kind, major) in enumerate(members):
+        items[f"cuda.host_compilers[{i}].kind"] = kind
+        items[f"cuda.host_compilers[{i}].major"] = major
+    return derive(facts(items))
+
+
+def test_newest_host_compiler_the_toolkit_accepts():
+    f = compilers("12.4.131", ("gcc", 14), ("clang", 18), ("other", ("?", "not gcc or clang")))
+    assert value(f, "cuda.host_compilers[0].max_major") == 13
+    assert value(f, "cuda.host_compilers[1].max_major") == 17
+    assert value(f, "cuda.host_compilers[2].max_major") == ("unknown", "only gcc and clang are judged")
+    assert value(compilers("13.0.2", ("gcc", 15)), "cuda.host_compilers[0].max_major") == 15
+
+
+def test_newest_host_compiler_unknown_where_the_table_is_silent():
+    f = compilers("11.4.152", ("gcc", 11))
+    assert value(f, "cuda.host_compilers[0].max_major") == (
+        "unknown",
+        "CUDA 11.4 is not in the host_compilers table",
+    )
+    f = compilers("12.2.140", ("clang", 16))  # the clang limit changed within 12.2: not recorded
+    assert value(f, "cuda.host_compilers[0].max_major") == (
+        "unknown",
+        "the host_compilers table records no clang limit for CUDA 12.2",
+    )
+    f = compilers(("?", "not installed"), ("gcc", 15))
+    assert value(f, "cuda.host_compilers[0].max_major") == ("unknown", "not installed")
+
+
+def test_toolkit_driver_support_takes_the_drivers_own_cuda_first():
+    """A release no newer than the CUDA the driver reports runs in full, whatever the table says (570.26 is
+    12.8's Table 3 minimum; a driver that reports 12.8 runs 12.8); a newer one is compat's to judge."""
+    f = derive(
+        facts({"cuda.toolkit.version": "12.8.93", "driver.version": "570.20", "driver.max_cuda": "12.8"})
+    )
+    assert value(f, "cuda.toolkit.driver_support") == "full"
+    f = derive(
+        facts({"cuda.toolkit.version": "13.5.37", "driver.version": "610.43.02", "driver.max_cuda": "13.5"})
+    )
+    assert value(f, "cuda.toolkit.driver_support") == "full"  # not in the table, but the driver says so
+    f = derive(
+        facts({"cuda.toolkit.version": "13.1.80", "driver.version": "580.95.05", "driver.max_cuda": "13.0"})
+    )
+    assert value(f, "cuda.toolkit.driver_support") == "minor_compat"
+    f = derive(
+        facts({"cuda.toolkit.version": "13.0.88", "driver.version": "570.172.08", "driver.max_cuda": "12.8"})
+    )
+    assert value(f, "cuda.toolkit.driver_support") == "none"

@@ -17,6 +17,11 @@ from conftest import H200, run_cli
 
 ROOT = Path(__file__).parents[1]
 PREFLIGHT_SKIPS = [
+    "GD-CUDA-003",
+    "GD-CUDA-004",
+    "GD-CUDA-005",
+    "GD-CUDA-006",
+    "GD-CUDA-007",
     "GD-CUDNN-001",
     "GD-CUDNN-002",
     "GD-NCCL-001",

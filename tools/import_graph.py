@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("probes", ("probes",)),
     ("engine", ("engine",)),
     ("knowledge", ("knowledge",)),
-    ("compat", ("compat",)),
+    ("compat", ("compat", "table_digest")),
     ("derive", ("derive", "collect")),
     ("resolvers", ("resolvers",)),
     ("plan", ("plan", "policy", "profiles")),

@@ -47,8 +47,10 @@ INTERESTING = (
 BUILD_FILES = {
     "torch": ["torch/version.py"],
     "tensorflow": ["tensorflow/python/platform/build_info.py"],
-    "onnxruntime": ["onnxruntime/capi/version_info.py"],
-    "onnxruntime-gpu": ["onnxruntime/capi/version_info.py"],
+    # version_info.py: written into Windows wheels only; build_and_package_info.py: the CUDA a Linux
+    # onnxruntime-gpu wheel was built for (1.21 and later).
+    "onnxruntime": ["onnxruntime/capi/version_info.py", "onnxruntime/capi/build_and_package_info.py"],
+    "onnxruntime-gpu": ["onnxruntime/capi/version_info.py", "onnxruntime/capi/build_and_package_info.py"],
 }
 # The files of a wheel's list that are kept: the CUDA (and ROCm) shared libraries.
 LIB_MARKERS = ("cuda", "cudnn", "nccl", "cudart", "cublas", "rocm", "hip", "miopen", "rccl", "providers")

@@ -12,6 +12,7 @@ from .rows import (
     CudnnSupport,
     DriverBranch,
     GpuModel,
+    HostCompilers,
     JaxPlugin,
     Knowledge,
     PcieGen,
@@ -188,6 +189,30 @@ def pcie_generation(sysfs_speed: str, kb: Optional[Knowledge] = None) -> Optiona
     kb = kb or knowledge()
     speed = sysfs_speed.strip()
     return next((g for g in kb.pcie if speed in (g.sysfs, g.sysfs_legacy)), None)
+
+
+def host_compilers(cuda: str, kb: Optional[Knowledge] = None) -> HostCompilers:
+    """The host compilers the nvcc of CUDA "12.4" (or "12.4.1", "12.4.131": only major.minor counts) accepts.
+    LookupError when the table has no row for that release."""
+    kb = kb or knowledge()
+    m = _CUDA_VERSION.match(cuda.strip())
+    if not m:
+        raise LookupError(f"not a CUDA version: {cuda!r}")
+    major_minor = f"{m.group(1)}.{m.group(2)}"
+    for row in kb.host_compilers:
+        if row.cuda == major_minor:
+            return row
+    raise LookupError(f"CUDA {major_minor} is not in the host_compilers table")
+
+
+def newest_host_compiler(cuda: str, kind: str, kb: Optional[Knowledge] = None) -> int:
+    """The newest major version of `kind` ("gcc" or "clang") that CUDA `cuda`'s nvcc accepts as its host
+    compiler. LookupError when the table has no row for that release, or records no limit for that kind."""
+    row = host_compilers(cuda, kb)
+    newest = row.newest(kind)
+    if newest is None:
+        raise LookupError(f"the host_compilers table records no {kind} limit for CUDA {row.cuda}")
+    return newest
 
 
 def unverified_rows(kb: Optional[Knowledge] = None) -> list[Any]:

@@ -216,6 +216,17 @@ class PcieGen(Row):
 
 
 @dataclass(frozen=True)
+class HostCompilers(Row):
+    cuda: str  # major.minor, e.g. "12.4"
+    gcc_max: int  # the newest GCC major its nvcc accepts (crt/host_config.h: `#if __GNUC__ > N`)
+    clang_max: Optional[int]  # the newest clang major (`__clang_major__ >= M`: M - 1); None: not recorded
+
+    def newest(self, kind: str) -> Optional[int]:
+        """The newest major of `kind` ("gcc" or "clang") this toolkit's nvcc accepts; None: not recorded."""
+        return {"gcc": self.gcc_max, "clang": self.clang_max}.get(kind)
+
+
+@dataclass(frozen=True)
 class Knowledge:
     tables: Mapping[str, Table]
     cuda_toolkits: tuple[CudaToolkit, ...]
@@ -229,6 +240,7 @@ class Knowledge:
     cudnn_support: tuple[CudnnSupport, ...]
     gpus: tuple[GpuModel, ...]
     pcie: tuple[PcieGen, ...]
+    host_compilers: tuple[HostCompilers, ...]
 
     def rows(self) -> list[Any]:
         """Every row of every table (torch variants included), for cross-checks and listings."""

@@ -12,6 +12,7 @@ from .rows import (
     CudnnSupport,
     DriverBranch,
     GpuModel,
+    HostCompilers,
     JaxPlugin,
     MinorCompat,
     PcieGen,
@@ -217,6 +218,9 @@ SECTIONS: tuple[Section, ...] = (
             {"gen": ("int", True), "gts": ("version", True), "sysfs": ("str", True),
              "sysfs_legacy": ("str", False), "encoding": ("str", False), "x16_gbs": ("number", False)},
             ("gen",), "PCIe Gen{gen}"),
+    Section("host_compilers", "rows", "host_compilers", HostCompilers,
+            {"cuda": ("major_minor", True), "gcc_max": ("int", True), "clang_max": ("int", False)},
+            ("cuda",), "CUDA {cuda} host compilers"),
 )  # fmt: skip
 
 VARIANT_FIELDS: Mapping[str, tuple[str, bool]] = {

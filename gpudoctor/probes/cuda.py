@@ -2,6 +2,11 @@
 
 Produces `cuda.*`. The toolkit (nvcc, headers) and the runtime a program loads are different things and
 often different versions: frameworks bring their own libcudart in pip wheels, so all copies are listed.
+
+It also reads what building a CUDA extension (flash-attn and friends) depends on: where CUDA_HOME points and
+whether that directory exists, the nvcc that PATH finds against the one in CUDA_HOME, and the host
+compilers nvcc may be given (nvcc's default, NVCC_CCBIN or gcc on PATH, and CUDAHOSTCXX, CC, CXX), each
+with the version its `--version` prints.
 """
 
 from __future__ import annotations
@@ -9,9 +14,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Optional
+import shlex
+from collections.abc import Mapping
+from typing import Any, Callable, Optional
 
-from ..facts import Fact, known, unknown
+from ..facts import Fact, known, list_facts, unknown
 from ..host.base import NOT_FOUND, HostError
 from .ldcache import versioned_name
 from .libraries import (
@@ -32,6 +39,17 @@ CUDART_DISTS = re.compile(r"nvidia-cuda-runtime(-cu\d+)?")
 NOT_INSTALLED = "not installed"
 
 _NVCC = re.compile(r"release\s+(\d+\.\d+)(?:,\s*V(\d+(?:\.\d+)+))?")
+# Where a CUDA build takes its host compiler from, besides nvcc's default (NVCC_CCBIN, else gcc on PATH):
+# CMake's CUDA host compiler, the C compiler torch.utils.cpp_extension passes to nvcc as -ccbin, and the C++
+# compiler the rest of an extension is built with.
+HOST_COMPILER_VARIABLES = ("CUDAHOSTCXX", "CC", "CXX")
+HOST_COMPILER_FIELDS = ("variable", "command", "kind", "version", "major")
+# `gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0`, `g++ (GCC) 11.4.1 20231218 (Red Hat 11.4.1-3)`: GCC's --version
+# is `<program> (<package version>) <version>`.
+_GCC = re.compile(r"^\S+ \(.*?\) (\d+\.\d+(?:\.\d+)?)")
+_CLANG = re.compile(r"\bclang version (\d+\.\d+(?:\.\d+)?)")
+# Compiler launchers a CC may start with: the compiler is the word after them.
+LAUNCHERS = ("ccache", "sccache", "distcc", "icecc")
 
 
 # --- pure parsing ---------------------------------------------------------------------------------------
@@ -56,6 +74,68 @@ def parse_nvcc_version(text: str) -> Optional[str]:
     return m.group(2) or m.group(1)
 
 
+def parse_compiler_version(text: str) -> tuple[str, Optional[str]]:
+    """(kind, version) from what a C/C++ compiler's `--version` printed: ("gcc", "13.2.0"),
+    ("clang", "18.1.3"), or ("other", None) for anything else (Intel icx, nvc++, unreadable output).
+    GCC is told by its Free Software Foundation copyright line, so that a compiler that imitates its first
+    line (icc: `icc (ICC) 2021.10.0`) is not taken for it."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    if "Intel" in first or "oneAPI" in first:  # icx/icpx are clang inside, but nvcc refuses them as such
+        return "other", None
+    m = _CLANG.search(first)
+    if m:
+        return "clang", m.group(1)
+    m = _GCC.match(first)
+    if m and "Free Software Foundation" in text:
+        return "gcc", m.group(1)
+    return "other", None
+
+
+def compiler_program(command: str) -> Optional[str]:
+    """The program a compiler variable runs: its first word, or the word after a launcher (CC="ccache gcc"
+    runs gcc); None when there is none. Only the program is run, with --version: never the arguments a
+    variable carries."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    while words and os.path.basename(words[0]) in LAUNCHERS:
+        words = words[1:]
+    return words[0] if words and not words[0].startswith("-") else None
+
+
+def host_compiler_commands(env: Mapping[str, Optional[str]]) -> list[tuple[str, str]]:
+    """(the variable that names it, the command) for each host compiler a CUDA build may hand nvcc, first
+    nvcc's own default: NVCC_CCBIN when set, else `gcc` found on PATH ("PATH"). A command named twice is
+    listed once, under the first variable that names it."""
+    default = (env.get("NVCC_CCBIN") or "").strip()
+    found = [("NVCC_CCBIN", default) if default else ("PATH", "gcc")]
+    for name in HOST_COMPILER_VARIABLES:
+        value = (env.get(name) or "").strip()
+        if value and value not in {command for _, command in found}:
+            found.append((name, value))
+    return found
+
+
+def find_on_path(
+    name: str, path_value: Optional[str], listdir: Callable[[str], list[str]]
+) -> tuple[Optional[str], Optional[str]]:
+    """Where a search of PATH finds `name`: (path, None); (None, None) when no PATH directory holds it;
+    (None, why) when a directory before the first that holds it could not be listed (it might hold it).
+    `listdir` raises HostError; a directory that does not exist is skipped, as the shell skips it."""
+    for directory in split_path_list(path_value):
+        try:
+            names = listdir(directory)
+        except HostError as e:
+            if e.reason == NOT_FOUND:
+                continue
+            return None, f"{directory}: {e.reason}"
+        if name in names:
+            return os.path.join(directory, name), None
+    return None, None
+
+
 def compat_active(compat_dir: Optional[str], ld_library_path: Optional[str]) -> bool:
     """Whether an LD_LIBRARY_PATH entry is the compat directory. The Host cannot resolve symlinks, so
     any `<...>/cuda*/compat` entry also counts (/usr/local/cuda-13.0/compat for /usr/local/cuda)."""
@@ -75,7 +155,14 @@ def compat_active(compat_dir: Optional[str], ld_library_path: Optional[str]) -> 
 def probe(host: Any) -> dict[str, Fact]:
     home, home_fact = _home(host)
     facts: dict[str, Fact] = {"cuda.home": home_fact}
-    facts["cuda.toolkit.version"] = _toolkit_version(host, home, home_fact)
+    facts.update(_home_facts(host, home_fact))
+    toolkit = _toolkit_version(host, home, home_fact)
+    facts["cuda.toolkit.version"] = toolkit
+    # False only when every place a toolkit could be was looked at and none was there.
+    found = toolkit.known or toolkit.unknown == NOT_INSTALLED
+    facts["cuda.toolkit.found"] = known(toolkit.known, toolkit.source) if found else toolkit
+    facts.update(_nvcc_facts(host, home, home_fact))
+    facts.update(_host_compilers(host))
     facts.update(_runtimes(host))
     compat_dir = f"{home}/compat" if home else None
     facts["cuda.compat.version"] = _compat_version(host, compat_dir, home_fact)
@@ -95,6 +182,134 @@ def _home(host: Any) -> tuple[Optional[str], Fact]:
     except HostError as e:
         return None, unknown(NOT_INSTALLED if e.reason == NOT_FOUND else e.reason, DEFAULT_HOME)
     return DEFAULT_HOME, known(DEFAULT_HOME, DEFAULT_HOME)
+
+
+def _env(host: Any, name: str) -> tuple[Optional[str], Optional[str]]:
+    """(value, None), or (None, why it could not be read)."""
+    try:
+        return host.env(name), None
+    except HostError as e:
+        return None, e.reason
+
+
+def _home_facts(host: Any, home_fact: Fact) -> dict[str, Fact]:
+    """Which variable chose cuda.home (CUDA_HOME, CUDA_PATH, or none: `default`), and whether it exists."""
+    chosen = home_fact.source if home_fact.source in ("CUDA_HOME", "CUDA_PATH") else "default"
+    out = {"cuda.home_source": known(chosen, chosen if chosen != "default" else DEFAULT_HOME)}
+    if chosen == "default":  # _home listed /usr/local/cuda to choose it
+        exists = (
+            known(home_fact.known, DEFAULT_HOME)
+            if home_fact.known or home_fact.unknown == NOT_INSTALLED
+            else unknown(home_fact.unknown or "unknown", DEFAULT_HOME)
+        )
+        return {**out, "cuda.home_exists": exists}
+    path = str(home_fact.value)
+    try:
+        host.listdir(path)
+    except HostError as e:
+        # A file in its place (not a directory) reads as not found too: either way nothing is there.
+        exists = known(False, path) if e.reason == NOT_FOUND else unknown(e.reason, path)
+    else:
+        exists = known(True, path)
+    return {**out, "cuda.home_exists": exists}
+
+
+def _nvcc_version(host: Any, path: str) -> Fact:
+    """What `<path> --version` says, or why not."""
+    src = f"{path} --version"
+    try:
+        result = host.run((path, "--version"))
+    except HostError as e:
+        return unknown(e.reason, src)
+    version = parse_nvcc_version(result.stdout) if result.rc == 0 else None
+    if version:
+        return known(version, src)
+    return unknown(f"nvcc failed (rc={result.rc})" if result.rc != 0 else "unrecognised nvcc output", src)
+
+
+def _nvcc_facts(host: Any, home: Optional[str], home_fact: Fact) -> dict[str, Fact]:
+    """The nvcc a PATH search finds (as a shell would, directory by directory) and its version, and the
+    version of the nvcc in cuda.home."""
+    out: dict[str, Fact] = {}
+    if home:
+        out["cuda.nvcc.home_version"] = _nvcc_version(host, f"{home}/bin/nvcc")
+    else:
+        out["cuda.nvcc.home_version"] = unknown(home_fact.unknown or NOT_INSTALLED, "cuda.home")
+    path_value, why = _env(host, "PATH")
+    if path_value is None:
+        # A live host always has PATH; a snapshot taken before PATH was recorded does not know it.
+        why = why or "PATH not set (or not recorded)"
+        return {**out, **{f"cuda.nvcc.{f}": unknown(why, "env:PATH") for f in ("on_path", "path", "version")}}
+    found, why = find_on_path("nvcc", path_value, host.listdir)
+    if why is not None:
+        return {**out, **{f"cuda.nvcc.{f}": unknown(why, "PATH") for f in ("on_path", "path", "version")}}
+    if found is None:
+        out["cuda.nvcc.on_path"] = known(False, "PATH")
+        out["cuda.nvcc.path"] = unknown("not on PATH", "PATH")
+        out["cuda.nvcc.version"] = unknown("not on PATH", "PATH")
+        return out
+    out["cuda.nvcc.on_path"] = known(True, "PATH")
+    out["cuda.nvcc.path"] = known(found, "PATH")
+    out["cuda.nvcc.version"] = _nvcc_version(host, found)
+    return out
+
+
+def _host_compilers(host: Any) -> dict[str, Fact]:
+    """cuda.host_compilers: each compiler host_compiler_commands names, with what its --version says. gcc
+    that PATH does not find is left out (nvcc then has no host compiler, a different problem); a compiler a
+    variable names that cannot be run stays in the list, unknown, with the reason."""
+    names = ("NVCC_CCBIN", *HOST_COMPILER_VARIABLES)
+    env = {}
+    for name in names:
+        env[name], why = _env(host, name)
+        if why is not None:
+            return {"cuda.host_compilers.count": unknown(why, f"env:{name}")}
+    members = []
+    for variable, command in host_compiler_commands(env):
+        if variable == "NVCC_CCBIN":
+            command = _ccbin_command(host, command)
+        member = _compiler(host, variable, command)
+        if member is not None:
+            members.append(member)
+    return list_facts("cuda.host_compilers", members, "env:" + ",".join(names))
+
+
+def _ccbin_command(host: Any, value: str) -> str:
+    """NVCC_CCBIN, like nvcc's -ccbin, names the compiler or the directory that holds it (then its gcc)."""
+    directory = os.path.normpath(value)
+    try:
+        host.listdir(directory)
+    except HostError:
+        return value
+    return os.path.join(directory, "gcc")
+
+
+def _compiler(host: Any, variable: str, command: str) -> Optional[dict[str, Fact]]:
+    src = f"{command} --version"
+    member = {"variable": known(variable, f"env:{variable}" if variable != "PATH" else "PATH")}
+    member["command"] = known(command, member["variable"].source)
+
+    def unread(why: str) -> dict[str, Fact]:
+        return {**member, **{f: unknown(why, src) for f in HOST_COMPILER_FIELDS[2:]}}
+
+    program = compiler_program(command)
+    if program is None:
+        return unread("could not parse the command")
+    src = f"{program} --version"
+    try:
+        result = host.run((program, "--version"))
+    except HostError as e:
+        return None if variable == "PATH" and e.reason == NOT_FOUND else unread(e.reason)
+    if result.rc != 0:
+        return unread(f"{program} --version failed (rc={result.rc})")
+    kind, version = parse_compiler_version(result.stdout)
+    member["kind"] = known(kind, src)
+    if version is None:
+        member["version"] = member["major"] = unknown("not gcc or clang", src)
+    else:
+        member["version"] = known(version, src)
+        member["major"] = known(int(version.split(".")[0]), src)
+    return member
 
 
 def _toolkit_version(host: Any, home: Optional[str], home_fact: Fact) -> Fact:

@@ -20,7 +20,8 @@ PYTHON_FIELDS = ("executable", "version", "prefix", "venv", "installer")
 FRAMEWORK_FIELDS = ("name", "distribution", "version", "build", "cuda", "cuda_major", "cudnn", "rocm")
 TORCH_VERSION_PY = "torch/version.py"
 TF_BUILD_INFO = "tensorflow/python/platform/build_info.py"
-ORT_VERSION_INFO = "onnxruntime/capi/version_info.py"
+ORT_VERSION_INFO = "onnxruntime/capi/version_info.py"  # Windows wheels: use_cuda, cuda_version, cudnn_version
+ORT_BUILD_INFO = "onnxruntime/capi/build_and_package_info.py"  # package_name, __version__, cuda_version
 Build = dict[str, Optional[str]]  # build, cuda, cudnn, rocm; "why" is the reason for what stays unknown
 
 # --- pure parsing ---------------------------------------------------------------------------------------
@@ -201,14 +202,21 @@ def cupy_build(name: str) -> Build:
 
 
 def onnxruntime_build(dist: dict) -> Build:
+    """onnxruntime-gpu records its CUDA in capi/version_info.py on Windows and in
+    capi/build_and_package_info.py (`cuda_version = '13.0'`) in Linux wheels from 1.21 on; older Linux
+    wheels record none, so their CUDA stays unknown (with that reason), never guessed from the version."""
     name = str(dist.get("name", ""))
     if not name.endswith(("-gpu", "-rocm")):
         return {"build": "cpu"}
     if name.endswith("-rocm"):
         return {"build": "rocm"}
     info = assignments(_text(dist, ORT_VERSION_INFO))
-    cuda, cudnn = info.get("cuda_version"), info.get("cudnn_version")
-    return {"build": "cuda", "cuda": str(cuda) if cuda else None, "cudnn": str(cudnn) if cudnn else None}
+    package = assignments(_text(dist, ORT_BUILD_INFO))
+    cuda = info.get("cuda_version") or package.get("cuda_version")
+    cudnn = info.get("cudnn_version")
+    cuda = str(cuda) if cuda and re.fullmatch(r"\d+(\.\d+)*", str(cuda)) else None
+    why = None if cuda else f"the wheel records no CUDA version ({ORT_BUILD_INFO} has none)"
+    return {"build": "cuda", "cuda": cuda, "cudnn": str(cudnn) if cudnn else None, "why": why}
 
 
 def installer(dump: dict) -> str:

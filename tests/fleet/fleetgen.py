@@ -13,6 +13,14 @@ from gpudoctor.fleet.merge import Fleet, merge
 
 BASE_REPORT = Path(__file__).resolve().parents[1] / "fixtures" / "golden" / "h200-check.json"
 _BASE: dict = json.loads(BASE_REPORT.read_text())
+# The H200 capture recorded neither PATH nor a compiler's --version, so its report could not evaluate the
+# build-toolchain rules (GD-CUDA-006, GD-CUDA-007). The fleet's nodes stand for complete checks: those
+# rules are taken as passed here, and a test that wants an incomplete node makes one.
+for _rule in _BASE["rules"]:
+    if _rule["status"] == "unknown":
+        _rule["status"], _rule["unknown_facts"] = "passed", {}
+        _BASE["summary"]["unknown"] -= 1
+        _BASE["summary"]["passed"] += 1
 _STEP = re.compile(r"([a-z_]+)\[(\d+)\]$")
 
 

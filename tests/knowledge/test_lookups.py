@@ -194,3 +194,42 @@ def test_tables_are_read_only():
         kb.tables["torch"] = None  # type: ignore[index]
     with pytest.raises(AttributeError):
         kb.gpus[0].compute_capability = "1.0"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("cuda", "gcc", "clang"),
+    [
+        ("11.8", 11, 14),
+        ("12.0.140", 12, 14),
+        ("12.4", 13, 17),
+        ("12.4.131", 13, 17),  # an nvcc version: only major.minor counts
+        ("12.6.3", 13, 18),  # a version.json release
+        ("12.8", 14, 19),
+        ("13.0.88", 15, 20),
+        ("13.1", 15, 21),
+        ("13.4", 16, 22),
+    ],
+)
+def test_newest_host_compiler(cuda, gcc, clang):
+    assert kn.newest_host_compiler(cuda, "gcc") == gcc
+    assert kn.newest_host_compiler(cuda, "clang") == clang
+
+
+def test_newest_host_compiler_unknown():
+    assert kn.host_compilers("12.2.140").gcc_max == 12
+    with pytest.raises(LookupError, match="no clang limit for CUDA 12.2"):
+        kn.newest_host_compiler("12.2", "clang")
+    with pytest.raises(LookupError, match="CUDA 11.4 is not in the host_compilers table"):
+        kn.newest_host_compiler("11.4", "gcc")
+    with pytest.raises(LookupError, match="no icc limit"):
+        kn.newest_host_compiler("13.0", "icc")
+    with pytest.raises(LookupError, match="not a CUDA version"):
+        kn.host_compilers("thirteen")
+
+
+def test_host_compiler_limits_never_go_down_with_the_toolkit():
+    rows = sorted(kn.knowledge().host_compilers, key=lambda r: tuple(map(int, r.cuda.split("."))))
+    for older, newer in zip(rows, rows[1:]):
+        assert newer.gcc_max >= older.gcc_max, (older.label, newer.label)
+        if older.clang_max is not None and newer.clang_max is not None:
+            assert newer.clang_max >= older.clang_max, (older.label, newer.label)

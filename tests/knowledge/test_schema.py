@@ -111,8 +111,8 @@ def test_a_missing_or_unknown_table_file_is_reported(tables):
     (tables / "rocm.yaml").write_text("table: rocm\n", encoding="utf-8")
     found = problems(tables)
     assert (
-        "rocm.yaml:0: unknown table "
-        "(expected: cuda_drivers, torch, torch_companions, tensorflow, jax, cudnn, gpus, pcie)" in found
+        "rocm.yaml:0: unknown table (expected: cuda_drivers, torch, torch_companions, tensorflow, jax, "
+        "cudnn, gpus, pcie, host_compilers)" in found
     )
     assert f"pcie.yaml:0: missing table file in {tables}" in found
 

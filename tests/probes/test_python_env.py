@@ -23,7 +23,7 @@ from gpudoctor.probes.python_env import (
 )
 
 from conftest import fake_host
-from test_libraries import PYTHON, TORCH_VERSION_PY, h200_dump
+from test_libraries import PYTHON, RAW, TORCH_VERSION_PY, h200_dump
 
 # What torch 2.11's version.py says in a CPU-only and a ROCm wheel.
 TORCH_CPU = """__version__ = '2.11.0+cpu'
@@ -52,8 +52,14 @@ TF_WINDOWS = (
     "import collections\n\nbuild_info = collections.OrderedDict([('cuda_version', '64_112'), "
     "('cudnn_version', '64_8'), ('is_cuda_build', True), ('is_rocm_build', False)])\n"
 )
-# onnxruntime-gpu 1.19's onnxruntime/capi/version_info.py.
+# onnxruntime/capi/version_info.py as the Windows build writes it (onnxruntime's cmake writes the file only
+# for WIN32).
 ORT_GPU_VERSION_INFO = 'use_cuda = True\ncuda_version = "12.2"\ncudnn_version = "9"\n'
+# onnxruntime/capi/build_and_package_info.py of the Linux onnxruntime-gpu wheels, verbatim (the 1.31.1 and
+# 1.21.0 manylinux_2_28 x86_64 wheels from PyPI; 1.19.2 and 1.18.1 have neither file).
+ORT_131_BUILD_INFO = (RAW / "onnxruntime-gpu-1.31.1-build_and_package_info.py.txt").read_text()
+ORT_121_BUILD_INFO = (RAW / "onnxruntime-gpu-1.21.0-build_and_package_info.py.txt").read_text()
+ORT_BUILD_INFO = "onnxruntime/capi/build_and_package_info.py"
 
 
 def dist(name: str, version: str, requires=(), texts=None) -> dict:
@@ -326,6 +332,31 @@ def test_onnxruntime_gpu_and_plain_cupy():
         "cudnn": "9",
         "rocm": None,
     }
+
+
+@pytest.mark.parametrize(
+    ("version", "text", "cuda"),
+    [("1.31.1", ORT_131_BUILD_INFO, "13.0"), ("1.21.0", ORT_121_BUILD_INFO, "12.2")],
+)
+def test_linux_onnxruntime_gpu_cuda_from_build_and_package_info(version, text, cuda):
+    facts = probe(dump_with(dist("onnxruntime-gpu", version, texts={ORT_BUILD_INFO: text})))
+    fw = framework(facts, 0)
+    assert (fw["build"], fw["cuda"], fw["cuda_major"]) == ("cuda", cuda, int(cuda.split(".")[0]))
+    assert facts["frameworks[0].cudnn"].unknown == "not pinned"
+
+
+def test_linux_onnxruntime_gpu_before_1_21_records_no_cuda():
+    facts = probe(dump_with(dist("onnxruntime-gpu", "1.19.2")))
+    assert facts["frameworks[0].build"].value == "cuda"
+    why = f"the wheel records no CUDA version ({ORT_BUILD_INFO} has none)"
+    assert facts["frameworks[0].cuda"].unknown == why
+    assert facts["frameworks[0].cuda_major"].unknown == why
+
+
+def test_onnxruntime_gpu_ignores_a_cuda_version_that_is_no_version():
+    texts = {ORT_BUILD_INFO: "package_name = 'onnxruntime-gpu'\ncuda_version = ''\n"}
+    facts = probe(dump_with(dist("onnxruntime-gpu", "1.22.0", texts=texts)))
+    assert not facts["frameworks[0].cuda"].known
 
 
 def test_no_frameworks_and_no_venv():

@@ -1,0 +1,88 @@
+"""Answers from one knowledge table without loading them all, for the facts a check derives on every host.
+
+Loading the knowledge tables (importing gpudoctor.knowledge and PyYAML, parsing and validating every table)
+costs a check about 40 ms, more than a third of its time on a host with no framework to judge. A derived
+fact that needs one small answer from one table (the newest host compiler each CUDA release accepts) reads a
+digest of it instead: the answer computed once from the validated tables, kept as JSON beside the rule
+cache (`$XDG_CACHE_HOME/gpudoctor`, else `~/.cache/gpudoctor`), in a file named after the table and the
+sha256 of its text, under a directory named after gpudoctor's version. It is never trusted for other text or
+across versions; anything wrong with it means computing the answer from the tables again, and
+GPUDOCTOR_NO_CACHE=1 (as for the rule cache) turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from . import __version__
+from .datafiles import shipped_rules_dir
+
+FORMAT = 1
+
+
+class TableError(Exception):
+    """The knowledge tables could not be loaded; the message is the first problem, in one line."""
+
+
+def _cache_dir() -> Optional[Path]:
+    if os.environ.get("GPUDOCTOR_NO_CACHE"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "gpudoctor" / f"knowledge-{__version__}-{FORMAT}"
+
+
+def digest(table: str, compute: Callable[[Any], Any]) -> Any:
+    """compute(the validated Knowledge), for an answer that depends on `table` alone and survives JSON;
+    from the cache when it holds this table text's answer. TableError when it has to compute and the
+    tables do not load."""
+    directory = _cache_dir()
+    path = None
+    if directory is not None:
+        try:
+            text = (shipped_rules_dir() / "knowledge" / f"{table}.yaml").read_bytes()
+        except OSError:
+            text = None
+        if text is not None:
+            path = directory / f"{table}-{hashlib.sha256(text).hexdigest()}.json"
+            try:
+                with open(path, encoding="utf-8") as f:
+                    return json.load(f)["answer"]
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+    from .knowledge import KnowledgeError, knowledge  # validates every table: a broken one is never cached
+
+    try:
+        answer = compute(knowledge())
+    except KnowledgeError as e:
+        raise TableError((str(e).splitlines() or ["the knowledge tables do not load"])[0][:120]) from e
+    if path is not None:
+        _write(path, answer)
+    return answer
+
+
+def _write(path: Path, answer: Any) -> None:
+    try:
+        text = json.dumps({"answer": answer})
+        if json.loads(text)["answer"] != answer:  # a value JSON does not keep: not cached
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except (OSError, TypeError, ValueError):
+        return
+
+
+def host_compiler_limits() -> dict[str, dict[str, Optional[int]]]:
+    """{"12.4": {"gcc": 13, "clang": 17}, ...}: the host_compilers table as knowledge.host_compilers reads it
+    (None where it records no limit)."""
+
+    def compute(kb: Any) -> dict[str, dict[str, Optional[int]]]:
+        return {row.cuda: {k: row.newest(k) for k in ("gcc", "clang")} for row in kb.host_compilers}
+
+    return digest("host_compilers", compute)
