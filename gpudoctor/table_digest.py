@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from . import __version__
-from .datafiles import shipped_rules_dir
+from .datafiles import cache_dir, shipped_rules_dir, write_atomically
 
 FORMAT = 1
 
@@ -29,10 +28,7 @@ class TableError(Exception):
 
 
 def _cache_dir() -> Optional[Path]:
-    if os.environ.get("GPUDOCTOR_NO_CACHE"):
-        return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gpudoctor" / f"knowledge-{__version__}-{FORMAT}"
+    return cache_dir(f"knowledge-{__version__}-{FORMAT}")
 
 
 def digest(table: str, compute: Callable[[Any], Any]) -> Any:
@@ -69,11 +65,7 @@ def _write(path: Path, answer: Any) -> None:
         text = json.dumps({"answer": answer})
         if json.loads(text)["answer"] != answer:  # a value JSON does not keep: not cached
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        write_atomically(path, text)
     except (OSError, TypeError, ValueError):
         return
 

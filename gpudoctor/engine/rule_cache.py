@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from .. import __version__
+from .. import __version__, datafiles
 from ..datafiles import Problem
 from .model import FixStep, Rule
 
@@ -31,10 +30,7 @@ Loader = Callable[[str, str], "tuple[list[Rule], list[Problem]]"]
 
 
 def cache_dir() -> Optional[Path]:
-    if os.environ.get("GPUDOCTOR_NO_CACHE"):
-        return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gpudoctor" / f"rules-{__version__}-{FORMAT}"
+    return datafiles.cache_dir(f"rules-{__version__}-{FORMAT}")
 
 
 def load(text: str, name: str, build: Loader) -> tuple[list[Rule], list[Problem]]:
@@ -90,11 +86,7 @@ def _write(path: Path, rules: list[Rule], name: str) -> None:
         text = json.dumps({"rules": [_to_json(r) for r in rules]})
         if _read_text(text, name) != rules:  # a value JSON does not keep (a non-string key): not cached
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        datafiles.write_atomically(path, text)
     except (OSError, TypeError, ValueError):
         return
 
