@@ -25,7 +25,7 @@ from .knowledge.schema import cuda_variant
 
 PTX = "+PTX"
 __all__ = [
-    "DriverVerdict", "assumed_arch", "covers", "cuda_variant", "driver_verdict", "jits_ptx", "kernel",
+    "DriverVerdict", "covers", "cuda_variant", "driver_verdict", "jits_ptx", "kernel",
     "meets_toolkit_minimum", "ptx_for", "runs_on", "sm", "split_arch", "version_tuple",
 ]  # fmt: skip
 
@@ -107,23 +107,6 @@ def jits_ptx(cuda: str, driver: str, kb: Knowledge) -> Optional[bool]:
 
 
 # --- kernels against compute capability -----------------------------------------------------------------
-
-
-def assumed_arch(cuda: str, kb: Knowledge) -> tuple[str, ...]:
-    """For a wheel whose arch list the table lacks: the compute capabilities every cuDNN build the cuDNN
-    table lists for CUDA `cuda` supports (empty when it lists none). Conservative: never newer than the
-    toolkit can target, and it may leave out an older GPU the wheel does support."""
-    rows = [
-        r
-        for r in kb.cudnn_support
-        if version_tuple(r.cuda_min) <= version_tuple(cuda)[:2] <= version_tuple(r.cuda_max)
-    ]
-    if not rows:
-        return ()
-    common = set(rows[0].ccs)
-    for row in rows[1:]:
-        common &= set(row.ccs)
-    return tuple(sorted(common, key=version_tuple))
 
 
 def split_arch(arch: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:

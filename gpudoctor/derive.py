@@ -74,9 +74,12 @@ def arch_from_torch(entries: list[str]) -> list[str]:
     return [f"{cc}+PTX" if cc in ptx else cc for cc in sorted(native | ptx, key=_cc)]
 
 
-def compiled_arch(version: str, cuda: str) -> tuple[Optional[list[str]], Optional[str]]:
-    """(TORCH_CUDA_ARCH_LIST of torch `version` built for CUDA `cuda`, None) from the knowledge table, or
-    (None, why not)."""
+def compiled_arch(
+    version: str, cuda: str, machine: Optional[str] = "x86_64"
+) -> tuple[Optional[list[str]], Optional[str]]:
+    """(TORCH_CUDA_ARCH_LIST of torch `version` built for CUDA `cuda`, for the wheel of `machine`, None) from
+    the knowledge table, or (None, why not). With the machine unknown (None), the x86_64 list, unless the
+    table lists a different one for aarch64: then which applies is unknown."""
     # Lazy for speed: the knowledge tables (and compat, over them) load only when a torch build is judged.
     from .compat import cuda_variant
     from .knowledge import KnowledgeError, torch_release
@@ -90,9 +93,26 @@ def compiled_arch(version: str, cuda: str) -> tuple[Optional[list[str]], Optiona
         return None, str(e).splitlines()[0][:120]
     if found is None:
         return None, f"torch {version} has no {variant} variant in the knowledge table"
+    if machine == "aarch64":
+        if not found.arch_aarch64:
+            return (
+                None,
+                f"the knowledge table does not list the aarch64 architectures of torch {version} {variant}",
+            )
+        return list(found.arch_aarch64), None
     if not found.arch:
         return None, f"the knowledge table does not list the architectures of torch {version} {variant}"
+    if machine is None and found.arch_aarch64 and found.arch_aarch64 != found.arch:
+        return None, (
+            f"the CPU architecture is unknown, and torch {version} {variant}'s x86_64 and aarch64 wheels are "
+            "built for different GPUs"
+        )
     return list(found.arch), None
+
+
+def _machine(uname: object) -> Optional[str]:
+    """The wheel machine of a uname machine (x86_64, aarch64), or None when unknown or another."""
+    return {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}.get(str(uname))
 
 
 def nvlink_wired(
@@ -201,7 +221,8 @@ def _arch(facts: Facts, i: int) -> dict[str, Fact]:
     else:
         get(f"{prefix}.build")  # unknown build: unknown arch, for that reason
         version, cuda = get(f"{prefix}.version"), get(f"{prefix}.cuda")
-        arch = get.result(lambda: compiled_arch(str(version), str(cuda)))
+        machine = facts.value("python.machine") or facts.value("system.machine")
+        arch = get.result(lambda: compiled_arch(str(version), str(cuda), _machine(machine)))
     out = {f"{prefix}.arch_list": arch}
     gpus = _Inputs(facts)
     count = gpus("gpus.count")

@@ -187,10 +187,20 @@ def _literal(step: FixStep, finding: Finding, order: int, env: _Env) -> list[_Dr
     ]
 
 
+def resolver_args(step: FixStep, finding: Finding) -> tuple[tuple[str, str], ...]:
+    """The step's resolver arguments, with downgrade=no for a finding below error severity: a warning's
+    fix never installs an older release than the one installed (docs/plans.md). The driver resolver takes
+    no such argument."""
+    args = tuple(step.args)
+    if step.resolver == "driver" or finding.severity == "error" or any(k == "downgrade" for k, _ in args):
+        return args
+    return (*args, ("downgrade", "no"))
+
+
 def _resolved(
     step: FixStep, finding: Finding, order: int, env: _Env, facts: Facts, kb: Knowledge
 ) -> list[_Draft]:
-    res = resolve(step.resolver, facts, kb, finding.item, step.args)
+    res = resolve(step.resolver, facts, kb, finding.item, resolver_args(step, finding))
     base = _base(finding, order)
     risk = KIND_RISK.get(step.kind, "system")
     if not res.ok:

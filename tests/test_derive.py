@@ -28,6 +28,7 @@ def torch_on(ccs: list, version="2.11.0", cuda="13.0", build="cuda") -> Facts:
             "frameworks[0].build": build,
             "frameworks[0].version": version,
             "frameworks[0].cuda": cuda,
+            "python.machine": "x86_64",
             **gpus,
         }
     )
@@ -78,6 +79,22 @@ def test_compiled_arch_from_the_knowledge_table():
         "torch 2.11.0 has no cu124 variant in the knowledge table",
     )
     assert compiled_arch("1.4.0", "10.1") == (None, "torch 1.4 is not in the torch table")
+
+
+def test_compiled_arch_follows_the_machine():
+    # torch.yaml 2.11 cu130: x86_64 7.5-12.0, aarch64 8.0, 9.0, 10.0, 11.0, 12.0 (pt-wheel-2.11).
+    assert compiled_arch("2.11.0", "13.0", "aarch64") == (["8.0", "9.0", "10.0", "11.0", "12.0"], None)
+    assert compiled_arch("2.11.0", "13.0", None) == (
+        None,
+        "the CPU architecture is unknown, and torch 2.11.0 cu130's x86_64 and aarch64 wheels are built for "
+        "different GPUs",
+    )
+    # 2.11 cu126 lists no aarch64 architectures: unknown there, the x86_64 list when the machine is unknown.
+    assert compiled_arch("2.11.0", "12.6", "aarch64") == (
+        None,
+        "the knowledge table does not list the aarch64 architectures of torch 2.11.0 cu126",
+    )
+    assert compiled_arch("2.11.0", "12.6", None)[0] == ["5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"]
 
 
 # --- the stage ----------------------------------------------------------------------------------------
@@ -399,7 +416,7 @@ def test_ptx_under_minor_version_compatibility_derive_and_resolver_agree():
         host = Host(driver=driver, python="3.12", gpus=(("9.0", "NVIDIA H100 80GB HBM3"),))
         dv = driver_verdict("12.6", driver, knowledge())
         assert dv.runs and dv.minor_compat is not runs and jits_ptx("12.6", driver, knowledge()) is runs
-        assert gpu_verdict(variant, host, knowledge(), full_driver=not dv.minor_compat)[0] is runs, driver
+        assert gpu_verdict(variant, host, full_driver=not dv.minor_compat)[0] is runs, driver
     assert runs_on("9.0", ["8.0+PTX"]) and not runs_on("9.0", ["8.0+PTX"], ptx_jit=False)
 
 

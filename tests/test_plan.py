@@ -14,8 +14,8 @@ from gpudoctor.plan import INSTALLER_NOTES, PlanStep, build_plan, package_name
 from gpudoctor.report.plan_report import render_text
 
 EXE = "/venv/bin/python"
-CU124 = "https://download.pytorch.org/whl/cu124"
-TORCH_CU124 = ("torch==2.5.1+cu124", "torchvision==0.20.1+cu124", "torchaudio==2.5.1+cu124")
+CU121 = "https://download.pytorch.org/whl/cu121"
+TORCH_CU121 = ("torch==2.5.1+cu121", "torchvision==0.20.1+cu121", "torchaudio==2.5.1+cu121")
 WHY_FW_001 = "GD-FW-001 (error): torch 2.5.1 in /venv is a CPU-only build, on a host with 1 NVIDIA GPU(s)."
 
 
@@ -31,6 +31,7 @@ def h100_535(**changes: Any) -> Facts:
         "gpus[0].compute_capability": "9.0",
         "python.executable": EXE,
         "python.version": "3.11.9",
+        "python.machine": "x86_64",
         "python.prefix": "/venv",
         "python.installer": "pip",
         "frameworks.count": 1,
@@ -58,38 +59,54 @@ def test_535_h100_cpu_torch_end_to_end():
     assert [(s.kind, s.argv, s.risk, s.rules, s.resolver, s.minor_compat) for s in plan.steps] == [
         (
             "pip",
-            (EXE, "-m", "pip", "install", *TORCH_CU124, "--index-url", CU124),
+            (EXE, "-m", "pip", "install", *TORCH_CU121, "--index-url", CU121),
             "python-env",
             ("GD-FW-001",),
             "torch",
-            True,
+            False,
         ),
     ]
     assert plan.steps[0].why == (WHY_FW_001,)
     assert plan.steps[0].notes == ()
     text = render_text(plan, "test")
     assert (
-        f"   {EXE} -m pip install torch==2.5.1+cu124 torchvision==0.20.1+cu124 torchaudio==2.5.1+cu124 "
-        f"--index-url {CU124}\n"
+        f"   {EXE} -m pip install torch==2.5.1+cu121 torchvision==0.20.1+cu121 torchaudio==2.5.1+cu121 "
+        f"--index-url {CU121}\n"
+    ) in text
+    assert "caution" not in text
+    assert text.endswith("\n1 step(s): 0 system, 1 python-env, 0 reboot. Nothing has been run.\n")
+
+
+def test_a_step_relying_on_minor_compat_says_so():
+    # torch.yaml 2.9: cu126 (560.28.03) and cu128 (570.26) both need minor-version compatibility on 550;
+    # GD-FW-001 (an error) allows it and takes the highest, with a caution.
+    plan = plan_for(h100_535(**{"driver.version": "550.127.05", "frameworks[0].version": "2.9.0"}))
+    text = render_text(plan, "test")
+    assert (
+        f"   {EXE} -m pip install torch==2.9.0+cu128 torchvision==0.24.0+cu128 torchaudio==2.9.0+cu128 "
+        "--index-url https://download.pytorch.org/whl/cu128\n"
         "   caution: relies on CUDA minor-version compatibility (the driver is older than this CUDA's own\n"
         "            minimum)\n"
     ) in text
-    assert text.endswith("\n1 step(s): 0 system, 1 python-env, 0 reboot. Nothing has been run.\n")
+    assert plan.steps[0].notes == (
+        "no variant of torch 2.9 runs natively on driver 550.127.05: cu128 runs through minor-version "
+        "compatibility",
+    )
 
 
 def test_uv_environment_gets_uv_pip_with_the_interpreter():
     step = plan_for(h100_535(**{"python.installer": "uv"})).steps[0]
     assert (step.kind, step.argv) == (
         "uv",
-        ("uv", "pip", "install", "--python", EXE, *TORCH_CU124, "--index-url", CU124),
+        ("uv", "pip", "install", "--python", EXE, *TORCH_CU121, "--index-url", CU121),
     )
-    assert step.command == f"uv pip install --python {EXE} {' '.join(TORCH_CU124)} --index-url {CU124}"
+    assert step.command == f"uv pip install --python {EXE} {' '.join(TORCH_CU121)} --index-url {CU121}"
 
 
 def test_conda_and_poetry_use_pip_inside_the_environment_and_say_so():
     for installer in ("conda", "poetry"):
         step = plan_for(h100_535(**{"python.installer": installer})).steps[0]
-        assert step.argv == (EXE, "-m", "pip", "install", *TORCH_CU124, "--index-url", CU124)
+        assert step.argv == (EXE, "-m", "pip", "install", *TORCH_CU121, "--index-url", CU121)
         assert step.notes[-1] == INSTALLER_NOTES[installer]
 
 
@@ -139,8 +156,8 @@ def test_conflicting_torch_pins_become_one_and_the_plan_says_why():
     plan = plan_for(h100_535(), user_rule("USR-PIN-001", "error", pin))
     assert [s.rules for s in plan.steps] == [("GD-FW-001",)]
     assert plan.notes == (
-        "torch: USR-PIN-001 wanted torch==2.4.0, GD-FW-001 wanted torch==2.5.1+cu124; kept "
-        "torch==2.5.1+cu124 "
+        "torch: USR-PIN-001 wanted torch==2.4.0, GD-FW-001 wanted torch==2.5.1+cu121; kept "
+        "torch==2.5.1+cu121 "
         f"(it was computed from the knowledge tables for this host) and left out `{EXE} -m pip install "
         "torch==2.4.0 numpy`",
     )
@@ -244,6 +261,7 @@ def test_minor_compat_finding_is_fixed_without_minor_compat():
             (
                 "torch==2.8.0+cu128",
                 "torchvision==0.23.0+cu128",
+                "torchaudio==2.8.0+cu128",
                 "--index-url",
                 "https://download.pytorch.org/whl/cu128",
             ),
@@ -256,7 +274,7 @@ def test_an_unusable_interpreter_path_gives_a_manual_step():
     plan = plan_for(h100_535(**{"python.executable": "/my venv/bin/python"}))
     assert [(s.kind, s.argv) for s in plan.steps] == [("manual", ())]
     assert plan.steps[0].text == (
-        f"Install {' '.join(TORCH_CU124)} from {CU124} into the target environment (the interpreter path "
+        f"Install {' '.join(TORCH_CU121)} from {CU121} into the target environment (the interpreter path "
         "'/my venv/bin/python' is not a plain token)."
     )
 

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import pytest
 
-from gpudoctor.compat import assumed_arch, covers
+from gpudoctor.compat import covers
 from gpudoctor.engine.resolver_names import RESOLVER_ARGS, RESOLVER_NAMES
 from gpudoctor.facts import Facts, known, unknown
 from gpudoctor.knowledge import knowledge
@@ -16,7 +16,9 @@ from gpudoctor.resolvers import RESOLVERS, driver_for_cuda, resolve
 
 H100 = ("NVIDIA H100 80GB HBM3", "9.0")
 V100 = ("Tesla V100-SXM2-32GB", "7.0")
+A100 = ("NVIDIA A100-SXM4-80GB", "8.0")
 RTX5090 = ("NVIDIA GeForce RTX 5090", "12.0")
+CU121 = "https://download.pytorch.org/whl/cu121"
 CU124 = "https://download.pytorch.org/whl/cu124"
 CU126 = "https://download.pytorch.org/whl/cu126"
 CU128 = "https://download.pytorch.org/whl/cu128"
@@ -26,12 +28,15 @@ def host(
     driver: Optional[str],
     gpus: list[tuple[str, Any]],
     python: str = "3.11.9",
+    machine: Optional[str] = "x86_64",
     **framework: Any,
 ) -> Facts:
-    """Facts of a host with one framework (frameworks[0]); a GPU capability of None is unknown."""
+    """Facts of a host with one framework (frameworks[0]); a GPU capability of None is unknown, and so is
+    the interpreter's machine when `machine` is None."""
     items = {
         "driver.version": known(driver, "t") if driver else unknown("NVMLError_LibraryNotFound"),
         "python.version": known(python, "t"),
+        "python.machine": known(machine, "t") if machine else unknown("not recorded"),
         "python.executable": known("/venv/bin/python", "t"),
         "gpus.count": known(len(gpus), "t"),
         "frameworks.count": known(1 if framework else 0, "t"),
@@ -49,92 +54,106 @@ def torch(version: str, build: str = "cpu", cuda: Optional[str] = None) -> dict[
     return fw if cuda is None else dict(fw, cuda=cuda)
 
 
-# (id, facts, args, expected: resolver fields that must equal these exactly)
+# (id, facts, args, expected: resolver fields that must equal these exactly). Companion versions come from
+# torch_companions.yaml (the row of the pinned torch patch release), everything else from the files named.
 TORCH_CASES = [
     (
-        # torch.yaml 2.5: variants cu118/cu121/cu124 (no arch lists), torchvision "0.20", torchaudio "2.5",
-        # Python 3.9-3.12; cuda_drivers.yaml 12.4 update 0: 550.54.14; minor_compat 12: 525.60.13, so 535
-        # runs cu124 through minor-version compatibility; no arch list: cudnn.yaml rows covering CUDA 12.4
-        # (9.5.1, 9.10.2 12.0-12.9, 9.17.0 12.x) all list 9.0.
-        "535-h100-cpu-torch-2.5.1-keeps-2.5-cu124",
+        # torch.yaml 2.5: cu121 and cu124 list 9.0; cuda_drivers.yaml 12.1 update 0 needs 530.30.02, which 535
+        # meets; 12.4 needs 550.54.14, so cu124 would run only through minor-version compatibility: the
+        # native cu121 wins. torch_companions.yaml 2.5.1: torchvision 0.20.1 and torchaudio 2.5.1, each
+        # requiring torch==2.5.1 (so tagged).
+        "535-h100-cpu-torch-2.5.1-keeps-2.5-native-cu121",
         host("535.183.01", [H100], **torch("2.5.1")),
         (),
         {
             "ok": True,
-            "packages": ("torch==2.5.1+cu124", "torchvision==0.20.1+cu124", "torchaudio==2.5.1+cu124"),
-            "index_url": CU124,
-            "minor_compat": True,
+            "packages": ("torch==2.5.1+cu121", "torchvision==0.20.1+cu121", "torchaudio==2.5.1+cu121"),
+            "index_url": CU121,
+            "minor_compat": False,
             "notes": (),
         },
     ),
     (
         # torch.yaml 2.9: cu130 needs the 13.x floor 580 (cuda_drivers.yaml minor_compat 13), so not on 550;
-        # cu128 (arch 7.0-12.0 has 9.0) needs 570.26 (12.8 update 0): 550 meets the 12.x floor 525.60.13.
+        # cu126 (560.28.03) and cu128 (570.26) both need minor-version compatibility on 550 (12.x floor
+        # 525.60.13): the highest, cu128, with the note that none runs natively. torch_companions.yaml 2.9.0.
         "550-torch-2.9.0-cu130-goes-to-cu128",
         host("550.127.05", [H100], **torch("2.9.0", "cuda", "13.0")),
         (),
         {
             "ok": True,
-            "packages": ("torch==2.9.0+cu128", "torchvision==0.24.0+cu128"),
+            "packages": ("torch==2.9.0+cu128", "torchvision==0.24.0+cu128", "torchaudio==2.9.0+cu128"),
             "index_url": CU128,
             "minor_compat": True,
+            "notes": (
+                "no variant of torch 2.9 runs natively on driver 550.127.05: cu128 runs through "
+                "minor-version compatibility",
+            ),
         },
     ),
     (
-        # torch.yaml 2.6: cu124 lists up to 9.0; cu118/cu126 have no arch list and cudnn.yaml caps CUDA
-        # 11.8-12.6 at 9.0, no sm_120. 2.15 to 2.12: cu130/cu132 need 580 (13.x floor), cu126 stops at 9.0.
-        # 2.11 cu128 arch lists 12.0 and 570.133.07 meets 12.8's 570.26: the newest release with an sm_120
-        # wheel this driver runs.
+        # torch.yaml 2.6: cu124 lists up to 9.0; cu118 and cu126 have no arch list (unknown, never chosen).
+        # 2.15 to 2.12: cu130/cu132 need 580 (13.x floor), cu126 stops at 9.0, 2.12 cu129 (12.0+PTX) would
+        # need minor-version compatibility (12.9: 575.51.03). 2.11 cu128 lists 12.0 and 570.133.07 meets
+        # 12.8's 570.26: the newest release with an sm_120 wheel this driver runs natively.
+        # torch_companions.yaml 2.11.0: torchvision 0.26.0 (torch==2.11.0), torchaudio 2.11.1 (torch>=2.11).
         "570-rtx5090-torch-2.6.0-cu124-goes-to-2.11-cu128",
         host("570.133.07", [RTX5090], **torch("2.6.0", "cuda", "12.4")),
         (),
         {
             "ok": True,
-            "packages": ("torch==2.11.*", "torchvision==0.26.*"),
+            "packages": ("torch==2.11.0+cu128", "torchvision==0.26.0+cu128", "torchaudio==2.11.1"),
             "index_url": CU128,
             "minor_compat": False,
+            "notes": (
+                "torchaudio 2.11.1 requires torch>=2.11, not torch 2.11.0 alone: pinned without a local tag",
+            ),
         },
     ),
     (
         # torch.yaml 2.11: cu130 and cu128 arch lists start at 7.5 (cu128 dropped 7.0); cu126 lists 7.0;
-        # 580.95.05 meets 12.6's 560.28.03 (cuda_drivers.yaml 12.6 update 0).
+        # 580.95.05 meets 12.6's 560.28.03 (cuda_drivers.yaml 12.6 update 0). Companions: 2.11.0's row.
         "580-v100-torch-2.11.0-cu130-goes-to-cu126",
         host("580.95.05", [V100], **torch("2.11.0", "cuda", "13.0")),
         (),
         {
             "ok": True,
-            "packages": ("torch==2.11.0+cu126", "torchvision==0.26.0+cu126"),
+            "packages": ("torch==2.11.0+cu126", "torchvision==0.26.0+cu126", "torchaudio==2.11.1"),
             "index_url": CU126,
             "minor_compat": False,
         },
     ),
     (
-        # torch.yaml 2.5 Python 3.9-3.12 leaves out 3.13; 2.15 has no cu126; 2.14 (3.10-3.14): cu132/cu130
-        # need 580, cu126 (9.0 listed) needs 560.28.03, so 535 runs it through the 12.x floor 525.60.13.
-        "python-3.13-leaves-2.5-for-2.14-cu126",
-        host("535.183.01", [H100], python="3.13.1", **torch("2.5.1")),
-        (),
-        {"ok": True, "packages": ("torch==2.14.*", "torchvision==0.29.*"), "index_url": CU126},
-    ),
-    (
         # torch.yaml 2.8: cu129 needs 575.51.03 (12.9 update 0), above 570.172.08: only through minor-version
-        # compatibility, which `avoid` refuses; cu128 needs 570.26 (12.8 update 0).
+        # compatibility, which `avoid` refuses; cu128 needs 570.26 (12.8 update 0). Companions: 2.8.0's row.
         "avoid-minor-compat-2.8.0-cu129-goes-to-cu128",
         host("570.172.08", [H100], **torch("2.8.0", "cuda", "12.9")),
         (("minor_compat", "avoid"),),
         {
             "ok": True,
-            "packages": ("torch==2.8.0+cu128", "torchvision==0.23.0+cu128"),
+            "packages": ("torch==2.8.0+cu128", "torchvision==0.23.0+cu128", "torchaudio==2.8.0+cu128"),
             "index_url": CU128,
             "minor_compat": False,
         },
     ),
     (
-        # The same without `avoid`: cu129 is 2.8's highest CUDA and runs (floor 525.60.13): nothing to do.
-        "installed-cu129-already-best-when-minor-compat-allowed",
+        # The same without `avoid`: cu129 is 2.8's highest CUDA and runs (floor 525.60.13), but cu128 runs
+        # natively, and a native variant of the same release is preferred.
+        "native-cu128-preferred-to-the-installed-minor-compat-cu129",
         host("570.172.08", [H100], **torch("2.8.0", "cuda", "12.9")),
         (),
-        {"ok": True, "packages": (), "index_url": None, "minor_compat": True},
+        {
+            "ok": True,
+            "packages": ("torch==2.8.0+cu128", "torchvision==0.23.0+cu128", "torchaudio==2.8.0+cu128"),
+        },
+    ),
+    (
+        # torch.yaml 2.8 cu128 runs natively on 570.172.08 (12.8: 570.26), cu129 would not (12.9: 575.51.03):
+        # the installed build is the answer.
+        "installed-native-build-is-already-best",
+        host("570.172.08", [H100], **torch("2.8.0", "cuda", "12.8")),
+        (),
+        {"ok": True, "packages": (), "index_url": None, "minor_compat": False},
     ),
     (
         # cuda_drivers.yaml minor_compat: the lowest floor is 11.x's 450.80.02; 418 is below every variant.
@@ -149,16 +168,58 @@ TORCH_CASES = [
         "capability-from-the-gpu-catalogue",
         host("570.133.07", [("NVIDIA GeForce RTX 5090", None)], **torch("2.6.0", "cuda", "12.4")),
         (),
-        {"ok": True, "packages": ("torch==2.11.*", "torchvision==0.26.*"), "index_url": CU128},
+        {"ok": True, "packages": ("torch==2.11.0+cu128", "torchvision==0.26.0+cu128", "torchaudio==2.11.1")},
     ),
     (
-        # No torch installed: the newest release (torch.yaml 2.15, no torchvision yet), its highest runnable
-        # CUDA on 580.95.05: cu132 needs 595.45.04 (13.2 update 0) and runs via the 13.x floor 580; arch
-        # lists 9.0.
+        # No torch installed: the newest release (torch.yaml 2.15), its highest variant that runs natively on
+        # 580.95.05: cu132 needs 595.45.04 (13.2 update 0), cu130 580.65.06 (13.0 update 0); arch lists 9.0.
+        # torch_companions.yaml 2.15.0: no torchvision or torchaudio release requires it.
         "no-torch-installed-gets-the-newest",
         host("580.95.05", [H100]),
         (),
-        {"ok": True, "packages": ("torch==2.15.*",), "minor_compat": True},
+        {
+            "ok": True,
+            "packages": ("torch==2.15.0+cu130",),
+            "minor_compat": False,
+            "notes": (
+                "torchvision left out: no torchvision release requires torch 2.15.0",
+                "torchaudio left out: no torchaudio release requires torch 2.15.0",
+            ),
+        },
+    ),
+    (
+        # A warning's fix (downgrade=no) on 550 with torch 2.9.0+cu128: no variant of 2.9 (or newer: every one
+        # needs CUDA 12.6 or 13.x) runs natively, and `avoid` refuses minor-version compatibility; 2.7 and
+        # older are not considered. A driver for CUDA 12.8 (the installed build's) keeps it.
+        "warning-never-downgrades-the-release",
+        host("550.127.05", [H100], **torch("2.9.0", "cuda", "12.8")),
+        (("minor_compat", "avoid"), ("downgrade", "no")),
+        {"ok": False, "packages": (), "needs_cuda": "12.8"},
+    ),
+    (
+        # torch.yaml ends at 2.15: a torch 2.16 is beyond the tables, so nothing is planned for it.
+        "newer-than-the-tables-plans-nothing",
+        host("580.95.05", [H100], **torch("2.16.0", "cuda", "13.0")),
+        (),
+        {
+            "ok": False,
+            "packages": (),
+            "reasons": (
+                "torch 2.16.0 is newer than gpudoctor's torch table, which ends at 2.15: gpudoctor is older "
+                "than your torch, so it plans no other torch (upgrade gpudoctor for newer tables)",
+            ),
+        },
+    ),
+    (
+        # The interpreter's machine unknown: the x86_64 lists and wheels, and a note saying so (as the first
+        # case otherwise).
+        "unknown-machine-says-x86_64",
+        host("535.183.01", [H100], machine=None, **torch("2.5.1")),
+        (),
+        {
+            "packages": ("torch==2.5.1+cu121", "torchvision==0.20.1+cu121", "torchaudio==2.5.1+cu121"),
+            "notes": ("the CPU architecture is unknown: these are the x86_64 wheels",),
+        },
     ),
 ]
 
@@ -172,7 +233,17 @@ def test_torch_resolver(facts, args, expected):
 
 
 def test_535_h100_reasons_say_why_and_that_it_relies_on_minor_compat():
-    res = resolve("torch", host("535.183.01", [H100], **torch("2.5.1")), knowledge(), 0)
+    # Without cu121 (a table where 2.5 has only cu124), 535 runs 2.5 through minor-version compatibility.
+    kb = knowledge()
+    rows = tuple(
+        dataclasses.replace(r, variants=tuple(v for v in r.variants if v.name == "cu124"))
+        if r.version == "2.5"
+        else r
+        for r in kb.torch_releases
+    )
+    res = resolve(
+        "torch", host("535.183.01", [H100], **torch("2.5.1")), dataclasses.replace(kb, torch_releases=rows), 0
+    )
     assert res.reasons == (
         "keeps torch 2.5 (installed 2.5.1, a CPU-only build); cu124: its best variant for this host",
         "driver 535.183.01 is below CUDA 12.4's minimum 550.54.14 but meets the CUDA 12.x floor 525.60.13: "
@@ -181,20 +252,36 @@ def test_535_h100_reasons_say_why_and_that_it_relies_on_minor_compat():
         "sm_90 (NVIDIA H100 80GB HBM3): native kernels (built for 5.0, 6.0, 7.0, 7.5, 8.0, 8.6, 9.0)",
         "Python 3.11 is within torch 2.5's 3.9-3.12",
     )
+    assert res.notes == (
+        "no variant of torch 2.5 runs natively on driver 535.183.01: cu124 runs through minor-version "
+        "compatibility",
+    )
 
 
-def test_535_h100_without_a_torchaudio_row_leaves_torchaudio_out_and_says_so():
-    # The shipped torch.yaml 2.5 row has torchaudio "2.5"; without it the answer names the gap.
+def test_without_a_companions_row_the_series_and_torch_patch_are_used_and_gaps_named():
+    # torch_companions.yaml without its 2.5.1 row, and torch.yaml 2.5 without torchaudio: torchvision
+    # follows torch.yaml's series "0.20" with torch's patch, torchaudio is left out; each says so.
     kb = knowledge()
     rows = tuple(
         dataclasses.replace(r, torchaudio=None) if r.version == "2.5" else r for r in kb.torch_releases
     )
-    res = resolve(
-        "torch", host("535.183.01", [H100], **torch("2.5.1")), dataclasses.replace(kb, torch_releases=rows), 0
+    companions = tuple(c for c in kb.torch_companions if c.torch != "2.5.1")
+    kb = dataclasses.replace(kb, torch_releases=rows, torch_companions=companions)
+    res = resolve("torch", host("535.183.01", [H100], **torch("2.5.1")), kb, 0)
+    assert res.packages == ("torch==2.5.1+cu121", "torchvision==0.20.1+cu121")
+    assert res.notes == (
+        "the companions table lists no torch 2.5.1: torchvision's version follows torch's patch number",
+        "torchaudio left out: the torch table has no torchaudio version for torch 2.5",
     )
-    assert res.packages == ("torch==2.5.1+cu124", "torchvision==0.20.1+cu124")
-    assert (res.index_url, res.minor_compat) == (CU124, True)
-    assert res.notes == ("torchaudio left out: the torch table has no torchaudio version for torch 2.5",)
+
+
+def test_torch_2_0_1_gets_the_companions_that_require_it():
+    # torch_companions.yaml 2.0.1: torchvision 0.15.2 and torchaudio 2.0.2 (requiring torch==2.0.1), not the
+    # 0.15.1/2.0.1 that torch's patch number would give (they require torch==2.0.0). torch.yaml 2.0: cu118
+    # lists 8.0 and runs natively on 535 (11.8: 520.61.05).
+    res = resolve("torch", host("535.183.01", [A100], **torch("2.0.1")), knowledge(), 0)
+    assert res.packages == ("torch==2.0.1+cu118", "torchvision==0.15.2+cu118", "torchaudio==2.0.2+cu118")
+    assert res.index_url == "https://download.pytorch.org/whl/cu118"
 
 
 def test_550_cu130_says_cuda_13_needs_580():
@@ -224,14 +311,11 @@ def test_rtx5090_on_driver_570_is_never_cu126():
     res = resolve("torch", host("570.133.07", [RTX5090], **torch("2.6.0", "cuda", "12.4")), knowledge(), 0)
     assert res.reasons[:4] == (
         "torch 2.6 has no wheel this host runs; torch 2.11 (cu128) is the newest that does",
-        "torch 2.6 cu126: no kernels for sm_120 (NVIDIA GeForce RTX 5090) (no arch list in the torch table; "
-        "assumed from the cuDNN support matrix for CUDA 12.6: 7.5, 8.0, 8.6, 8.9, 9.0)",
+        "torch 2.6 cu126: the torch table has no arch list for it: which GPUs it has kernels for is unknown",
         "torch 2.6 cu124: no kernels for sm_120 (NVIDIA GeForce RTX 5090) (built for 5.0, 6.0, 7.0, 7.5, "
         "8.0, 8.6, 9.0)",
-        "torch 2.6 cu118: no kernels for sm_120 (NVIDIA GeForce RTX 5090) (no arch list in the torch table; "
-        "assumed from the cuDNN support matrix for CUDA 11.8: 5.0, 6.0, 6.1, 7.0, 7.5, 8.0, 8.6, 8.9, 9.0)",
+        "torch 2.6 cu118: the torch table has no arch list for it: which GPUs it has kernels for is unknown",
     )
-    assert res.notes == ("torchaudio left out: the torch table has no torchaudio version for torch 2.11",)
 
 
 def test_a_dropped_release_names_the_driver_that_would_keep_it():
@@ -239,9 +323,11 @@ def test_a_dropped_release_names_the_driver_that_would_keep_it():
     res = resolve(
         "torch", host("470.256.02", [H100], python="3.12.1", **torch("2.9.0", "cuda", "13.0")), knowledge(), 0
     )
+    # 11.x variants with an arch list: 2.5 cu118 (2.6 and 2.7 cu118 have none); 470 meets the 11.x floor
+    # 450.80.02 but not 11.8's 520.61.05.
     assert (res.ok, res.packages, res.index_url) == (
         True,
-        ("torch==2.7.*", "torchvision==0.22.*"),
+        ("torch==2.5.1+cu118", "torchvision==0.20.1+cu118", "torchaudio==2.5.1+cu118"),
         "https://download.pytorch.org/whl/cu118",
     )
     assert res.notes[-1] == "a driver that supports CUDA 13.0 would keep torch 2.9"
@@ -266,9 +352,13 @@ def test_ptx_counts_only_with_the_full_cuda_driver(driver, expected_ok):
         res.reasons
     )
     if expected_ok:
-        assert res.packages == ("torch==2.10.0+cu130", "torchvision==0.25.0+cu130")
+        assert res.packages == (
+            "torch==2.10.0+cu130",
+            "torchvision==0.25.0+cu130",
+            "torchaudio==2.10.0+cu130",
+        )
     else:
-        assert res.packages == ("torch==2.8.*", "torchvision==0.23.*")
+        assert res.packages == ("torch==2.8.0+cu129", "torchvision==0.23.0+cu129", "torchaudio==2.8.0+cu129")
         assert (
             "torch 2.10 cu130: no native kernels for sm_130 (future GPU), and its compute_120 PTX needs the "
             "full CUDA 13.0 driver to JIT-compile" in res.reasons
@@ -293,14 +383,21 @@ def test_torch_never_guesses(facts, why):
     assert (res.ok, res.reasons, res.packages) == (False, (why,), ())
 
 
-def test_binary_compatibility_and_assumed_arch():
+def test_binary_compatibility():
     assert covers("8.9", ("8.0", "8.6", "9.0")) and covers("12.1", ("12.0",))
     assert not covers("12.0", ("9.0", "10.0")) and not covers("7.0", ("7.5", "8.0"))
-    kb = knowledge()
-    # cudnn.yaml: CUDA 12.4 is covered by 9.5.1 (5.0-9.0), 9.10.2 12.0-12.9 (5.0-9.0), 9.17.0 12.x (7.5-12.0).
-    assert assumed_arch("12.4", kb) == ("7.5", "8.0", "8.6", "8.9", "9.0")
-    # cudnn.yaml: no row covers CUDA 13.2.
-    assert assumed_arch("13.2", kb) == ()
+
+
+def test_a_variant_without_an_arch_list_is_unknown_and_never_chosen():
+    # torch.yaml 2.6: cu126 has no arch list (no source read gives it), cu124 lists 9.0; cuda_drivers.yaml
+    # 12.6 GA needs 560.28.03, which 570 meets: cu126 would be the highest native variant if its kernels
+    # were known. They are not, so the answer is cu124, and the reasons say why cu126 was passed over.
+    res = resolve("torch", host("570.124.06", [H100], **torch("2.6.0")), knowledge(), 0)
+    assert res.ok and res.packages[0] == "torch==2.6.0+cu124"
+    assert (
+        "torch 2.6 cu126: the torch table has no arch list for it: which GPUs it has kernels for is unknown"
+        in res.reasons
+    )
 
 
 TF = {"name": "tensorflow", "build": "cpu"}
@@ -439,10 +536,10 @@ def test_driver_resolver():
 
 def test_registry_names_every_resolver_with_its_args():
     assert {name: dict(spec.args) for name, spec in RESOLVERS.items()} == {
-        "torch": {"minor_compat": ("allow", "avoid")},
-        "tensorflow": {"minor_compat": ("allow", "avoid")},
-        "jax": {"minor_compat": ("allow", "avoid")},
-        "framework": {"minor_compat": ("allow", "avoid")},
+        "torch": {"minor_compat": ("allow", "avoid"), "downgrade": ("yes", "no")},
+        "tensorflow": {"minor_compat": ("allow", "avoid"), "downgrade": ("yes", "no")},
+        "jax": {"minor_compat": ("allow", "avoid"), "downgrade": ("yes", "no")},
+        "framework": {"minor_compat": ("allow", "avoid"), "downgrade": ("yes", "no")},
         "driver": {"cuda": ()},
     }
 

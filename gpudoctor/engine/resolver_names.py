@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-_MINOR = {"minor_compat": ("allow", "avoid")}
+# minor_compat=avoid: refuse answers that run only through CUDA minor-version compatibility; downgrade=no:
+# never answer with an older release than the installed one (the planner sets it for every finding below
+# error severity, docs/plans.md).
+_MINOR = {"minor_compat": ("allow", "avoid"), "downgrade": ("yes", "no")}
 
 # name -> accepted args -> accepted values (() = any non-empty string)
 RESOLVER_ARGS: Mapping[str, Mapping[str, tuple[str, ...]]] = {

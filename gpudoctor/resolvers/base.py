@@ -18,6 +18,9 @@ from ..knowledge import Knowledge, gpu_by_name
 if TYPE_CHECKING:
     from ..facts import Facts
 
+# uname machine names -> the names wheel platform tags use
+MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
+
 # A version that may be placed into a pin as is: 2.5.1, 0.7.2, 2.6.0rc1, 2.4.0.post1.
 EXACT_VERSION = re.compile(r"^\d+(\.\d+){1,3}((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?$")
 
@@ -74,6 +77,8 @@ class Host:
     driver: str
     python: str  # major.minor
     gpus: tuple[tuple[str, str], ...]  # (compute capability, GPU name), one per distinct capability
+    machine: Optional[str] = None  # the interpreter's CPU architecture (x86_64, aarch64); None: unknown
+    glibc: Optional[str] = None  # the interpreter's glibc (major.minor); None: unknown
 
 
 def read_host(facts: Facts, kb: Knowledge, need_python: bool = True) -> tuple[Optional[Host], str]:
@@ -103,7 +108,15 @@ def read_host(facts: Facts, kb: Knowledge, need_python: bool = True) -> tuple[Op
             return None, f"the compute capability of GPU {i} is unknown ({cc.unknown or cc.value})"
         gpus.setdefault(value, name if isinstance(name, str) else f"GPU {i}")
     ordered = tuple(sorted(gpus.items(), key=lambda kv: _vt(kv[0])))
-    return Host(driver=str(driver.value), python=py, gpus=ordered), ""
+    machine = facts.value("python.machine") or facts.value("system.machine")
+    glibc = facts.value("system.glibc")
+    return Host(
+        driver=str(driver.value),
+        python=py,
+        gpus=ordered,
+        machine=MACHINES.get(str(machine)) if machine else None,
+        glibc=".".join(str(p) for p in _vt(glibc)[:2]) if glibc and len(_vt(glibc)) >= 2 else None,
+    ), ""
 
 
 @dataclass(frozen=True)
@@ -160,6 +173,7 @@ class Request:
     have: Optional[Installed]
     keep: Any  # the installed release's knowledge row, or None
     avoid: bool  # args minor_compat=avoid: refuse answers that run only through minor-version compatibility
+    downgrade: bool = True  # args downgrade=no: never answer with a release older than the installed one
 
 
 def begin(
@@ -179,11 +193,49 @@ def begin(
         return _fail(name, name, f"cannot choose {what}: {why}")
     have = installed(facts, name, item)
     keep = _known_row(have, lookup, kb) if lookup is not None else None
-    return Request(host, have, keep, (args or {}).get("minor_compat") == "avoid")
+    args = args or {}
+    return Request(host, have, keep, args.get("minor_compat") == "avoid", args.get("downgrade") != "no")
 
 
 def kept_first(rows: list[Any], keep: Any) -> list[Any]:
     """The installed release's row (when among `rows`) first, then the others in their order."""
     return ([keep] if keep is not None and any(r is keep for r in rows) else []) + [
         r for r in rows if r is not keep
+    ]
+
+
+def beyond_tables(name: str, have: Optional[Installed], versions: list[str]) -> Optional[str]:
+    """Why `name` cannot be planned when the installed release is newer than every release the table lists
+    (versions: the table's major.minor releases): the table cannot speak for it, and anything it could
+    answer would be a downgrade. None when the installed version is unknown or within the table."""
+    if have is None or not have.version or not versions or len(_vt(have.version)) < 2:
+        return None
+    newest = max(versions, key=_vt)
+    if _vt(have.version)[:2] <= _vt(newest)[:2]:
+        return None
+    return (
+        f"{name} {have.version} is newer than gpudoctor's {name} table, which ends at {newest}: gpudoctor is "
+        f"older than your {name}, so it plans no other {name} (upgrade gpudoctor for newer tables)"
+    )
+
+
+def release_order(
+    rows: list[Any], keep: Any, have: Optional[Installed], downgrade: bool
+) -> tuple[list[Any], list[str]]:
+    """The releases to try: the installed one first, then the others newest first; without `downgrade`
+    (a warning's fix) none older than the installed version. And the versions left out for that."""
+    ordered = kept_first(sorted(rows, key=lambda r: _vt(r.version), reverse=True), keep)
+    if downgrade or have is None or not have.version or len(_vt(have.version)) < 2:
+        return ordered, []
+    floor = _vt(have.version)[:2]
+    older = [r.version for r in ordered if r is not keep and _vt(r.version)[:2] < floor]
+    return [r for r in ordered if r is keep or _vt(r.version)[:2] >= floor], older
+
+
+def not_downgraded(name: str, older: list[str]) -> list[str]:
+    """The reason line for the releases release_order left out, if any."""
+    if not older:
+        return []
+    return [
+        f"older releases ({', '.join(older)}) are not considered: a warning's fix never downgrades {name}"
     ]

@@ -9,7 +9,7 @@ from ..compat import driver_verdict
 from ..compat import version_tuple as _vt
 from ..knowledge import Knowledge
 from ..knowledge import tensorflow_build as tensorflow_row
-from .base import EXACT_VERSION, Resolution, _python_ok, begin, kept_first
+from .base import EXACT_VERSION, Resolution, _python_ok, begin, beyond_tables, not_downgraded, release_order
 
 if TYPE_CHECKING:
     from ..facts import Facts
@@ -25,13 +25,12 @@ def tensorflow_build(
     if isinstance(req, Resolution):
         return req
     host, have, keep, avoid = req.host, req.have, req.keep, req.avoid
-    rows = sorted(
-        (r for r in kb.tensorflow_builds if _vt(r.cuda)[0] >= 12),
-        key=lambda r: _vt(r.version),
-        reverse=True,
-    )
-    order = kept_first(rows, keep)
-    rejected: list[str] = []
+    beyond = beyond_tables("tensorflow", have, [r.version for r in kb.tensorflow_builds])
+    if beyond:
+        return Resolution("tensorflow", "tensorflow", False, reasons=(beyond,))
+    rows = [r for r in kb.tensorflow_builds if _vt(r.cuda)[0] >= 12]
+    order, older = release_order(rows, keep, have, req.downgrade)
+    rejected: list[str] = not_downgraded("tensorflow", older)
     for row in order:
         label = f"tensorflow {row.version} (CUDA {row.cuda})"
         if not _python_ok(host.python, row.python_min, row.python_max):

@@ -51,7 +51,7 @@ def test_a_resolver_step_loads_with_its_args():
         (
             "      - {kind: pip, resolver: torch, args: {cuda: '12.4'}, text: t}",
             "r.yaml:11: USR-FW-001: at fix[0].args.cuda: resolver torch takes no argument 'cuda' "
-            "(expected: minor_compat)",
+            "(expected: minor_compat, downgrade)",
         ),
         (
             "      - {kind: pip, resolver: torch, args: {minor_compat: never}, text: t}",

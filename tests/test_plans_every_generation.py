@@ -1,0 +1,145 @@
+"""Issue 10's must-show plans, end to end: host facts -> derived facts -> the shipped rules -> the plan.
+
+Each expected pin is traced, in a comment, to the table rows it comes from (`rules/knowledge/` left out of
+the file names); the resolver's own cases are in tests/test_resolvers.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional
+
+from gpudoctor.check import CheckResult
+from gpudoctor.derive import derive
+from gpudoctor.engine.evaluate import evaluate
+from gpudoctor.engine.loader import load_rules
+from gpudoctor.facts import Facts, known
+from gpudoctor.knowledge import Knowledge, knowledge
+from gpudoctor.plan import FixPlan, build_plan
+
+EXE = "/venv/bin/python"
+INDEX = "https://download.pytorch.org/whl/"
+
+
+def host_facts(
+    driver: str,
+    gpu: str,
+    cc: str,
+    torch: str,
+    cuda: Optional[str] = None,
+    python: str = "3.11.9",
+    machine: str = "x86_64",
+) -> Facts:
+    """One GPU, one torch (a CUDA build when `cuda` is given, else CPU-only), pip in /venv."""
+    major = int(driver.split(".")[0])
+    max_cuda = {535: "12.2", 550: "12.4", 570: "12.8", 580: "13.0"}[major]
+    values: dict[str, Any] = {
+        "driver.version": driver,
+        "driver.max_cuda": max_cuda,
+        "driver.max_cuda_major": int(max_cuda.split(".")[0]),
+        "gpus.count": 1,
+        "gpus[0].index": 0,
+        "gpus[0].name": gpu,
+        "gpus[0].compute_capability": cc,
+        "python.executable": EXE,
+        "python.version": python,
+        "python.machine": machine,
+        "python.prefix": "/venv",
+        "python.installer": "pip",
+        "frameworks.count": 1,
+        "frameworks[0].name": "torch",
+        "frameworks[0].distribution": "torch",
+        "frameworks[0].version": torch,
+        "frameworks[0].build": "cuda" if cuda else "cpu",
+    }
+    if cuda:
+        values.update({"frameworks[0].cuda": cuda, "frameworks[0].cuda_major": int(cuda.split(".")[0])})
+    return derive(Facts({name: known(value, "test") for name, value in values.items()}))
+
+
+def plan(facts: Facts, kb: Optional[Knowledge] = None) -> tuple[list[str], FixPlan]:
+    result = CheckResult(facts, evaluate(load_rules([]), facts), [], "test", "test", 0.0)
+    errors = [f.rule.id for f in result.findings if f.severity == "error"]
+    return errors, build_plan(result.findings, facts, kb or knowledge())
+
+
+def pip_steps(p: FixPlan) -> list[tuple[str, ...]]:
+    return [s.argv for s in p.steps if s.kind == "pip"]
+
+
+def test_rtx5090_driver_570_torch_2_6_cu124_gets_a_cu128_build_with_its_companions():
+    # gpus.yaml rtx-5090: 12.0. torch.yaml 2.6 cu124 stops at 9.0, so GD-ARCH-001 is an error. The resolver:
+    # 2.15-2.12 have no sm_120 variant that 570.133.07 runs natively (cu130/cu132 need the 13.x floor 580;
+    # 2.12 cu129 would need minor-version compatibility: 12.9 is 575.51.03); 2.11 cu128 lists 12.0 and
+    # 12.8 needs 570.26. torch_companions.yaml 2.11.0: torchvision 0.26.0, torchaudio 2.11.1.
+    errors, p = plan(host_facts("570.133.07", "NVIDIA GeForce RTX 5090", "12.0", "2.6.0+cu124", "12.4"))
+    assert "GD-ARCH-001" in errors
+    assert pip_steps(p) == [
+        (
+            EXE, "-m", "pip", "install", "torch==2.11.0+cu128", "torchvision==0.26.0+cu128", "torchaudio==2.11.1",
+            "--index-url", INDEX + "cu128",
+        )
+    ]  # fmt: skip
+    assert "GD-ARCH-001" in p.steps[0].rules
+
+
+def test_v100_driver_580_torch_2_11_cu130_gets_cu126_of_the_same_release():
+    # torch.yaml 2.11: cu130 and cu128 start at 7.5; cu126 lists 7.0 and 580.95.05 meets 12.6's 560.28.03.
+    errors, p = plan(host_facts("580.95.05", "Tesla V100-SXM2-32GB", "7.0", "2.11.0+cu130", "13.0"))
+    assert errors == ["GD-ARCH-001"]
+    assert pip_steps(p) == [
+        (
+            EXE, "-m", "pip", "install", "torch==2.11.0+cu126", "torchvision==0.26.0+cu126", "torchaudio==2.11.1",
+            "--index-url", INDEX + "cu126",
+        )
+    ]  # fmt: skip
+
+
+def _tables_ending_at(kb: Knowledge, last: str) -> Knowledge:
+    cut = tuple(int(x) for x in last.split("."))
+    releases = tuple(r for r in kb.torch_releases if tuple(int(x) for x in r.version.split(".")) <= cut)
+    companions = tuple(c for c in kb.torch_companions if tuple(int(x) for x in c.torch.split(".")[:2]) <= cut)
+    return dataclasses.replace(kb, torch_releases=releases, torch_companions=companions)
+
+
+def test_a_torch_newer_than_the_tables_is_never_planned_down():
+    # Tables that end at 2.13, torch 2.14.0+cu130 on a CUDA 12.8 driver (GD-CUDA-001, an error) and a
+    # CPU-only 2.14.0 (GD-FW-001, an error): nothing in either plan installs torch; each says why.
+    kb = _tables_ending_at(knowledge(), "2.13")
+    for facts in (
+        host_facts("570.133.07", "NVIDIA H100 80GB HBM3", "9.0", "2.14.0+cu130", "13.0"),
+        host_facts("580.95.05", "NVIDIA H100 80GB HBM3", "9.0", "2.14.0"),
+    ):
+        errors, p = plan(facts, kb)
+        assert errors and not any("torch==" in " ".join(argv) for argv in pip_steps(p)), p.steps
+        manual = [s.text for s in p.steps if s.resolver == "torch"]
+        assert manual and all("which ends at 2.13: gpudoctor is older than your torch" in t for t in manual)
+
+
+def test_a_warning_on_driver_550_never_downgrades_torch_2_9():
+    # GD-CUDA-002 (a warning): 2.9.0+cu128 runs on 550 through minor-version compatibility. Its fix avoids
+    # minor-version compatibility and, being a warning's, never downgrades: no 2.9 or newer variant runs
+    # natively on 550 (every one needs CUDA 12.6 or newer: 560.28.03), so the plan is the driver for the
+    # installed CUDA 12.8 (cuda_drivers.yaml 12.8 update 0: 570.26) and a reboot, not torch 2.7 or older.
+    errors, p = plan(host_facts("550.127.05", "NVIDIA H100 80GB HBM3", "9.0", "2.9.0+cu128", "12.8"))
+    assert errors == []
+    assert pip_steps(p) == []
+    assert [s.kind for s in p.steps] == ["driver", "manual", "reboot"]
+    assert p.steps[0].text.startswith("Upgrade the NVIDIA driver (now 550.127.05) to 570.26 or newer")
+    assert (
+        "older releases (2.8, 2.7, 2.6, 2.5, 2.4, 2.3, 2.2, 2.1, 2.0, 1.13) are not considered"
+        in " ".join(p.steps[1].reasons)
+    )
+
+
+def test_torch_2_0_1_cpu_on_an_a100_gets_companions_pip_accepts():
+    # torch_companions.yaml 2.0.1: torchvision 0.15.2 and torchaudio 2.0.2 require torch==2.0.1 (0.15.1 and
+    # 2.0.1 require 2.0.0). torch.yaml 2.0: cu118 lists 8.0; 535 meets 11.8's 520.61.05.
+    errors, p = plan(host_facts("535.183.01", "NVIDIA A100-SXM4-80GB", "8.0", "2.0.1"))
+    assert errors == ["GD-FW-001"]
+    assert pip_steps(p) == [
+        (
+            EXE, "-m", "pip", "install", "torch==2.0.1+cu118", "torchvision==0.15.2+cu118",
+            "torchaudio==2.0.2+cu118", "--index-url", INDEX + "cu118",
+        )
+    ]  # fmt: skip
