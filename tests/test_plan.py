@@ -233,7 +233,7 @@ def test_a_driver_too_old_for_any_wheel_plans_the_driver_then_a_reboot():
     # cuda_drivers.yaml 12.8 update 0: 570.26; branches: R570 is PB, R580 the first LTSB from there.
     assert plan.steps[0].text.startswith(
         "Upgrade the NVIDIA driver (now 418.226.00) to 570.26 or newer from branch R580 (LTSB, supported "
-        "until 2028-08), for CUDA 12.8."
+        "until 2028-06), for CUDA 12.8."
     )
     assert plan.steps[1].text == (
         "torch: no torch wheel in the table runs on driver 418.226.00 with these GPUs and Python 3.11. "

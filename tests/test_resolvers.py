@@ -496,14 +496,14 @@ def test_framework_resolver_dispatches_by_name():
 @pytest.mark.parametrize(
     ("cuda", "expected"),
     [
-        # cuda_drivers.yaml 13.0 update 0: 580.65.06; branches: R580 LTSB, EOL 2028-08, CUDA 13.
-        ("13.0", ("580.65.06", 580, "LTSB", "2028-08", False)),
+        # cuda_drivers.yaml 13.0 update 0: 580.65.06; branches: R580 LTSB, EOL 2028-06, CUDA 13.
+        ("13.0", ("580.65.06", 580, "LTSB", "2028-06", False)),
         # 12.8 update 0: 570.26; R570 is PB, so the first LTSB from 570 on: R580.
-        ("12.8", ("570.26", 580, "LTSB", "2028-08", False)),
+        ("12.8", ("570.26", 580, "LTSB", "2028-06", False)),
         # 12.2 update 2 (12.2.2): 535.104.05; R535 is LTSB with CUDA 12.
         ("12.2.2", ("535.104.05", 535, "LTSB", "2026-06", False)),
         # A bare major takes minor_compat 13: 580.
-        ("13", ("580", 580, "LTSB", "2028-08", True)),
+        ("13", ("580", 580, "LTSB", "2028-06", True)),
     ],
 )
 def test_driver_for_cuda(cuda, expected):
@@ -518,7 +518,7 @@ def test_driver_resolver():
     assert (res.ok, res.driver.minimum, res.driver.branch) == (True, "580.65.06", 580)
     assert res.reasons == (
         "CUDA 13.0 needs driver 580.65.06 or newer",
-        "branch: R580 (LTSB, supported until 2028-08)",
+        "branch: R580 (LTSB, supported until 2028-06)",
     )
     met = resolve("driver", host("580.95.05", [H100]), kb, None, (("cuda", "13.0"),))
     assert (met.ok, met.driver, met.reasons) == (

@@ -5,6 +5,7 @@ Tables load lazily, once, from the installed package (gpudoctor/_rules/knowledge
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import re
@@ -286,9 +287,29 @@ def _check_row(section: Section, item: dict, path: tuple, where: str, label: str
                 ctx.report((*path, requirement), label, f"{where}.{requirement}",
                            f"{req} does not admit {field} {version}")  # fmt: skip
                 ok = False
+    for field, bound in section.above:
+        ok = _check_above(item, field, bound, path, where, label, ctx) and ok
     for numbers, count in section.link_sets:
         kind = section.fields[numbers][0]
         ok = _check_link_set(item, numbers, count, kind, path, where, label, ctx) and ok
+    return ok
+
+
+def _check_above(item: dict, field: str, bound: str, path: tuple, where: str, label: str,
+                 ctx: _Ctx) -> bool:  # fmt: skip
+    """Every version a list field names lies above the bound field's version, and none twice."""
+    versions, limit = item.get(field), item.get(bound)
+    if not KINDS["major_minor_list"][0](versions) or not _dotted(limit):
+        return True  # absent, or the kind checks already reported it
+    ok = True
+    below = [v for v in versions if Version(v) <= Version(limit)]
+    if below:
+        ctx.report((*path, field), label, f"{where}.{field}",
+                   f"{', '.join(below)} not above {bound} {limit}")  # fmt: skip
+        ok = False
+    if len(set(versions)) != len(versions):
+        ctx.report((*path, field), label, f"{where}.{field}", "a version is listed twice")
+        ok = False
     return ok
 
 
@@ -366,8 +387,11 @@ def _dotted(v: Any) -> bool:
 
 def _build(section: Section, item: dict, label: str, line: int) -> Any:
     values: dict[str, Any] = {}
+    defaults = {f.name for f in dataclasses.fields(section.cls) if f.default is not dataclasses.MISSING}
     for key, (kind, _required) in section.fields.items():
         value = item.get(key)
+        if value is None and key in defaults:
+            continue  # an optional field with a default (python_experimental: ()) keeps it
         values[key] = tuple(value) if isinstance(value, list) and kind != "variants" else value
     if section.variants:
         values["variants"] = tuple(_variant(v, item, label, line) for v in item["variants"])

@@ -99,6 +99,10 @@ class TorchRelease(Row):
     pypi_default: Optional[str]  # the variant a plain install from the default index gets
     torchvision: Optional[str]  # None where no torchvision release for it was found
     torchaudio: Optional[str]
+    # Pythons above python_max that the release notes call experimental and that have wheels ("3.12" for
+    # 2.2); free-threaded builds ("3.13t") are not listed. Last, with a default, so code that builds releases
+    # by hand need not name it.
+    python_experimental: tuple[str, ...] = ()
 
     def variant(self, name: str) -> Optional[TorchVariant]:
         return next((v for v in self.variants if v.name == name), None)

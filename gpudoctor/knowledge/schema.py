@@ -112,6 +112,7 @@ KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     ),
     "cc": (lambda v: isinstance(v, str) and bool(_CC.match(v)), 'a quoted compute capability like "9.0"'),
     "cc_list": (_list_of(_CC), 'a list of compute capabilities like ["8.0", "9.0"]'),
+    "major_minor_list": (_list_of(_MAJOR_MINOR), 'a list of quoted "X.Y" versions like ["3.13"]'),
     "arch_list": (_list_of(_ARCH), 'a list of arch entries like ["9.0", "12.0+PTX"]'),
     "variant": (lambda v: isinstance(v, str) and bool(_VARIANT.match(v)), "a CUDA wheel variant like cu128"),
     "regex": (_regex_ok, "a valid regular expression"),
@@ -159,6 +160,8 @@ class Section:
     variants: bool = False  # rows carry torch wheel variants (VARIANT_FIELDS), each checked and typed
     together: tuple[tuple[str, ...], ...] = ()  # fields set together or not at all
     admits: tuple[tuple[str, str], ...] = ()  # (requirement, version field): the requirement admits it
+    # (list field, version field): each version in the list is above that field's, and listed once
+    above: tuple[tuple[str, str], ...] = ()
 
 
 SECTIONS: tuple[Section, ...] = (
@@ -177,8 +180,9 @@ SECTIONS: tuple[Section, ...] = (
             {"version": ("major_minor", True), "python_min": ("major_minor", True),
              "python_max": ("major_minor", True), "variants": ("variants", True),
              "pypi_default": ("variant", False), "torchvision": ("major_minor", False),
-             "torchaudio": ("major_minor", False)},
-            ("version",), "torch {version}", ranges=(("python_min", "python_max"),), variants=True),
+             "torchaudio": ("major_minor", False), "python_experimental": ("major_minor_list", False)},
+            ("version",), "torch {version}", ranges=(("python_min", "python_max"),), variants=True,
+            above=(("python_experimental", "python_max"),)),
     Section("torch_companions", "rows", "torch_companions", TorchCompanions,
             {"torch": ("version", True), "torchvision": ("version", False),
              "torchvision_requires": ("torch_requirement", False), "torchaudio": ("version", False),

@@ -253,6 +253,50 @@ def test_torchvision_may_be_left_out(tables):
     assert kn.load_knowledge(tables).torch_releases[0].torchvision is None
 
 
+def test_python_experimental_loads_as_a_tuple_and_defaults_to_none(tables):
+    torch = next(s for s in kn.SECTIONS if s.table == "torch")
+    assert torch.above == (("python_experimental", "python_max"),)
+    kb = kn.load_knowledge(tables)
+    by_version = {r.version: r for r in kb.torch_releases}
+    assert by_version["2.2"].python_experimental == ("3.12",)
+    assert by_version["2.5"].python_experimental == ("3.13",)
+    assert by_version["2.1"].python_experimental == ()  # absent: the dataclass default
+    assert by_version["2.13"].python_experimental == ()  # 3.15 had no cp315 wheel
+    edit(tables, "torch", 'python_experimental: ["3.13"]', 'python_experimental: ["3.13", "3.14"]')
+    assert problems(tables) == []
+    assert kn.load_knowledge(tables).torch_releases[6].python_experimental == ("3.13", "3.14")
+
+
+def test_a_torch_release_built_by_hand_need_not_name_python_experimental():
+    release = kn.torch_release("2.2")
+    fields = {f: getattr(release, f) for f in release.__dataclass_fields__ if f != "python_experimental"}
+    assert kn.TorchRelease(**fields).python_experimental == ()
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ('["3.12t"]', 'expected a list of quoted "X.Y" versions like ["3.13"], got [\'3.12t\']'),
+        ("[3.12]", 'expected a list of quoted "X.Y" versions like ["3.13"], got [3.12]'),
+        ('"3.12"', 'expected a list of quoted "X.Y" versions like ["3.13"], got \'3.12\''),
+        ("[]", 'expected a list of quoted "X.Y" versions like ["3.13"], got []'),
+        ('["3.11"]', "3.11 not above python_max 3.11"),
+        ('["3.10", "3.12"]', "3.10 not above python_max 3.11"),
+        ('["3.12", "3.12"]', "a version is listed twice"),
+    ],
+)
+def test_python_experimental_must_name_pythons_above_python_max(tables, value, expected):
+    # torch 2.2's line (2.3's is the same but for the torchvision that follows it)
+    old = 'python_experimental: ["3.12"]  # RELEASE.md: "(3.12 experimental)"; the cp312 wheels exist\n'
+    edit(tables, "torch", old + '    pypi_default: cu121\n    torchvision: "0.17"',
+         old.replace('["3.12"]', value) + '    pypi_default: cu121\n    torchvision: "0.17"')  # fmt: skip
+    line = line_of(tables, "torch", f"python_experimental: {value}")
+    row = _row_index(tables, "torch", 'version: "2.2"')
+    assert problems(tables) == [
+        f"torch.yaml:{line}: torch 2.2: at rows[{row}].python_experimental: {expected}"
+    ]
+
+
 # --- NVLink wiring of the GPU catalogue ----------------------------------------------------------------
 
 PCIE_WIRING = "    nvlink_links: 12\n    nvlink_unwired: [4, 5, 10, 11, 16, 17]\n"
