@@ -70,6 +70,10 @@ def test_whole_arch_lists(release, variant, arch):
 @pytest.mark.parametrize(
     ("release", "variant", "arch"),
     [
+        ("2.7", "cu128", ("9.0", "10.0", "12.0")),  # pt-pr-146378, pt-issue-148169 (GH200 gets sm_90)
+        ("2.9", "cu126", ("8.0", "9.0")),  # pt-pr-163764 (release/2.9 cherry-pick)
+        ("2.9", "cu128", ("8.0", "9.0", "10.0", "12.0")),  # pt-aarch64-ci-build-sh-cycle, openral-pr-167
+        ("2.10", "cu130", ("8.0", "9.0", "10.0", "11.0", "12.0+PTX")),  # pt-aarch64-ci-build-sh-cycle
         ("2.11", "cu130", ("8.0", "9.0", "10.0", "11.0", "12.0")),  # pt-wheel-2.11 (aarch64 wheel)
         ("2.13", "cu126", ("8.0", "9.0")),  # pt-wheel-2.13 (PYTORCH_RELEASES_CODE_CC aarch64)
         ("2.15", "cu132", ("8.0", "9.0", "10.0", "11.0", "12.0")),  # pt-wheel-2.15 (aarch64 wheel)
@@ -77,6 +81,33 @@ def test_whole_arch_lists(release, variant, arch):
 )
 def test_aarch64_arch_lists(release, variant, arch):
     assert kn.torch_release(release).variant(variant).arch_aarch64 == arch
+
+
+def test_aarch64_lists_only_where_a_source_states_one_up_to_2_10():
+    # An empty arch_aarch64 reads "no aarch64 wheel known". 2.4 had none (pt-test-infra-2.4-aarch64);
+    # 2.5 cu124, 2.6 cu126 and 2.8 cu129 had one whose list no source states (pt-pr-144436, pt-pr-157843);
+    # 2.7 shipped cu128 only (pt-test-infra-pr-6492); 2.9 and 2.10 cu126/cu128/cu130
+    # (pt-test-infra-2.9-aarch64).
+    with_list = {
+        (release.version, variant.name)
+        for release in kn.knowledge().torch_releases
+        if Version(release.version) < Version("2.11")
+        for variant in release.variants
+        if variant.arch_aarch64
+    }
+    assert with_list == {
+        ("2.7", "cu128"),
+        ("2.9", "cu126"), ("2.9", "cu128"), ("2.9", "cu130"),
+        ("2.10", "cu126"), ("2.10", "cu128"), ("2.10", "cu130"),
+    }  # fmt: skip
+
+
+def test_every_aarch64_list_rests_on_its_variants_own_provenance():
+    # A variant whose aarch64 list comes from somewhere other than its release's sources names them itself.
+    for release in kn.knowledge().torch_releases:
+        for variant in release.variants:
+            if variant.arch_aarch64 and Version(release.version) < Version("2.13"):
+                assert variant.source != release.source, variant.label
 
 
 def test_blackwell_first_ships_in_2_7_cu128():
