@@ -7,8 +7,9 @@ with file, line and row, and offers small lookups the fix-plan resolvers build o
 which wheel to recommend is the planner's business.
 
 The package is split along those jobs: `rows` (the typed rows), `schema` (what a valid table is),
-`loading` (parsing and validation), `lookups` (the questions resolvers and derive ask). Tables load
-lazily, once, from the installed package (gpudoctor/_rules/knowledge) or a source checkout.
+`loading` (parsing and validation), `cache` (the validated tables kept as JSON, so that later runs
+neither parse nor validate them), `lookups` (the questions resolvers and derive ask). Tables load lazily,
+once, from the installed package (gpudoctor/_rules/knowledge) or a source checkout.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """Loading and validating the knowledge tables: every problem at once, each with file, line and row.
 
-Tables load lazily, once, from the installed package (gpudoctor/_rules/knowledge) or a source checkout.
+Tables load lazily, once, from the installed package (gpudoctor/_rules/knowledge) or a source checkout,
+through the table cache (cache.py): validated once, then read back as JSON without PyYAML. PyYAML and
+packaging are imported only when a table is parsed.
 """
 
 from __future__ import annotations
@@ -14,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Optional
-
-from packaging.version import Version
 
 from ..datafiles import Problem, shipped_rules_dir
 from ..engine import yamlsafe
@@ -52,32 +52,56 @@ def knowledge_dir() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def knowledge() -> Knowledge:
-    """The shipped tables, loaded and validated on first use. Raises KnowledgeError listing every problem."""
-    return load_knowledge(knowledge_dir())
+    """The shipped tables, loaded and validated on first use (from the table cache when it holds these
+    tables). Raises KnowledgeError listing every problem."""
+    from . import cache
+
+    directory = knowledge_dir()
+    return cache.load(read_tables(directory), lambda files: build_knowledge(files, directory))
 
 
 def load_knowledge(directory: Path) -> Knowledge:
-    kb, problems = parse_directory(directory)
+    """The tables in `directory`, parsed and validated (never through the cache)."""
+    return build_knowledge(read_tables(directory), directory)
+
+
+def build_knowledge(files: Mapping[str, bytes], directory: Path) -> Knowledge:
+    """The Knowledge of the table files `files` (read_tables(directory)), or KnowledgeError."""
+    kb, problems = parse_files(files, directory)
     if problems or kb is None:
         raise KnowledgeError(problems)
     return kb
 
 
+def read_tables(directory: Path) -> dict[str, bytes]:
+    """The bytes of every *.yaml file in `directory`, by file name, in name order; {} when it is missing."""
+    if not directory.is_dir():
+        return {}
+    paths = sorted(path for path in directory.iterdir() if path.name.endswith(".yaml") and path.is_file())
+    return {path.name: path.read_bytes() for path in paths}
+
+
 def parse_directory(directory: Path) -> tuple[Optional[Knowledge], list[Problem]]:
     """Every table in `directory`: the Knowledge when all are valid, and every problem found."""
+    return parse_files(read_tables(directory), directory)
+
+
+def parse_files(files: Mapping[str, bytes], directory: Path) -> tuple[Optional[Knowledge], list[Problem]]:
+    """Every table among `files` (file name -> bytes, from `directory`): the Knowledge when all are valid,
+    and every problem found."""
     problems: list[Problem] = []
-    present = {p.stem: p for p in sorted(directory.glob("*.yaml"))} if directory.is_dir() else {}
-    for stem, path in present.items():
+    present = {name[: -len(".yaml")]: name for name in sorted(files)}
+    for stem, file in present.items():
         if stem not in TABLES:
-            problems.append(Problem(path.name, 0, "", "", f"unknown table (expected: {', '.join(TABLES)})"))
+            problems.append(Problem(file, 0, "", "", f"unknown table (expected: {', '.join(TABLES)})"))
     tables: dict[str, Table] = {}
     parts: dict[str, Any] = {}
     for name in TABLES:
-        path = present.get(name)
-        if path is None:
+        file = present.get(name)
+        if file is None:
             problems.append(Problem(f"{name}.yaml", 0, "", "", f"missing table file in {directory}"))
             continue
-        table, table_parts, table_problems = parse_table(path.read_text(encoding="utf-8"), path.name, name)
+        table, table_parts, table_problems = parse_table(_text(files[file]), file, name)
         problems += table_problems
         if table is not None:
             tables[name] = table
@@ -89,6 +113,11 @@ def parse_directory(directory: Path) -> tuple[Optional[Knowledge], list[Problem]
         torch_index_url=parts["torch_index_url"],
         **{attr: tuple(parts[attr]) for attr in ROW_ATTRS},
     ), []
+
+
+def _text(data: bytes) -> str:
+    """The file's text as Path.read_text gives it: UTF-8, with universal newlines."""
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
 
 
 @dataclass
@@ -261,6 +290,8 @@ def _check_provenance(item: dict, fields: Mapping, path: tuple, where: str, labe
 def _check_row(section: Section, item: dict, path: tuple, where: str, label: str, ctx: _Ctx) -> bool:
     """Checks that relate fields of one row to each other."""
     ok = True
+    from packaging.version import Version  # lazy: a check that reads the table cache never needs it
+
     if section.variants and isinstance(item.get("variants"), list):
         ok = _check_variants(item, path, where, label, ctx)
     for low, high in section.ranges:
