@@ -76,8 +76,8 @@ def test_rtx5090_driver_570_torch_2_6_cu124_gets_a_cu128_build_with_its_companio
     assert "GD-ARCH-001" in errors
     assert pip_steps(p) == [
         (
-            EXE, "-m", "pip", "install", "torch==2.11.0+cu128", "torchvision==0.26.0+cu128", "torchaudio==2.11.1",
-            "--index-url", INDEX + "cu128",
+            EXE, "-m", "pip", "install", "torch==2.11.0+cu128", "torchvision==0.26.0+cu128",
+            "torchaudio==2.11.1", "--index-url", INDEX + "cu128",
         )
     ]  # fmt: skip
     assert "GD-ARCH-001" in p.steps[0].rules
@@ -89,8 +89,8 @@ def test_v100_driver_580_torch_2_11_cu130_gets_cu126_of_the_same_release():
     assert errors == ["GD-ARCH-001"]
     assert pip_steps(p) == [
         (
-            EXE, "-m", "pip", "install", "torch==2.11.0+cu126", "torchvision==0.26.0+cu126", "torchaudio==2.11.1",
-            "--index-url", INDEX + "cu126",
+            EXE, "-m", "pip", "install", "torch==2.11.0+cu126", "torchvision==0.26.0+cu126",
+            "torchaudio==2.11.1", "--index-url", INDEX + "cu126",
         )
     ]  # fmt: skip
 
@@ -143,3 +143,26 @@ def test_torch_2_0_1_cpu_on_an_a100_gets_companions_pip_accepts():
             "torchaudio==2.0.2+cu118", "--index-url", INDEX + "cu118",
         )
     ]  # fmt: skip
+
+
+def test_gh200_aarch64_cpu_torch_2_7_gets_pins_that_exist_for_aarch64():
+    # gpus.yaml gh200: 9.0. torch.yaml 2.7: only cu128 has an aarch64 wheel (arch_aarch64 9.0, 10.0, 12.0;
+    # cu118 and cu126 list none), and 570.133.07 meets 12.8's 570.26. torch_companions.yaml 2.7.0:
+    # torchvision 0.22.0 and torchaudio 2.7.0, with aarch64 wheels; on the cuXXX index their aarch64 wheels
+    # carry no +cu128 tag, so they are pinned without one and removed first.
+    facts = host_facts("570.133.07", "NVIDIA GH200 480GB", "9.0", "2.7.0", machine="aarch64")
+    errors, p = plan(facts)
+    assert errors == ["GD-FW-001"]
+    assert pip_steps(p) == [
+        (EXE, "-m", "pip", "uninstall", "-y", "torchvision", "torchaudio"),
+        (
+            EXE, "-m", "pip", "install", "torch==2.7.0+cu128", "torchvision==0.22.0", "torchaudio==2.7.0",
+            "--index-url", INDEX + "cu128",
+        ),
+    ]  # fmt: skip
+    # The same host as x86_64 keeps 2.7 with its highest native variant that lists 9.0, tags everywhere.
+    errors, p = plan(host_facts("570.133.07", "NVIDIA H100 80GB HBM3", "9.0", "2.7.0"))
+    assert pip_steps(p)[0][4:] == (
+        "torch==2.7.0+cu128", "torchvision==0.22.0+cu128", "torchaudio==2.7.0+cu128",
+        "--index-url", INDEX + "cu128",
+    )  # fmt: skip

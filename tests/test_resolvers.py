@@ -124,6 +124,17 @@ TORCH_CASES = [
         },
     ),
     (
+        # torch.yaml 2.5: Python 3.9-3.12, python_experimental ["3.13"] (RELEASE.md: "(3.13 experimental)"):
+        # the release is kept, not jumped over; the reasons say the Python is experimental there.
+        "experimental-python-keeps-the-release",
+        host("535.183.01", [H100], python="3.13.1", **torch("2.5.1")),
+        (),
+        {
+            "ok": True,
+            "packages": ("torch==2.5.1+cu121", "torchvision==0.20.1+cu121", "torchaudio==2.5.1+cu121"),
+        },
+    ),
+    (
         # torch.yaml 2.8: cu129 needs 575.51.03 (12.9 update 0), above 570.172.08: only through minor-version
         # compatibility, which `avoid` refuses; cu128 needs 570.26 (12.8 update 0). Companions: 2.8.0's row.
         "avoid-minor-compat-2.8.0-cu129-goes-to-cu128",
@@ -230,6 +241,14 @@ TORCH_CASES = [
 def test_torch_resolver(facts, args, expected):
     res = resolve("torch", facts, knowledge(), 0 if facts.count("frameworks") else None, args)
     assert {k: getattr(res, k) for k in expected} == expected, res.reasons
+
+
+def test_an_experimental_python_is_named_in_the_reasons():
+    res = resolve("torch", host("535.183.01", [H100], python="3.13.1", **torch("2.5.1")), knowledge(), 0)
+    assert res.reasons[-1] == "Python 3.13 is experimental in torch 2.5 (its wheels exist)"
+    # torch.yaml 2.4: 3.8-3.12 with nothing experimental; 3.13 is outside it.
+    res = resolve("torch", host("535.183.01", [H100], python="3.13.1", **torch("2.4.1")), knowledge(), 0)
+    assert "torch 2.4: Python 3.13 is outside its 3.8-3.12" in res.reasons
 
 
 def test_535_h100_reasons_say_why_and_that_it_relies_on_minor_compat():

@@ -332,6 +332,8 @@ def _check_above(item: dict, field: str, bound: str, path: tuple, where: str, la
     versions, limit = item.get(field), item.get(bound)
     if not KINDS["major_minor_list"][0](versions) or not _dotted(limit):
         return True  # absent, or the kind checks already reported it
+    from packaging.version import Version  # lazy, as in the range checks
+
     ok = True
     below = [v for v in versions if Version(v) <= Version(limit)]
     if below:

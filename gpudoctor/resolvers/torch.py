@@ -130,7 +130,7 @@ def _python_fit(release: TorchRelease, host: Host) -> tuple[bool, str]:
     if _python_ok(host.python, release.python_min, release.python_max):
         span = f"{release.python_min}-{release.python_max}"
         return True, f"Python {host.python} is within torch {release.version}'s {span}"
-    if host.python in getattr(release, "python_experimental", ()):
+    if host.python in release.python_experimental:
         return True, f"Python {host.python} is experimental in torch {release.version} (its wheels exist)"
     return False, f"Python {host.python} is outside its {release.python_min}-{release.python_max}"
 
