@@ -288,6 +288,12 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("python.prefix", "str", "", "sys.prefix of that interpreter"),
     _s("python.venv", "bool", "", "it runs in a virtual environment"),
     _s("python.installer", "str", "", "what manages the environment: pip, uv, conda or poetry"),
+    _s(
+        "python.machine",
+        "str",
+        "",
+        "the machine as that interpreter sees it (os.uname().machine in it): x86_64, aarch64, ...",
+    ),
     _s("frameworks.count", "int", "", "ML frameworks installed (torch, tensorflow, jax, cupy, onnxruntime)"),
     _s("frameworks[].name", "str", "", "torch, tensorflow, jax, cupy or onnxruntime"),
     _s(
@@ -334,6 +340,13 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("system.os_id", "str", "", "os-release ID, e.g. ubuntu"),
     _s("system.os_version", "version", "", "os-release VERSION_ID, e.g. 24.04"),
     _s("system.kernel", "str", "", "kernel release"),
+    _s(
+        "system.machine",
+        "str",
+        "",
+        "the machine as the kernel reports it (`uname -m`): x86_64, aarch64, ... (the kernel.arch sysctl, "
+        "else `uname -m`)",
+    ),
     _s("system.glibc", "version", "", "glibc version of the inspected interpreter"),
     _s("system.cpus", "int", "", "online CPUs"),
     _s(
