@@ -367,6 +367,18 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("container.nvidia_disable_require", "bool", "", "NVIDIA_DISABLE_REQUIRE is true"),
     _s("container.nvidia_visible_devices", "str", "", "NVIDIA_VISIBLE_DEVICES"),
     _s("container.nvidia_driver_capabilities", "str", "", "NVIDIA_DRIVER_CAPABILITIES"),
+    # --- gpudoctor's own knowledge ---------------------------------------------------------------------
+    _s(
+        "knowledge.newer",
+        "list[str]",
+        "",
+        "derived: what on this host is newer than gpudoctor's knowledge tables, e.g. `torch 2.16.0 (the "
+        "torch table ends at 2.15)`, `driver 630.10 (the driver table ends at R620)`: an installed torch or "
+        "tensorflow whose major.minor is past its table's newest release, a driver whose branch is past the "
+        "newest in cuda_drivers; listed when known even if another version is unknown, unknown when nothing "
+        "is known to be newer and a version is unknown",
+    ),
+    _s("knowledge.newer_count", "int", "", "derived: how many entries knowledge.newer has"),
     # --- monitoring and storage --------------------------------------------------------------------
     _s(
         "monitoring.dcgm.installed",
