@@ -22,6 +22,9 @@ does not run), so that a preflight report does not fill up with facts nobody ask
                                     compat.driver_verdict of it on driver.version
     cuda.host_compilers[i].max_major  the newest gcc/clang major the toolkit's nvcc accepts (the
                                     host_compilers table, through table_digest)
+    knowledge.newer, .newer_count   what on this host is newer than the knowledge tables: a torch or
+                                    tensorflow release (major.minor) past the newest row of its table, a
+                                    driver branch past the newest of cuda_drivers (through table_digest)
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from collections.abc import Sequence
 from typing import Any, Callable, Optional
 
 from .facts import Fact, Facts, head, known, unknown
-from .table_digest import TableError, host_compiler_limits
+from .table_digest import TableError, host_compiler_limits, newest_row
 
 # Every fact this stage adds, as facts.SCHEMA names them (their docs start with "derived:").
 DERIVED = (
@@ -50,6 +53,8 @@ DERIVED = (
     "gpus[].nvlink.down_wired",
     "cuda.toolkit.driver_support",
     "cuda.host_compilers[].max_major",
+    "knowledge.newer",
+    "knowledge.newer_count",
 )
 
 # --- pure decisions -------------------------------------------------------------------------------------
@@ -187,6 +192,8 @@ def derive(facts: Facts) -> Facts:
         out["cuda.toolkit.driver_support"] = _toolkit_driver_support(facts)
     for i in range(facts.count("cuda.host_compilers")):
         out[f"cuda.host_compilers[{i}].max_major"] = _newest_host_compiler(facts, i)
+    if _collected(facts, "frameworks.count") or _collected(facts, "driver.version"):
+        out.update(_newer_than_tables(facts))
     return Facts(out, facts.missing)
 
 
@@ -429,3 +436,83 @@ def _cudnn_pinned(facts: Facts) -> Fact:
         return get.result(lambda: (None, "torch is not installed"))
     pin = get(f"frameworks[{names.index('torch')}].cudnn")
     return get.result(lambda: (".".join(str(pin).split(".")[:3]), None))
+
+
+# The frameworks whose releases have a table of their own rows (jax.yaml has none: a row per CUDA plugin).
+RELEASE_TABLES = ("torch", "tensorflow")
+
+
+def newer_than_table(
+    what: str, version: str, table: str, newest: Optional[str]
+) -> tuple[bool, Optional[str]]:
+    """(whether `version` of `what` (torch, tensorflow: major.minor; driver: the branch) is newer than
+    `newest`, the newest row of `table`, None), or (False, why it cannot be told)."""
+    if newest is None:
+        return False, f"the {table} table has no rows"
+    m = re.match(r"(\d+)(?:\.(\d+))?", str(version))
+    if m is None or (what != "driver" and m.group(2) is None):
+        return False, f"{what} version {version} cannot be compared with the {table} table"
+    if what == "driver":
+        return int(m.group(1)) > int(newest), None
+    mine = (int(m.group(1)), int(m.group(2)))
+    theirs = tuple(int(p) for p in newest.split(".")[:2])
+    return mine > theirs, None
+
+
+def _newest(table: str) -> tuple[Optional[str], Optional[str]]:
+    try:
+        return newest_row(table), None
+    except TableError as e:
+        return None, str(e)
+
+
+def _newer_than_tables(facts: Facts) -> dict[str, Fact]:
+    """knowledge.newer and .newer_count. Known when every version it needs is known, or when something is
+    known to be newer (listed whatever else stays unknown); unknown, with the first reason, when nothing is
+    known to be newer and a version is unknown: an unknown version is never taken for an old one. A host
+    with no driver loaded has no driver to be newer; a table is read (its digest) only when asked about."""
+    names: list[str] = []
+    newer: list[str] = []
+    why: Optional[str] = None
+    if _collected(facts, "frameworks.count"):
+        count = facts.get("frameworks.count")
+        names.append("frameworks.count")
+        if not count.known:
+            why = why or count.unknown or "unknown"
+        for i in range(count.value if count.known and isinstance(count.value, int) else 0):
+            name = facts.value(f"frameworks[{i}].name")
+            if name not in RELEASE_TABLES:
+                continue
+            version = facts.get(f"frameworks[{i}].version")
+            names.append(f"frameworks[{i}].version")
+            if not version.known:
+                why = why or version.unknown or "unknown"
+                continue
+            newest, failed = _newest(name)
+            is_newer, failed = (
+                (False, failed) if failed else newer_than_table(name, version.value, name, newest)
+            )
+            if failed:
+                why = why or failed
+            elif is_newer:
+                newer.append(f"{name} {version.value} (the {name} table ends at {newest})")
+    if _collected(facts, "driver.version"):
+        driver = facts.get("driver.version")
+        names.append("driver.version")
+        if driver.known:
+            newest, failed = _newest("cuda_drivers")
+            is_newer, failed = (
+                (False, failed)
+                if failed
+                else newer_than_table("driver", driver.value, "cuda_drivers", newest)
+            )
+            if failed:
+                why = why or failed
+            elif is_newer:
+                newer.append(f"driver {driver.value} (the driver table ends at R{newest})")
+        elif facts.value("driver.loaded") is not False:  # no driver loaded: none to be newer
+            why = why or driver.unknown or "unknown"
+    source = "derived:" + ", ".join(names)
+    if not newer and why is not None:
+        return {"knowledge.newer": unknown(why, source), "knowledge.newer_count": unknown(why, source)}
+    return {"knowledge.newer": known(newer, source), "knowledge.newer_count": known(len(newer), source)}

@@ -288,6 +288,12 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("python.prefix", "str", "", "sys.prefix of that interpreter"),
     _s("python.venv", "bool", "", "it runs in a virtual environment"),
     _s("python.installer", "str", "", "what manages the environment: pip, uv, conda or poetry"),
+    _s(
+        "python.machine",
+        "str",
+        "",
+        "the machine as that interpreter sees it (os.uname().machine in it): x86_64, aarch64, ...",
+    ),
     _s("frameworks.count", "int", "", "ML frameworks installed (torch, tensorflow, jax, cupy, onnxruntime)"),
     _s("frameworks[].name", "str", "", "torch, tensorflow, jax, cupy or onnxruntime"),
     _s(
@@ -334,6 +340,13 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("system.os_id", "str", "", "os-release ID, e.g. ubuntu"),
     _s("system.os_version", "version", "", "os-release VERSION_ID, e.g. 24.04"),
     _s("system.kernel", "str", "", "kernel release"),
+    _s(
+        "system.machine",
+        "str",
+        "",
+        "the machine as the kernel reports it (`uname -m`): x86_64, aarch64, ... (the kernel.arch sysctl, "
+        "else `uname -m`)",
+    ),
     _s("system.glibc", "version", "", "glibc version of the inspected interpreter"),
     _s("system.cpus", "int", "", "online CPUs"),
     _s(
@@ -354,6 +367,18 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("container.nvidia_disable_require", "bool", "", "NVIDIA_DISABLE_REQUIRE is true"),
     _s("container.nvidia_visible_devices", "str", "", "NVIDIA_VISIBLE_DEVICES"),
     _s("container.nvidia_driver_capabilities", "str", "", "NVIDIA_DRIVER_CAPABILITIES"),
+    # --- gpudoctor's own knowledge ---------------------------------------------------------------------
+    _s(
+        "knowledge.newer",
+        "list[str]",
+        "",
+        "derived: what on this host is newer than gpudoctor's knowledge tables, e.g. `torch 2.16.0 (the "
+        "torch table ends at 2.15)`, `driver 630.10 (the driver table ends at R620)`: an installed torch or "
+        "tensorflow whose major.minor is past its table's newest release, a driver whose branch is past the "
+        "newest in cuda_drivers; listed when known even if another version is unknown, unknown when nothing "
+        "is known to be newer and a version is unknown",
+    ),
+    _s("knowledge.newer_count", "int", "", "derived: how many entries knowledge.newer has"),
     # --- monitoring and storage --------------------------------------------------------------------
     _s(
         "monitoring.dcgm.installed",

@@ -31,9 +31,10 @@ def _cache_dir() -> Optional[Path]:
     return cache_dir(f"knowledge-{__version__}-{FORMAT}")
 
 
-def digest(table: str, compute: Callable[[Any], Any]) -> Any:
+def digest(table: str, compute: Callable[[Any], Any], question: str = "") -> Any:
     """compute(the validated Knowledge), for an answer that depends on `table` alone and survives JSON;
-    from the cache when it holds this table text's answer. TableError when it has to compute and the
+    from the cache when it holds this table text's answer. `question` names the answer where one table
+    gives more than one (it is part of the cache file's name). TableError when it has to compute and the
     tables do not load."""
     directory = _cache_dir()
     path = None
@@ -43,7 +44,8 @@ def digest(table: str, compute: Callable[[Any], Any]) -> Any:
         except OSError:
             text = None
         if text is not None:
-            path = directory / f"{table}-{hashlib.sha256(text).hexdigest()}.json"
+            name = f"{table}-{question}" if question else table
+            path = directory / f"{name}-{hashlib.sha256(text).hexdigest()}.json"
             try:
                 with open(path, encoding="utf-8") as f:
                     return json.load(f)["answer"]
@@ -78,3 +80,27 @@ def host_compiler_limits() -> dict[str, dict[str, Optional[int]]]:
         return {row.cuda: {k: row.newest(k) for k in ("gcc", "clang")} for row in kb.host_compilers}
 
     return digest("host_compilers", compute)
+
+
+# What the newest row of a table is, for the tables whose releases a host can outrun: (the rows' versions,
+# how messages name the newest). jax.yaml has no release rows (one per CUDA plugin), so it has none.
+NEWEST_OF = {
+    "torch": lambda kb: [row.version for row in kb.torch_releases],
+    "tensorflow": lambda kb: [row.version for row in kb.tensorflow_builds],
+    "cuda_drivers": lambda kb: [str(row.branch) for row in kb.driver_branches],
+}
+
+
+def newest_row(table: str) -> Optional[str]:
+    """The newest release `table` has a row for: "2.15" (torch), "2.21" (tensorflow), "620" (cuda_drivers:
+    the newest driver branch); None when it has no rows."""
+
+    def compute(kb: Any) -> Optional[str]:
+        versions = NEWEST_OF[table](kb)
+        return max(versions, key=_numbers) if versions else None
+
+    return digest(table, compute, "newest")
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".") if part.isdigit())

@@ -6,8 +6,9 @@ import pytest
 
 from gpudoctor.compat import cuda_variant, driver_verdict, jits_ptx, runs_on
 from gpudoctor.datafiles import Problem
-from gpudoctor.derive import DERIVED, arch_from_torch, compiled_arch, derive, nvlink_wired
+from gpudoctor.derive import DERIVED, arch_from_torch, compiled_arch, derive, newer_than_table, nvlink_wired
 from gpudoctor.facts import SCHEMA, Facts, known, spec_name, unknown
+from gpudoctor.table_digest import newest_row
 
 
 def facts(values: dict, missing: dict = None) -> Facts:
@@ -520,3 +521,130 @@ def test_toolkit_driver_support_takes_the_drivers_own_cuda_first():
         facts({"cuda.toolkit.version": "13.0.88", "driver.version": "570.172.08", "driver.max_cuda": "12.8"})
     )
     assert value(f, "cuda.toolkit.driver_support") == "none"
+
+
+# --- what is newer than the knowledge tables --------------------------------------------------------------
+
+
+def past(newest: str) -> str:
+    """A release one minor past `newest` ("2.15" -> "2.16.0")."""
+    major, minor = newest.split(".")[:2]
+    return f"{major}.{int(minor) + 1}.0"
+
+
+def host(*frameworks: tuple, driver=None, loaded=True) -> Facts:
+    """Facts of a host with these (name, version) frameworks and this driver version (a ("?", why) tuple:
+    unknown; None: no driver probe)."""
+    values: dict = {"frameworks.count": len(frameworks)}
+    for i, (name, version) in enumerate(frameworks):
+        values[f"frameworks[{i}].name"] = name
+        values[f"frameworks[{i}].version"] = version
+    if driver is not None:
+        values["driver.version"] = driver
+        values["driver.loaded"] = loaded
+    return facts(values)
+
+
+def newer(f: Facts) -> tuple:
+    out = derive(f)
+    return value(out, "knowledge.newer"), value(out, "knowledge.newer_count")
+
+
+TORCH_NEWEST = newest_row("torch")
+TF_NEWEST = newest_row("tensorflow")
+BRANCH_NEWEST = newest_row("cuda_drivers")
+
+
+def test_the_newest_rows_are_the_tables_own():
+    from gpudoctor.knowledge import knowledge
+
+    kb = knowledge()
+    key = lambda v: tuple(int(p) for p in v.split("."))  # noqa: E731
+    assert TORCH_NEWEST == max((r.version for r in kb.torch_releases), key=key)
+    assert TF_NEWEST == max((r.version for r in kb.tensorflow_builds), key=key)
+    assert int(BRANCH_NEWEST) == max(r.branch for r in kb.driver_branches)
+
+
+def test_a_host_within_the_tables_has_nothing_newer():
+    f = host(("torch", f"{TORCH_NEWEST}.0"), ("tensorflow", "2.10.1"), ("jax", "99.0.0"), driver="580.159.04")
+    assert newer(f) == ([], 0)
+
+
+def test_torch_tensorflow_and_driver_newer_than_their_tables():
+    torch, tf, driver = past(TORCH_NEWEST), past(TF_NEWEST), f"{int(BRANCH_NEWEST) + 10}.10"
+    f = host(("torch", torch), ("cupy", "99.0.0"), ("tensorflow", tf), driver=driver)
+    assert newer(f) == (
+        [
+            f"torch {torch} (the torch table ends at {TORCH_NEWEST})",
+            f"tensorflow {tf} (the tensorflow table ends at {TF_NEWEST})",
+            f"driver {driver} (the driver table ends at R{BRANCH_NEWEST})",
+        ],
+        3,
+    )
+    assert derive(f).get("knowledge.newer").source == (
+        "derived:frameworks.count, frameworks[0].version, frameworks[2].version, driver.version"
+    )
+
+
+def test_a_nightly_of_the_next_release_is_newer():
+    nightly = past(TORCH_NEWEST) + ".dev20260101"
+    assert newer(host(("torch", nightly), driver="580.159.04"))[1] == 1
+
+
+def test_an_unknown_driver_is_never_taken_for_an_old_one():
+    assert newer(host(driver=("?", "timed out"))) == (("unknown", "timed out"), ("unknown", "timed out"))
+    # What is known to be newer is still said.
+    torch = past(TORCH_NEWEST)
+    f = host(("torch", torch), driver=("?", "timed out"))
+    assert newer(f) == ([f"torch {torch} (the torch table ends at {TORCH_NEWEST})"], 1)
+
+
+def test_no_driver_loaded_has_no_driver_to_be_newer():
+    assert newer(host(driver=("?", "NVML library not found"), loaded=False)) == ([], 0)
+
+
+def test_frameworks_not_inspected_leave_it_unknown():
+    f = facts({"frameworks.count": ("?", "inspecting /x failed: boom"), "driver.version": "580.159.04"})
+    assert newer(f) == (("unknown", "inspecting /x failed: boom"),) * 2
+
+
+def test_only_the_inputs_whose_probes_ran():
+    assert "knowledge.newer" not in derive(facts({"gpus.count": 0}))
+    assert newer(facts({"driver.version": f"{int(BRANCH_NEWEST) + 1}.0"}))[1] == 1  # --no-python
+
+
+def test_broken_tables_say_why(monkeypatch):
+    import gpudoctor.derive as d
+
+    def broken(table):
+        raise d.TableError("torch.yaml:3: bad row")
+
+    monkeypatch.setattr(d, "newest_row", broken)
+    assert newer(host(("torch", "2.1.0"))) == (("unknown", "torch.yaml:3: bad row"),) * 2
+    assert newer(host(("onnxruntime", "1.30.0"))) == ([], 0)  # no table asked for
+
+
+@pytest.mark.parametrize(
+    ("what", "version", "newest", "expected"),
+    [
+        ("torch", "2.16.0", "2.15", (True, None)),
+        ("torch", "2.15.9", "2.15", (False, None)),
+        ("torch", "3.0.0", "2.15", (True, None)),
+        ("torch", "2.9.1", "2.15", (False, None)),  # 2.9 is older than 2.15, not newer
+        ("tensorflow", "2.100.0", "2.21", (True, None)),
+        ("driver", "620.10", "620", (False, None)),
+        ("driver", "621.01", "620", (True, None)),
+        ("driver", "1000.1", "620", (True, None)),
+        (
+            "torch",
+            "nightly",
+            "2.15",
+            (False, "torch version nightly cannot be compared with the torch table"),
+        ),
+        ("torch", "3", "2.15", (False, "torch version 3 cannot be compared with the torch table")),
+        ("torch", "2.16.0", None, (False, "the torch table has no rows")),
+    ],
+)
+def test_newer_than_table(what, version, newest, expected):
+    table = "cuda_drivers" if what == "driver" else what
+    assert newer_than_table(what, version, table, newest) == expected

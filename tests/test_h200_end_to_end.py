@@ -37,6 +37,9 @@ def test_h200_facts(h200_host):
     assert cudnn == {("9.19.0.56", "pip"), ("9.14.0", "system")}
     assert v("cudnn.distinct_versions") == 2
     assert v("host.hostname") == "redacted-host"
+    assert v("system.machine") == "x86_64"  # the capture's uname -a
+    assert facts.get("python.machine").unknown == "not recorded in snapshot"
+    assert (v("knowledge.newer"), v("knowledge.newer_count")) == ([], 0)  # torch 2.11, driver R580
 
 
 def test_h200_has_no_error_and_only_onnxruntime_warns(h200_host):
@@ -78,3 +81,22 @@ def test_h200_data_dir_on_the_driver_mount(h200_host):
     assert result.facts.value("storage.data_dir.mount_point") == "/usr/local/nvidia"
     assert result.facts.value("storage.data_dir.fstype") == "squashfs"
     assert "GD-STORAGE-001" not in {f.rule.id for f in result.findings}
+
+
+def test_a_torch_newer_than_the_tables_is_said_once(h200_host):
+    """The same host with a torch release past the torch table's last row: one info finding, GD-KB-001."""
+    from gpudoctor.table_digest import newest_row
+
+    newest = newest_row("torch")
+    release = f"{newest.split('.')[0]}.{int(newest.split('.')[1]) + 1}.0"
+    dump = h200_host.rec.python[h200_host.target_python()]
+    (torch,) = [d for d in dump["distributions"] if d["name"] == "torch"]
+    torch["version"] = f"{release}+cu130"
+    text = torch["texts"]["torch/version.py"]
+    torch["texts"]["torch/version.py"] = text.replace("2.11.0+cu130", f"{release}+cu130")
+    result = run_check(h200_host, str(H200), Deadline(10), [])
+    (finding,) = [f for f in result.findings if f.rule.id == "GD-KB-001"]
+    assert finding.severity == "info"
+    assert finding.message == (
+        f"Newer than gpudoctor's knowledge tables: torch {release} (the torch table ends at {newest})."
+    )

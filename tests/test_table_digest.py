@@ -67,3 +67,19 @@ def test_broken_tables_are_a_table_error_and_nothing_is_cached(cache, monkeypatc
     with pytest.raises(table_digest.TableError):
         table_digest.host_compiler_limits()
     assert not list(cache.glob("gpudoctor/knowledge-*/*"))
+
+
+def test_the_newest_rows_are_cached_apart_from_other_answers_of_a_table(cache, monkeypatch):
+    kb = kn.knowledge()
+    assert table_digest.newest_row("torch") == max(
+        (r.version for r in kb.torch_releases), key=lambda v: tuple(int(p) for p in v.split("."))
+    )
+    assert table_digest.newest_row("cuda_drivers") == str(max(r.branch for r in kb.driver_branches))
+    (written,) = list(cache.glob("gpudoctor/knowledge-*/torch-newest-*.json"))
+    written.write_text(json.dumps({"answer": "9.99"}))
+    monkeypatch.setattr(kn, "knowledge", lambda: pytest.fail("loaded the tables on a cache hit"))
+    assert table_digest.newest_row("torch") == "9.99"
+    # Another question of the same table has a file of its own.
+    monkeypatch.setattr(kn, "knowledge", lambda: kb)
+    assert table_digest.digest("torch", lambda kb: "other", "oldest") == "other"
+    assert table_digest.newest_row("torch") == "9.99"

@@ -378,7 +378,8 @@ def test_a_check_imports_only_what_it_needs(tmp_path, envs):
         for _ in range(2)
     ]
     assert torch_of(json.loads(runs[1].stdout))["build"] == "cpu"
-    # The first run fills the rule cache, and, on a host with a CUDA toolkit and a compiler, the host
-    # compiler digest (gpudoctor/table_digest.py), which loads the knowledge tables once.
+    # The first run fills the rule cache and the table digests (gpudoctor/table_digest.py: the newest torch
+    # release, and on a host with a CUDA toolkit and a compiler the host compiler limits), which load the
+    # knowledge tables once.
     assert json.loads(runs[0].stderr.splitlines()[-1]) in (["yaml"], ["yaml", "gpudoctor.knowledge"])
     assert json.loads(runs[1].stderr.splitlines()[-1]) == []

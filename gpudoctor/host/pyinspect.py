@@ -86,6 +86,7 @@ def inspect(env: dict | None = None) -> dict:
         "prefix": sys.prefix,
         "base_prefix": getattr(sys, "base_prefix", sys.prefix),
         "platform": sys.platform,
+        "machine": _machine(),
         "libc": _libc(),
         "conda_meta": os.path.isdir(os.path.join(sys.prefix, "conda-meta")),
         "pyvenv_cfg": _read(os.path.join(sys.prefix, "pyvenv.cfg"), 16 * 1024),
@@ -133,6 +134,17 @@ def _implementation() -> str:
     import platform
 
     return platform.python_implementation()
+
+
+def _machine() -> str:
+    """os.uname().machine, the machine as this interpreter sees it ("x86_64", "aarch64"); "" where os has
+    no uname (Windows)."""
+    import os
+
+    try:
+        return str(os.uname().machine)
+    except (AttributeError, OSError):
+        return ""
 
 
 def _libc() -> list:

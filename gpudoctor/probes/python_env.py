@@ -14,9 +14,9 @@ from typing import Any, Optional
 from packaging.version import Version
 
 from ..facts import Fact, known, list_facts, unknown
-from ..host.base import HostError
+from ..host.base import NOT_RECORDED, HostError
 
-PYTHON_FIELDS = ("executable", "version", "prefix", "venv", "installer")
+PYTHON_FIELDS = ("executable", "version", "prefix", "venv", "installer", "machine")
 FRAMEWORK_FIELDS = ("name", "distribution", "version", "build", "cuda", "cuda_major", "cudnn", "rocm")
 TORCH_VERSION_PY = "torch/version.py"
 TF_BUILD_INFO = "tensorflow/python/platform/build_info.py"
@@ -285,8 +285,18 @@ def probe(host: Any) -> dict[str, Fact]:
     else:
         facts["python.venv"] = unknown("not reported", src)
     facts["python.installer"] = known(installer(dump), src)
+    facts["python.machine"] = machine(dump, f"{src} os.uname()")
     facts.update(list_facts("frameworks", [_member(fw, src) for fw in frameworks(dump)], src))
     return facts
+
+
+def machine(dump: dict, src: str) -> Fact:
+    """os.uname().machine of the interpreter ("x86_64", "aarch64"). The inspection always answers it (""
+    where os has no uname), so a dump without it was recorded before gpudoctor asked: an old snapshot."""
+    if "machine" not in dump:
+        return unknown(NOT_RECORDED, src)
+    value = dump["machine"]
+    return known(value, src) if isinstance(value, str) and value else unknown("not reported", src)
 
 
 def inspection_failure(target: str, error: HostError) -> str:

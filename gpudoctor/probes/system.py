@@ -8,11 +8,13 @@ import shlex
 from typing import Any, Optional
 
 from ..facts import Fact, known, unknown
-from ..host.base import NOT_FOUND, HostError
+from ..host.base import NOT_FOUND, NOT_RECORDED, HostError
 
 OS_RELEASE = ("/etc/os-release", "/usr/lib/os-release")
 MOUNTS = "/proc/self/mounts"
 MEMINFO = "/proc/meminfo"
+ARCH = "/proc/sys/kernel/arch"  # the kernel's utsname machine, as `uname -m` prints it
+UNAME_M = ("uname", "-m")
 UNPARSED = "could not parse"
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SIZE = re.compile(r"([0-9]{1,30})([kmgtpe]?)", re.IGNORECASE)  # longer is no size, and int() may refuse it
@@ -192,6 +194,29 @@ def _virtualization(host: Any) -> Fact:
     return unknown(cpu_err or NOT_FOUND, source) if kind is None else known(kind, source)
 
 
+def _machine(host: Any) -> Fact:
+    """The machine as the kernel reports it (uname -m: x86_64, aarch64): the kernel.arch sysctl, and
+    `uname -m` on kernels without that file. An old snapshot has neither: unknown, not recorded."""
+    text, reason = _read(host, ARCH)
+    if text is not None and text.strip():
+        return known(text.strip(), ARCH)
+    if reason == NOT_RECORDED:
+        return unknown(reason, ARCH)
+    source = " ".join(UNAME_M)
+    try:
+        result = host.run(UNAME_M)
+    except HostError as e:
+        return unknown(e.reason, source)
+    value = result.stdout.strip()
+    if result.rc != 0:
+        return unknown(
+            f"exited with status {result.rc}" if result.rc is not None else "did not finish", source
+        )
+    if not value or len(value.split()) != 1:
+        return unknown(UNPARSED, source)
+    return known(value, source)
+
+
 def _glibc(host: Any) -> Fact:
     try:
         data = host.python()
@@ -222,6 +247,7 @@ def probe(host: Any) -> dict[str, Fact]:
     text, reason = _read(host, MOUNTS)
     facts["system.shm_bytes"] = _shm(text, reason, facts["system.memory_bytes"].value)
     facts["system.virtualization"] = _virtualization(host)
+    facts["system.machine"] = _machine(host)
     facts["system.glibc"] = _glibc(host)
     facts["env.ld_library_path"] = _env(host, "LD_LIBRARY_PATH")
     facts["env.cuda_visible_devices"] = _env(host, "CUDA_VISIBLE_DEVICES")

@@ -30,6 +30,15 @@ def test_proc_sys_files_read_whole():
     assert LiveHost().read("/proc/sys/kernel/osrelease").strip() == os.uname().release
 
 
+def test_the_machine_is_the_kernels_uname_machine():
+    """system.machine on this machine: the kernel.arch sysctl where the kernel has it, else `uname -m`."""
+    from gpudoctor.probes import system
+
+    fact = system.probe(LiveHost())["system.machine"]
+    assert fact.value == os.uname().machine
+    assert fact.source in ("/proc/sys/kernel/arch", "uname -m")
+
+
 def test_run_returns_output_and_status():
     result = LiveHost().run(
         (sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)")

@@ -4,6 +4,7 @@ real output, read back as the live Host reads it."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,16 +28,29 @@ def inspected(python: str, environ: dict | None = None, flags: tuple[str, ...] =
 
 @pytest.mark.parametrize("python", [sys.executable, *other_pythons()])
 def test_it_answers_what_platform_would_in_that_interpreter(python):
-    """Version, implementation and C library without importing platform: the same answers."""
+    """Version, implementation, C library and machine without importing platform: the same answers."""
     data, _ = inspected(python)
     ask = (
-        "import json, platform; print(json.dumps([platform.python_version(), "
-        "platform.python_implementation(), list(platform.libc_ver())]))"
+        "import json, os, platform; print(json.dumps([platform.python_version(), "
+        "platform.python_implementation(), list(platform.libc_ver()), os.uname().machine, "
+        "platform.machine()]))"
     )
     expected = json.loads(
         subprocess.run([python, "-c", ask], capture_output=True, text=True, timeout=60).stdout
     )
-    assert [data["version"], data["implementation"], data["libc"]] == expected
+    assert [
+        data["version"],
+        data["implementation"],
+        data["libc"],
+        data["machine"],
+        data["machine"],
+    ] == expected
+    assert data["machine"]  # x86_64, aarch64: never empty on a POSIX system
+
+
+def test_in_process_it_answers_this_interpreters_machine():
+    """When the target is gpudoctor's own interpreter, inspect() runs in-process: the same key."""
+    assert pyinspect.inspect()["machine"] == os.uname().machine != ""
 
 
 def test_the_child_imports_nothing_but_its_start_up(tmp_path):

@@ -214,6 +214,7 @@ def test_h200():
     assert facts["python.prefix"].value == "/opt/torch/.venv"
     assert facts["python.venv"].value is True
     assert facts["python.installer"].value == "pip"
+    assert facts["python.machine"].unknown == "not recorded in snapshot"  # the capture did not ask
     assert facts["frameworks.count"].value == 4
     assert framework(facts, 0) == {
         "name": "torch",
@@ -365,6 +366,22 @@ def test_no_frameworks_and_no_venv():
     assert facts["python.venv"].value is False
 
 
+@pytest.mark.parametrize(
+    ("fields", "value", "why"),
+    [
+        ({"machine": "aarch64"}, "aarch64", None),
+        ({"machine": "x86_64"}, "x86_64", None),
+        ({"machine": ""}, None, "not reported"),  # an interpreter whose os has no uname
+        ({"machine": 64}, None, "not reported"),  # a hand-edited snapshot
+        ({}, None, "not recorded in snapshot"),  # recorded before gpudoctor asked
+    ],
+)
+def test_machine_of_the_interpreter(fields, value, why):
+    fact = probe(dump_with(**fields))["python.machine"]
+    assert (fact.value, fact.unknown) == (value, why)
+    assert fact.source == "python:/venv/bin/python os.uname()"
+
+
 def test_python_failing_makes_everything_unknown_with_the_interpreter_and_why():
     recorded = {
         "error": "timed out",
@@ -385,6 +402,7 @@ def test_python_failing_makes_everything_unknown_with_the_interpreter_and_why():
         "python.prefix": why,
         "python.venv": why,
         "python.installer": why,
+        "python.machine": why,
         "frameworks.count": why,
     }
     assert facts["python.selected_by"].value == "VIRTUAL_ENV"

@@ -51,6 +51,7 @@ def h200_files() -> dict[str, str]:
         "/etc/os-release": OS_RELEASE,
         "/proc/sys/kernel/osrelease": "6.18.44-fc-v657-gpu\n",
         "/proc/sys/kernel/hostname": "vm\n",
+        "/proc/sys/kernel/arch": "x86_64\n",  # the capture's `uname -a`: ... x86_64 x86_64 x86_64 GNU/Linux
         "/sys/devices/system/cpu/online": "0-15\n",
         "/proc/meminfo": MEMINFO,
         "/proc/self/limits": H200_LIMITS,
@@ -96,12 +97,14 @@ def test_h200_capture():
         "system.memlock_bytes": -1,
         "system.shm_bytes": 137438953472,  # what `df -B1 /dev/shm` printed there
         "system.virtualization": "firecracker",
+        "system.machine": "x86_64",
         "system.glibc": "2.39",
         "env.ld_library_path": "/usr/local/nvidia/lib64:/usr/local/nvidia/lib",
         "env.cuda_visible_devices": ("unknown", "not set"),
     }
     assert facts["system.os"].source == "/etc/os-release"
     assert facts["system.shm_bytes"].source == "/proc/self/mounts"
+    assert facts["system.machine"].source == "/proc/sys/kernel/arch"
     assert facts["env.ld_library_path"].source == "env:LD_LIBRARY_PATH"
 
 
@@ -344,6 +347,49 @@ def test_virtualization_unknown_without_cpuinfo():
     host = h200(drop=["/proc/cpuinfo"], read_errors={"/proc/cpuinfo": "no permission"})
     fact = system.probe(host)["system.virtualization"]
     assert fact.unknown == "no permission"
+
+
+# --- machine --------------------------------------------------------------------------------------------
+
+ARCH = "/proc/sys/kernel/arch"
+
+
+def uname_m(rc=0, stdout="aarch64\n"):
+    return [{"argv": ["uname", "-m"], "rc": rc, "stdout": stdout, "stderr": ""}]
+
+
+def test_machine_from_uname_on_a_kernel_without_the_arch_sysctl():
+    host = h200(drop=[ARCH], read_errors={ARCH: "not found"}, commands=uname_m())
+    fact = system.probe(host)["system.machine"]
+    assert (fact.value, fact.source) == ("aarch64", "uname -m")
+
+
+def test_machine_of_a_snapshot_recorded_before_it_was_asked_is_not_recorded():
+    host = h200(drop=[ARCH], commands=uname_m())  # the read was never recorded: uname -m is not asked
+    fact = system.probe(host)["system.machine"]
+    assert (fact.unknown, fact.source) == ("not recorded in snapshot", ARCH)
+
+
+@pytest.mark.parametrize(
+    ("commands", "why"),
+    [
+        ([], "not recorded in snapshot"),
+        ([{"argv": ["uname", "-m"], "error": "not found", "detail": "uname"}], "not found"),
+        (uname_m(rc=1, stdout=""), "exited with status 1"),
+        (uname_m(rc=None, stdout=""), "did not finish"),
+        (uname_m(stdout="\n"), "could not parse"),
+        (uname_m(stdout="x86_64 extra words\n"), "could not parse"),
+    ],
+)
+def test_machine_unknown_when_uname_gives_no_answer(commands, why):
+    host = h200(drop=[ARCH], read_errors={ARCH: "not found"}, commands=commands)
+    fact = system.probe(host)["system.machine"]
+    assert (fact.unknown, fact.source) == (why, "uname -m")
+
+
+def test_empty_arch_file_falls_back_to_uname():
+    fact = system.probe(h200(files={ARCH: "\n"}, commands=uname_m(stdout="ppc64le\n")))["system.machine"]
+    assert (fact.value, fact.source) == ("ppc64le", "uname -m")
 
 
 # --- glibc and environment ------------------------------------------------------------------------------
