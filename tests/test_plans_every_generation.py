@@ -166,3 +166,31 @@ def test_gh200_aarch64_cpu_torch_2_7_gets_pins_that_exist_for_aarch64():
         "torch==2.7.0+cu128", "torchvision==0.22.0+cu128", "torchaudio==2.7.0+cu128",
         "--index-url", INDEX + "cu128",
     )  # fmt: skip
+
+
+def test_two_h100_pcie_with_their_unwired_links_inactive_get_no_nvlink_finding():
+    # gpus.yaml h100-pcie: nvlink_links 12, nvlink_unwired [4, 5, 10, 11, 16, 17]: NVML reports 18 links,
+    # the six unwired ones inactive by design. Derived facts, then every shipped rule: nothing about NVLink.
+    values: dict[str, Any] = {"gpus.count": 2}
+    for i in range(2):
+        values.update({
+            f"gpus[{i}].index": i,
+            f"gpus[{i}].name": "NVIDIA H100 PCIe",
+            f"gpus[{i}].nvlink.links": 18,
+            f"gpus[{i}].nvlink.links_up": 12,
+            f"gpus[{i}].nvlink.links_down": 6,
+            f"gpus[{i}].nvlink.down": [4, 5, 10, 11, 16, 17],
+        })  # fmt: skip
+    facts = derive(Facts({name: known(value, "test") for name, value in values.items()}))
+    results = evaluate(load_rules([]), facts)
+    nvlink = {r.rule.id: r.status for r in results if r.rule.id.startswith("GD-NVLINK")}
+    assert nvlink == {"GD-NVLINK-001": "passed", "GD-NVLINK-002": "passed"}
+    # The same cards with wired link 7 down: GD-NVLINK-001 fires for each.
+    for i in range(2):
+        values.update({f"gpus[{i}].nvlink.links_up": 11, f"gpus[{i}].nvlink.links_down": 7,
+                       f"gpus[{i}].nvlink.down": [4, 5, 7, 10, 11, 16, 17]})  # fmt: skip
+    facts = derive(Facts({name: known(value, "test") for name, value in values.items()}))
+    fired = [
+        f.rule.id for f in CheckResult(facts, evaluate(load_rules([]), facts), [], "t", "t", 0.0).findings
+    ]
+    assert fired.count("GD-NVLINK-001") == 2

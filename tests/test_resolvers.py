@@ -491,6 +491,26 @@ def test_jax_resolver(facts, expected):
     assert {k: getattr(res, k) for k in expected} == expected, res.reasons
 
 
+def test_tensorflow_never_planned_past_its_table_nor_down_for_a_warning():
+    # tensorflow.yaml ends at 2.21: a 2.22 gets no plan.
+    tf = dict(TF, distribution="tensorflow", version="2.22.0")
+    res = resolve("tensorflow", host("580.95.05", [H100], **tf), knowledge(), 0)
+    assert (res.ok, res.packages) == (False, ())
+    assert res.reasons[0].startswith(
+        "tensorflow 2.22.0 is newer than gpudoctor's tensorflow table, which ends at 2.21"
+    )
+    # Without a downgrade only 2.19 (3.9-3.12) to 2.21 remain; 2.20 and 2.21 take Python 3.13: the answer is
+    # the newest, and the older releases are named as not considered.
+    facts = host(
+        "580.95.05", [H100], python="3.13.0", **dict(TF, distribution="tensorflow", version="2.19.0")
+    )
+    res = resolve("tensorflow", facts, knowledge(), 0, (("downgrade", "no"),))
+    assert res.packages == ("tensorflow[and-cuda]==2.21.*",)
+    assert res.reasons[1].startswith("older releases (2.18, 2.17, ") and res.reasons[1].endswith(
+        "are not considered: a warning's fix never downgrades tensorflow"
+    )
+
+
 def test_framework_resolver_dispatches_by_name():
     kb = knowledge()
     facts = host("550.127.05", [H100], **torch("2.9.0", "cuda", "13.0"))
