@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from typing import Any, Optional
 
 from packaging.version import Version
@@ -27,12 +28,20 @@ Build = dict[str, Optional[str]]  # build, cuda, cudnn, rocm; "why" is the reaso
 # --- pure parsing ---------------------------------------------------------------------------------------
 
 
+def _parse(source: str, mode: str = "exec") -> ast.AST:
+    """ast.parse without the SyntaxWarnings odd text provokes ("invalid decimal literal"): a file read as
+    data must not print to the user's terminal."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        return ast.parse(source, mode=mode)
+
+
 def assignments(text: str) -> dict[str, Any]:
     """Top-level `name = literal` and `name: T = literal` lines, evaluated as literals (never executed)."""
     out: dict[str, Any] = {}
     for m in re.finditer(r"^([A-Za-z_]\w*)\s*(?::[^=\n]*)?=\s*(.+?)\s*$", text, re.M):
         try:
-            out[m.group(1)] = ast.literal_eval(m.group(2))
+            out[m.group(1)] = ast.literal_eval(_parse(m.group(2), "eval"))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
     return out
@@ -48,7 +57,7 @@ def parse_torch_version_py(text: str) -> dict[str, Optional[str]]:
 def parse_tf_build_info(text: str) -> dict[str, Any]:
     """TensorFlow's build_info, written `build_info = {...}` or `collections.OrderedDict([(k, v), ...])`."""
     try:
-        for node in ast.parse(text).body:
+        for node in _parse(text).body:  # type: ignore[attr-defined]
             if isinstance(node, ast.Assign) and any(
                 getattr(t, "id", "") == "build_info" for t in node.targets
             ):

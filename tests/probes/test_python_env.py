@@ -420,3 +420,14 @@ def test_h200_dump_is_not_mutated():
     before = copy.deepcopy(dump)
     python_env.probe(fake_host(python={"default": PYTHON, PYTHON: dump}))
     assert dump == before
+
+
+def test_odd_text_parses_without_printing_syntax_warnings():
+    import warnings
+
+    # "1and 2" parses, with a SyntaxWarning ("invalid decimal literal") that Python would print.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert parse_tf_build_info("build_info = {'a': 1and 2}\n") == {}
+        assert parse_torch_version_py("__version__ = 1and 2\ncuda = '12.8'\n")["cuda"] == "12.8"
+    assert [str(w.message) for w in caught] == []
