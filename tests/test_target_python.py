@@ -348,27 +348,28 @@ def test_the_github_actions_gate_installs_gpudoctor_apart_and_judges_the_jobs_py
     assert (torch_of(data)["build"], torch_of(data)["cuda"]) == ("cuda", "12.4")
 
 
-def test_a_check_imports_only_what_it_needs(tmp_path, envs):
-    """A live check of a CPU torch environment: no typer (check_argv), no YAML once the rule cache is
-    filled, no snapshot machinery, no requirement parser (torch pins no CUDA library), no knowledge tables,
-    no policy specifiers, no rich off a terminal."""
-    heavy = (
-        "typer",
-        "click",
-        "rich",
-        "yaml",
-        "tarfile",
-        "gpudoctor.host.snapshot",
-        "packaging.requirements",
-        "packaging.specifiers",
-        "gpudoctor.knowledge",
-        "gpudoctor.resolvers",
-    )
+HEAVY = (
+    "typer",
+    "click",
+    "rich",
+    "yaml",
+    "tarfile",
+    "gpudoctor.host.snapshot",
+    "packaging.requirements",
+    "packaging.specifiers",
+    "gpudoctor.knowledge",
+    "gpudoctor.resolvers",
+)
+
+
+def _heavy_imports(tmp_path, python) -> tuple[dict, list, list]:
+    """Two live checks of `python` in fresh processes sharing one cache: the second's report, and the
+    modules of HEAVY each imported."""
     code = (
         "import json, sys\nfrom gpudoctor import entry\n"
-        f"sys.argv = ['gpudoctor', 'check', '--python', {str(envs['cpu'])!r}, '--format', 'json']\n"
+        f"sys.argv = ['gpudoctor', 'check', '--python', {str(python)!r}, '--format', 'json']\n"
         "try:\n    entry.main()\nexcept SystemExit:\n    pass\n"
-        f"sys.stderr.write(json.dumps([m for m in {heavy!r} if m in sys.modules]))\n"
+        f"sys.stderr.write(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in TARGET_VARS}
     env.update(PYTHONPATH=str(ROOT), NO_COLOR="1", XDG_CACHE_HOME=str(tmp_path))
@@ -377,9 +378,27 @@ def test_a_check_imports_only_what_it_needs(tmp_path, envs):
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
         for _ in range(2)
     ]
-    assert torch_of(json.loads(runs[1].stdout))["build"] == "cpu"
+    first, second = (json.loads(r.stderr.splitlines()[-1]) for r in runs)
+    return json.loads(runs[1].stdout), first, second
+
+
+def test_a_check_imports_only_what_it_needs(tmp_path, envs):
+    """A live check of a CPU torch environment: no typer (check_argv), no YAML once the rule cache is
+    filled, no snapshot machinery, no requirement parser (torch pins no CUDA library), no knowledge tables,
+    no policy specifiers, no rich off a terminal."""
+    report, first, second = _heavy_imports(tmp_path, envs["cpu"])
+    assert torch_of(report)["build"] == "cpu"
     # The first run fills the rule cache and the table digests (gpudoctor/table_digest.py: the newest torch
     # release, and on a host with a CUDA toolkit and a compiler the host compiler limits), which load the
     # knowledge tables once.
-    assert json.loads(runs[0].stderr.splitlines()[-1]) in (["yaml"], ["yaml", "gpudoctor.knowledge"])
-    assert json.loads(runs[1].stderr.splitlines()[-1]) == []
+    assert first in (["yaml"], ["yaml", "gpudoctor.knowledge"])
+    assert second == []
+
+
+def test_a_check_of_a_cuda_torch_reads_its_pins_without_packaging(tmp_path, envs):
+    """A CUDA build of torch requires nvidia-* wheels pinned with ==: read by the quick requirement reader
+    (python_env.simple_requirement), not packaging; its table answers come from the table cache (knowledge/
+    cache.py), without YAML."""
+    report, _first, second = _heavy_imports(tmp_path, envs["cuda"])
+    assert torch_of(report)["build"] == "cuda"
+    assert second == ["gpudoctor.knowledge"]

@@ -122,27 +122,53 @@ LIBRARY_PREFIXES = ("nvidia-", "cuda-", "pytorch-triton")
 def pins(requires: Optional[list]) -> dict[str, Optional[str]]:
     """{name: version pinned with == (else None)} of the hard requirements on the libraries of
     LIBRARY_PREFIXES; extras are optional installs, so they say nothing about this build."""
-    # Only the lines naming such a library are parsed: packaging.requirements costs 9 ms to import, and
-    # a CPU build of torch, requiring none of them, then never imports it.
     lines = (
         [str(line) for line in requires if _names_a_library(str(line))] if isinstance(requires, list) else []
     )
-    if not lines:
-        return {}
-    from packaging.requirements import InvalidRequirement, Requirement
-
     out: dict[str, Optional[str]] = {}
     for line in lines:
-        try:
-            req = Requirement(str(line))
-        except InvalidRequirement:
-            continue
-        if req.marker is not None and "extra" in str(req.marker):
-            continue
-        specs = list(req.specifier)
-        exact = len(specs) == 1 and specs[0].operator == "=="
-        out[req.name.lower().replace("_", "-")] = specs[0].version if exact else None
+        read = simple_requirement(line)
+        if read is None:
+            read = _requirement(line)  # anything unusual: packaging decides
+        if read is not None and not read[2]:
+            out[read[0]] = read[1]
     return out
+
+
+# The usual shape of a wheel's Requires-Dist line: `name[extras] SPECIFIERS ; marker`, each specifier an
+# operator and a plain version (== may end in .* or carry a local tag). Anything else goes to packaging.
+_VERSION = r"\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?(?:\.post\d+)?(?:\.dev\d+)?"
+_SPEC = rf"(?:==\s*{_VERSION}(?:\.\*|\+[A-Za-z0-9.]+)?|(?:~=|!=|<=|>=|<|>)\s*{_VERSION})"
+_SIMPLE = re.compile(
+    r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[A-Za-z0-9._,\s-]*\])?\s*"
+    rf"({_SPEC}(?:\s*,\s*{_SPEC})*)?\s*(?:;\s*(.*?))?\s*$"
+)
+
+
+def simple_requirement(line: str) -> Optional[tuple[str, Optional[str], bool]]:
+    """(normalised name, the version of a lone == specifier or None, whether it is an extra's) of a
+    requirement line of the usual shape, read without packaging (whose requirements module costs a check
+    about 25 ms to import); None for any other shape."""
+    m = _SIMPLE.match(line)
+    if m is None or (m.group(3) is not None and not m.group(3)):
+        return None
+    specs = [spec.strip() for spec in (m.group(2) or "").split(",") if spec.strip()]
+    exact = specs[0][2:].strip() if len(specs) == 1 and specs[0].startswith("==") else None
+    return m.group(1).lower().replace("_", "-"), exact, "extra" in (m.group(3) or "")
+
+
+def _requirement(line: str) -> Optional[tuple[str, Optional[str], bool]]:
+    """simple_requirement's answer, by packaging; None for an invalid requirement."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        req = Requirement(line)
+    except InvalidRequirement:
+        return None
+    specs = list(req.specifier)
+    exact = len(specs) == 1 and specs[0].operator == "=="
+    extra = req.marker is not None and "extra" in str(req.marker)
+    return req.name.lower().replace("_", "-"), specs[0].version if exact else None, extra
 
 
 def _names_a_library(line: str) -> bool:

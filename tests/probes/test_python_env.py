@@ -431,3 +431,57 @@ def test_odd_text_parses_without_printing_syntax_warnings():
         assert parse_tf_build_info("build_info = {'a': 1and 2}\n") == {}
         assert parse_torch_version_py("__version__ = 1and 2\ncuda = '12.8'\n")["cuda"] == "12.8"
     assert [str(w.message) for w in caught] == []
+
+
+def _requires_dist_lines() -> list[str]:
+    """Every Requires-Dist line of the recorded wheel metadata (pip reports, the H200 capture)."""
+    import json
+    from pathlib import Path
+
+    lines: set[str] = set()
+    fixtures = Path(__file__).parent.parent / "fixtures"
+
+    def walk(x: object) -> None:
+        if isinstance(x, dict):
+            for key, value in x.items():
+                if key in ("requires_dist", "requires") and isinstance(value, list):
+                    lines.update(v for v in value if isinstance(v, str))
+                else:
+                    walk(value)
+        elif isinstance(x, list):
+            for value in x:
+                walk(value)
+
+    for path in [*fixtures.glob("pip_reports/*.json"), fixtures / "h200-driver580-snapshot" / "python.json"]:
+        walk(json.loads(path.read_text()))
+    return sorted(lines)
+
+
+def test_the_quick_requirement_reader_agrees_with_packaging():
+    from gpudoctor.probes.python_env import _requirement, simple_requirement
+
+    lines = _requires_dist_lines() + [
+        'nvidia-cudnn-cu12==9.10.2.21; platform_system == "Linux"',
+        "nvidia_cublas_cu12 == 12.8.4.1 ; platform_machine == 'x86_64'",
+        'nvidia-nccl-cu12==2.27.3; extra == "dist"',
+        "nvidia-cuda-runtime-cu11 (==11.7.99)",  # old metadata style: packaging reads it
+        "nvidia-cufft-cu12==11.*",
+        "nvidia-foo>=1.*",
+        "nvidia-foo==1.0+cu12",
+        "nvidia-foo>=1,<2",
+        "nvidia-foo;",
+        "nvidia-foo==",
+        "nvidia-foo[bar]==2.0rc1; python_version >= '3.9'",
+    ]
+    assert len(lines) > 150
+    quick = 0
+    for line in lines:
+        answer = simple_requirement(line)
+        if answer is not None:
+            quick += 1
+            assert answer == _requirement(line), line
+    assert quick > 100  # the usual shape is read without packaging
+    assert simple_requirement("nvidia-cuda-runtime-cu11 (==11.7.99)") is None
+    # a wildcard reads as packaging reads it
+    assert simple_requirement("nvidia-cufft-cu12==11.*") == ("nvidia-cufft-cu12", "11.*", False)
+    assert simple_requirement("nvidia-foo>=1.*") is None  # invalid: packaging decides (and refuses it)
