@@ -536,7 +536,9 @@ ACTION_TEXT = {
     "restart_app": "restart the application that was running on it",
     "reset_gpu": "stop the processes on it and reset it (nvidia-smi -r -i {gpu}); reboot if the reset fails",
     "reboot": "reboot the node: a GPU that fell off the bus does not come back without one",
-    "drain_inspect": "drain the node and inspect the NVLink fabric (nvidia-smi nvlink -s, the fabric manager log)",
+    "drain_inspect": (
+        "drain the node and inspect the NVLink fabric (nvidia-smi nvlink -s, the fabric manager log)"
+    ),
     "contact_support": "drain the node and report it (nvidia-bug-report.sh) to NVIDIA or the system vendor",
     "follow_other": "follow the action of the Xid it accompanies",
 }
@@ -585,7 +587,9 @@ def _xid(facts: Facts) -> dict[str, Fact]:
             out[p + "gpu"] = unknown(
                 f"no GPU NVML lists is at PCI {pci}" if listed else "the GPUs were not read", src
             )
-            out[p + "where"] = known(f"the GPU at PCI {pci}" + (", which NVML does not list" if listed else ""), src)
+            out[p + "where"] = known(
+                f"the GPU at PCI {pci}" + (", which NVML does not list" if listed else ""), src
+            )
         row = catalogue.get(str(code)) if catalogue is not None else None
         if catalogue is None:
             for field in ("catalogued", "mnemonic", "bucket", "category", "action", "action_text"):

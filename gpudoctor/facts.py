@@ -638,10 +638,17 @@ SCHEMA: tuple[FactSpec, ...] = (
         "derived: how reports name the GPU: `GPU 0 (PCI 0000:3b:00)`, or by PCI address alone when it is "
         "not among NVML's GPUs",
     ),
-    _s("xid[].catalogued", "bool", "", "derived: the Xid catalogue (rules/knowledge/xid.yaml) lists the code"),
+    _s(
+        "xid[].catalogued", "bool", "", "derived: the Xid catalogue (rules/knowledge/xid.yaml) lists the code"
+    ),
     _s("xid[].mnemonic", "str", "", "derived: NVIDIA's name for the code, e.g. ROBUST_CHANNEL_GPU_ECC_DBE"),
     _s("xid[].bucket", "str", "", "derived: NVIDIA's resolution bucket (immediate action), e.g. RESTART_BM"),
-    _s("xid[].category", "str", "", "derived: `hardware`, `driver`, `application` or `nvlink` (the catalogue)"),
+    _s(
+        "xid[].category",
+        "str",
+        "",
+        "derived: `hardware`, `driver`, `application` or `nvlink` (the catalogue)",
+    ),
     _s(
         "xid[].action",
         "str",

@@ -24,7 +24,8 @@ from .engine.model import Rule
 from .facts import head
 
 ALL_PROBES = (
-    "driver", "gpus", "cuda", "libraries", "python", "system", "container", "monitoring", "storage", "kernel_log",
+    "driver", "gpus", "cuda", "libraries", "python", "system", "container", "monitoring", "storage",
+    "kernel_log",
 )  # fmt: skip
 
 

@@ -232,6 +232,6 @@ def unverified_rows(kb: Optional[Knowledge] = None) -> list[Any]:
 
 
 def xid_code(code: int, kb: Optional[Knowledge] = None) -> Optional[XidCode]:
-    """The Xid catalogue's row for an Xid code (rules/knowledge/xid.yaml), or None when it does not list it."""
+    """The Xid catalogue's row for an Xid code (xid.yaml); None when it does not list it."""
     kb = kb or knowledge()
     return next((row for row in kb.xid_codes if row.code == code), None)

@@ -232,7 +232,8 @@ class HostCompilers(Row):
 
 @dataclass(frozen=True)
 class XidCode(Row):
-    """One NVIDIA Xid code (rules/knowledge/xid.yaml): what NVIDIA's catalogue says, and gpudoctor's reading."""
+    """One NVIDIA Xid code (rules/knowledge/xid.yaml): what NVIDIA's catalogue says, and gpudoctor's
+    reading of it."""
 
     code: int
     mnemonic: str  # e.g. ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS

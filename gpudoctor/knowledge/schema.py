@@ -141,7 +141,9 @@ KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
         "one of hardware, driver, application, nvlink",
     ),
     "xid_action": (
-        _choice("none", "restart_app", "reset_gpu", "reboot", "drain_inspect", "contact_support", "follow_other"),
+        _choice(
+            "none", "restart_app", "reset_gpu", "reboot", "drain_inspect", "contact_support", "follow_other"
+        ),
         "one of none, restart_app, reset_gpu, reboot, drain_inspect, contact_support, follow_other",
     ),
     "url_pattern": (lambda v: isinstance(v, str) and "{variant}" in v, "a URL pattern containing {variant}"),
@@ -235,8 +237,8 @@ SECTIONS: tuple[Section, ...] = (
             {"cuda": ("major_minor", True), "gcc_max": ("int", True), "clang_max": ("int", False)},
             ("cuda",), "CUDA {cuda} host compilers"),
     Section("xid", "rows", "xid_codes", XidCode,
-            {"code": ("int", True), "mnemonic": ("str", True), "bucket": ("str", True), "fatal": ("bool", True),
-             "category": ("xid_category", True), "action": ("xid_action", True)},
+            {"code": ("int", True), "mnemonic": ("str", True), "bucket": ("str", True),
+             "fatal": ("bool", True), "category": ("xid_category", True), "action": ("xid_action", True)},
             ("code",), "Xid {code}"),
 )  # fmt: skip
 

@@ -22,7 +22,18 @@ def registry(
     directory `check --data-dir` names, for the storage probe. `deep` (`check --deep`) adds the runtime
     probe: child processes that load libcuda and import each framework (gpudoctor/probes/runtime.py).
     `since` (`check --since`, seconds) is the window of kernel-log events judged; None: since boot."""
-    from . import container, cuda, driver, gpus, kernel_log, libraries, monitoring, python_env, storage, system
+    from . import (
+        container,
+        cuda,
+        driver,
+        gpus,
+        kernel_log,
+        libraries,
+        monitoring,
+        python_env,
+        storage,
+        system,
+    )
 
     probes: list[tuple[str, tuple[str, ...], Probe]] = [
         ("driver", ("driver", "pci"), driver.probe),

@@ -44,15 +44,13 @@ XID_31 = (
     "ENGINE GRAPHICS GPC10 GPCCLIENT_T1_5 faulted @ 0x725f_fb800000. Fault is of type FAULT_PDE "
     "ACCESS_TYPE_VIRT_READ"
 )
-XID_79_UNKNOWN = "NVRM: Xid (PCI:0000:4e:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
-XID_63 = (
-    "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate."
+XID_79_UNKNOWN = (
+    "NVRM: Xid (PCI:0000:4e:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
 )
-XID_154 = (
-    "NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)"
-)
+XID_63 = "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate."  # noqa: E501 - a real line, whole
+XID_154 = "NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)"  # noqa: E501
 XID_OLD = "NVRM: Xid (0000:03:00): 14, Channel 00000001"
-SXID = "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error (First)"
+SXID = "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error (First)"  # noqa: E501
 SXID_FATAL = "nvidia-nvswitch0: SXid (PCI:0000:c3:00.0): 23001, Fatal, Link 12 Always Fatal"
 
 DMESG = f"""[    0.000000] Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075)
@@ -169,7 +167,9 @@ def test_parse_duration_refuses(text):
 
 
 def _values(facts, prefix):
-    return {k: f.value if f.known else ("unknown", f.unknown) for k, f in facts.items() if k.startswith(prefix)}
+    return {
+        k: f.value if f.known else ("unknown", f.unknown) for k, f in facts.items() if k.startswith(prefix)
+    }
 
 
 def test_probe_reads_kmsg_first():
@@ -181,7 +181,8 @@ def test_probe_reads_kmsg_first():
     assert facts["xid.count"].value == 2
     assert _values(facts, "xid[1].") == {
         "xid[1].code": 79, "xid[1].pci": "0000:01:00", "xid[1].pid": ("unknown", "the line names no process"),
-        "xid[1].process": ("unknown", "the line names no process"), "xid[1].text": "GPU has fallen off the bus.",
+        "xid[1].process": ("unknown", "the line names no process"),
+        "xid[1].text": "GPU has fallen off the bus.",
         "xid[1].events": 1, "xid[1].first_seconds": 2500.2, "xid[1].last_seconds": 2500.2,
         "xid[1].age_seconds": 1100.3,
     }  # fmt: skip
@@ -198,7 +199,10 @@ def test_probe_falls_back_to_dmesg_and_groups_events():
     assert facts["kernel_log.source"].value == "dmesg"
     assert facts["xid.count"].value == 3  # 31 twice on one GPU is one event group; 79 and 154
     assert (facts["xid[0].code"].value, facts["xid[0].events"].value) == (31, 2)
-    assert (facts["xid[0].first_seconds"].value, facts["xid[0].last_seconds"].value) == (1936.510073, 1940.000001)
+    assert (facts["xid[0].first_seconds"].value, facts["xid[0].last_seconds"].value) == (
+        1936.510073,
+        1940.000001,
+    )
     assert [facts[f"xid[{i}].code"].value for i in range(3)] == [31, 79, 154]
     assert facts["sxid.count"].value == 1
     assert facts["sxid[0].fatal"].value is False
