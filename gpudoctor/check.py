@@ -116,6 +116,7 @@ def run_checks(
     deep: bool = False,
     fail_unknown: Optional[bool] = None,
     no_python: bool = False,
+    since: Optional[float] = None,
 ) -> list[CheckResult]:
     """Collect facts and evaluate rules, once per Python environment judged (host.python_targets()).
 
@@ -127,14 +128,15 @@ def run_checks(
     `data_dir` is the directory whose filesystem the storage probe reports (`check --data-dir`); `deep`
     adds the runtime probe (child processes that load libcuda and import each framework); `fail_unknown`
     overrides the profile's choice of whether an error-level rule that could not be evaluated fails;
-    `no_python` judges the machine alone (a node health check): no Python environment, no framework rule."""
+    `no_python` judges the machine alone (a node health check): no Python environment, no framework rule;
+    `since` (seconds, `check --since`) is the window of kernel-log events judged (None: since boot)."""
     from .host.target import NoPythonHost, TargetHost
     from .probes import registry
 
     started = time.monotonic()
     prof = profile or PROFILES["workstation"]
     # Every probe, the runtime one too, so that rules on runtime facts are skipped without --deep.
-    probes = registry(data_dir, deep=True)
+    probes = registry(data_dir, deep=True, since=since)
     owners = {prefix: name for name, prefixes, _fn in probes for prefix in prefixes}
     chosen = [p for p in probes if p[0] in prof.probes or (deep and p[0] == "runtime")]
     if no_python:

@@ -28,6 +28,7 @@ OPTIONS: dict[str, tuple[str, str, Optional[tuple[str, ...]]]] = {
     "--policy": ("policy", "value", None),
     "--timeout": ("timeout", "value", None),
     "--data-dir": ("data_dir", "value", None),
+    "--since": ("since", "value", None),
     "--plan": ("plan", "flag", None),
     "--deep": ("deep", "flag", None),
     "--no-python": ("no_python", "flag", None),
@@ -48,6 +49,7 @@ DEFAULTS: dict[str, Any] = {
     "deep": False,
     "no_python": False,
     "fail_on_unknown": None,
+    "since": None,
 }
 
 

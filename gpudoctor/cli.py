@@ -146,6 +146,13 @@ def check(
     plan: bool = typer.Option(
         False, "--plan", help="After the report, print the fix plan (text format only)."
     ),
+    since: Optional[str] = typer.Option(
+        None,
+        "--since",
+        metavar="DURATION",
+        help="Judge the kernel log's Xid/SXid events of this window only, e.g. 24h, 30m, 7d (default: since "
+        "boot).",
+    ),
     deep: bool = DeepOpt,
     no_python: bool = typer.Option(
         False,
@@ -175,6 +182,7 @@ def check(
         deep=deep,
         no_python=no_python,
         fail_on_unknown=fail_on_unknown,
+        since=since,
     )
 
 

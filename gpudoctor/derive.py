@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from typing import Any, Callable, Optional
 
 from .facts import Fact, Facts, head, known, unknown
-from .table_digest import TableError, host_compiler_limits, newest_row
+from .table_digest import TableError, digest, host_compiler_limits, newest_row
 
 # Every fact this stage adds, as facts.SCHEMA names them (their docs start with "derived:").
 DERIVED = (
@@ -55,6 +55,15 @@ DERIVED = (
     "cuda.host_compilers[].max_major",
     "knowledge.newer",
     "knowledge.newer_count",
+    # issue 11, part B "kernel-log": the Xid events' GPU and catalogue entry
+    "xid[].gpu",
+    "xid[].where",
+    "xid[].catalogued",
+    "xid[].mnemonic",
+    "xid[].bucket",
+    "xid[].category",
+    "xid[].action",
+    "xid[].action_text",
 )
 
 # --- pure decisions -------------------------------------------------------------------------------------
@@ -194,6 +203,8 @@ def derive(facts: Facts) -> Facts:
         out[f"cuda.host_compilers[{i}].max_major"] = _newest_host_compiler(facts, i)
     if _collected(facts, "frameworks.count") or _collected(facts, "driver.version"):
         out.update(_newer_than_tables(facts))
+    if facts.count("xid"):
+        out.update(_xid(facts))
     return Facts(out, facts.missing)
 
 
@@ -516,3 +527,85 @@ def _newer_than_tables(facts: Facts) -> dict[str, Fact]:
     if not newer and why is not None:
         return {"knowledge.newer": unknown(why, source), "knowledge.newer_count": unknown(why, source)}
     return {"knowledge.newer": known(newer, source), "knowledge.newer_count": known(len(newer), source)}
+
+
+# --- Xid events (issue 11, part B "kernel-log") ---------------------------------------------------------
+
+ACTION_TEXT = {
+    "none": "no action is needed for this event alone",
+    "restart_app": "restart the application that was running on it",
+    "reset_gpu": "stop the processes on it and reset it (nvidia-smi -r -i {gpu}); reboot if the reset fails",
+    "reboot": "reboot the node: a GPU that fell off the bus does not come back without one",
+    "drain_inspect": (
+        "drain the node and inspect the NVLink fabric (nvidia-smi nvlink -s, the fabric manager log)"
+    ),
+    "contact_support": "drain the node and report it (nvidia-bug-report.sh) to NVIDIA or the system vendor",
+    "follow_other": "follow the action of the Xid it accompanies",
+}
+
+
+def xid_catalogue() -> dict[str, list]:
+    """The Xid catalogue as {code: [mnemonic, bucket, category, action]}, through table_digest."""
+
+    def compute(kb: Any) -> dict[str, list]:
+        return {str(r.code): [r.mnemonic, r.bucket, r.category, r.action] for r in kb.xid_codes}
+
+    return digest("xid", compute, "codes")
+
+
+def _bus_ids(facts: Facts) -> dict[str, int]:
+    from .probes.kernel_log import normalise_pci
+
+    out: dict[str, int] = {}
+    for i in range(facts.count("gpus")):
+        bus = facts.value(f"gpus[{i}].bus_id")
+        index = facts.value(f"gpus[{i}].index", i)
+        pci = normalise_pci(bus) if isinstance(bus, str) else None
+        if pci is not None:
+            out[pci] = index
+    return out
+
+
+def _xid(facts: Facts) -> dict[str, Fact]:
+    src = "derived:xid[].code,xid[].pci,gpus[].bus_id,rules/knowledge/xid.yaml"
+    out: dict[str, Fact] = {}
+    try:
+        catalogue: Optional[dict[str, list]] = xid_catalogue()
+        why = ""
+    except TableError as e:
+        catalogue, why = None, f"the Xid catalogue does not load: {e}"
+    buses = _bus_ids(facts)
+    for i in range(facts.count("xid")):
+        code, pci = facts.value(f"xid[{i}].code"), facts.value(f"xid[{i}].pci")
+        p = f"xid[{i}]."
+        gpu = buses.get(pci) if isinstance(pci, str) else None
+        if gpu is not None:
+            out[p + "gpu"] = known(gpu, src)
+            out[p + "where"] = known(f"GPU {gpu} (PCI {pci})", src)
+        else:
+            listed = "gpus.count" in facts and facts.get("gpus.count").known
+            out[p + "gpu"] = unknown(
+                f"no GPU NVML lists is at PCI {pci}" if listed else "the GPUs were not read", src
+            )
+            out[p + "where"] = known(
+                f"the GPU at PCI {pci}" + (", which NVML does not list" if listed else ""), src
+            )
+        row = catalogue.get(str(code)) if catalogue is not None else None
+        if catalogue is None:
+            for field in ("catalogued", "mnemonic", "bucket", "category", "action", "action_text"):
+                out[p + field] = unknown(why, src)
+            continue
+        out[p + "catalogued"] = known(row is not None, src)
+        if row is None:
+            reason = f"Xid {code} is not in gpudoctor's Xid catalogue (rules/knowledge/xid.yaml)"
+            for field in ("mnemonic", "bucket", "category", "action", "action_text"):
+                out[p + field] = unknown(reason, src)
+            continue
+        mnemonic, bucket, category, action = row
+        out[p + "mnemonic"] = known(mnemonic, src)
+        out[p + "bucket"] = known(bucket, src)
+        out[p + "category"] = known(category, src)
+        out[p + "action"] = known(action, src)
+        text = ACTION_TEXT[action].replace("{gpu}", str(gpu) if gpu is not None else str(pci))
+        out[p + "action_text"] = known(text, src)
+    return out

@@ -594,6 +594,79 @@ SCHEMA: tuple[FactSpec, ...] = (
         "",
         "onnxruntime.get_available_providers(), e.g. CUDAExecutionProvider, CPUExecutionProvider",
     ),
+    # --- kernel log (issue 11, part B "kernel-log": gpudoctor/probes/kernel_log.py) --------------------
+    _s("kernel_log.status", "str", "", "`ok`, or why the kernel log could not be read: `no permission`, ..."),
+    _s(
+        "kernel_log.error",
+        "str",
+        "",
+        "when it could not be read: what /dev/kmsg, dmesg and journalctl -k each answered, and what grants "
+        "access; empty when it was read",
+    ),
+    _s("kernel_log.source", "str", "", "what answered: `/dev/kmsg`, `dmesg` or `journalctl -k`"),
+    _s("kernel_log.window", "str", "", "the events judged: `since boot`, or `last N s` (check --since)"),
+    _s("kernel_log.lines", "int", "", "kernel log lines read (the newest 50,000 at most)"),
+    _s("kernel_log.truncated", "bool", "", "more lines than were kept: older events are not judged"),
+    _s(
+        "kernel_log.earliest_seconds",
+        "float",
+        "s",
+        "time since boot of the oldest line read; above a few seconds, the ring buffer no longer reaches "
+        "back to boot and older events are lost",
+    ),
+    _s("xid.count", "int", "", "distinct NVRM Xid events (by PCI address and code) in the window"),
+    _s("xid[].code", "int", "", "the Xid code, e.g. 79"),
+    _s("xid[].pci", "str", "", "the GPU's PCI address as domain:bus:device, e.g. 0000:3b:00"),
+    _s("xid[].pid", "int", "", "the process the last event names (pid=), when it names one"),
+    _s("xid[].process", "str", "", "that process's name (name=), when the line gives it"),
+    _s("xid[].text", "str", "", "the last event's text after the code (and pid and name)"),
+    _s("xid[].events", "int", "", "how many times this code was reported for this GPU in the window"),
+    _s("xid[].first_seconds", "float", "s", "time since boot of the first of them"),
+    _s("xid[].last_seconds", "float", "s", "time since boot of the last of them"),
+    _s("xid[].age_seconds", "float", "s", "how long ago the last one was (/proc/uptime less last_seconds)"),
+    _s(
+        "xid[].gpu",
+        "int",
+        "",
+        "derived: the NVML index of the GPU at that PCI address (gpus[].bus_id); unknown when NVML lists "
+        "no GPU there (a GPU that fell off the bus)",
+    ),
+    _s(
+        "xid[].where",
+        "str",
+        "",
+        "derived: how reports name the GPU: `GPU 0 (PCI 0000:3b:00)`, or by PCI address alone when it is "
+        "not among NVML's GPUs",
+    ),
+    _s(
+        "xid[].catalogued", "bool", "", "derived: the Xid catalogue (rules/knowledge/xid.yaml) lists the code"
+    ),
+    _s("xid[].mnemonic", "str", "", "derived: NVIDIA's name for the code, e.g. ROBUST_CHANNEL_GPU_ECC_DBE"),
+    _s("xid[].bucket", "str", "", "derived: NVIDIA's resolution bucket (immediate action), e.g. RESTART_BM"),
+    _s(
+        "xid[].category",
+        "str",
+        "",
+        "derived: `hardware`, `driver`, `application` or `nvlink` (the catalogue)",
+    ),
+    _s(
+        "xid[].action",
+        "str",
+        "",
+        "derived: `none`, `restart_app`, `reset_gpu`, `reboot`, `drain_inspect`, `contact_support` or "
+        "`follow_other` (the catalogue's reading of the bucket)",
+    ),
+    _s("xid[].action_text", "str", "", "derived: that action in words, with the command where there is one"),
+    _s("sxid.count", "int", "", "distinct NVSwitch SXid events (by switch and code) in the window"),
+    _s("sxid[].code", "int", "", "the SXid code, e.g. 12028"),
+    _s("sxid[].device", "str", "", "the switch, e.g. nvidia-nvswitch0"),
+    _s("sxid[].pci", "str", "", "the switch's PCI address as domain:bus:device"),
+    _s("sxid[].fatal", "bool", "", "the line says Fatal (true) or Non-fatal (false)"),
+    _s("sxid[].text", "str", "", "the last event's text after the code"),
+    _s("sxid[].events", "int", "", "how many times this code was reported for this switch in the window"),
+    _s("sxid[].first_seconds", "float", "s", "time since boot of the first of them"),
+    _s("sxid[].last_seconds", "float", "s", "time since boot of the last of them"),
+    _s("sxid[].age_seconds", "float", "s", "how long ago the last one was"),
 )
 
 SPECS: dict[str, FactSpec] = {s.name: s for s in SCHEMA}

@@ -23,7 +23,10 @@ from .engine import nvidia_require, template
 from .engine.model import Rule
 from .facts import head
 
-ALL_PROBES = ("driver", "gpus", "cuda", "libraries", "python", "system", "container", "monitoring", "storage")
+ALL_PROBES = (
+    "driver", "gpus", "cuda", "libraries", "python", "system", "container", "monitoring", "storage",
+    "kernel_log",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

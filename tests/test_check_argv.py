@@ -37,6 +37,8 @@ AGREE = [
         "5",
         "--data-dir",
         "/data",
+        "--since",
+        "24h",
         "--plan",
         "--deep",
         "--no-fail-on-unknown",
@@ -46,6 +48,7 @@ AGREE = [
     ["check", "--timeout", " 7 "],
     ["check", "--timeout", "2.5", "--format=markdown", "--fail-on", "never"],
     ["check", "--profile", "preflight", "--format", "prometheus"],
+    ["check", "--since=30m", "--no-python"],
     ["check", "--format", "junit", "--python", "python3.12", "--policy=./gpudoctor.toml"],
 ]
 
@@ -71,6 +74,8 @@ LEFT_TO_TYPER = [
     ["check", "--"],
     ["check", "--pyth", "/x"],
     ["check", "--fail-on-unknown", "--no-fail-on-unknown"],
+    ["check", "--since"],
+    ["check", "--since", "24h", "--since", "1h"],
 ]
 
 

@@ -203,6 +203,9 @@ def test_derived_facts_are_the_documented_ones():
             "system.cpus": known(16, "test"),
             **deep,
             **nvlink,
+            "xid.count": known(1, "test"),
+            "xid[0].code": known(79, "test"),
+            "xid[0].pci": known("0000:3b:00", "test"),
         }
     )
     added = {spec_name(name) for name, _ in derive(base).items()} - {

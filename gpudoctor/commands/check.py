@@ -26,6 +26,7 @@ def run(
     deep: bool = False,
     no_python: bool = False,
     fail_on_unknown: Optional[bool] = None,
+    since: Optional[str] = None,
 ) -> Outcome:
     from ..profiles import PROFILES, resolve_fail_on, resolve_timeout
 
@@ -44,6 +45,14 @@ def run(
     if data_dir and not snapshot and not os.path.exists(data_dir):
         # Live, a missing path would be judged by whichever mount covers where it would be: refuse.
         raise CommandError(f"--data-dir {data_dir}: no such file or directory on this host")
+    since_seconds = None
+    if since is not None:
+        from ..probes.kernel_log import parse_duration
+
+        try:
+            since_seconds = parse_duration(since)
+        except ValueError as e:
+            raise CommandError(f"--since: {e}") from None
     warn_empty_rule_dirs(rules)
     inspects = not no_python and ("python" in prof.probes or deep)
     host, source, deadline = collect(snapshot, python, resolve_timeout(prof, timeout, deep), inspects)
@@ -71,6 +80,7 @@ def run(
             deep=deep,
             fail_unknown=fail_on_unknown,
             no_python=no_python,
+            since=since_seconds,
         )
     except RuleLoadError as e:
         raise problems("rule files have", e) from None

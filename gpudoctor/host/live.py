@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import os
 import shutil
 import signal
@@ -26,6 +27,8 @@ from .base import (
 from .nvml_live import NvmlSession
 
 MAX_READ = 4 * 1024 * 1024
+KMSG = "/dev/kmsg"  # read record by record, without blocking (_read_kmsg)
+MAX_KMSG = 4 * 1024 * 1024  # the newest bytes of it kept
 MAX_OUTPUT = 8 * 1024 * 1024
 # Commands run with a fixed, minimal locale so that their output parses the same everywhere.
 _CHILD_ENV_KEEP = ("PATH", "HOME", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "VIRTUAL_ENV", "CONDA_PREFIX")
@@ -95,6 +98,8 @@ class LiveHost:
 
     # --- files ------------------------------------------------------------------------------------
     def read(self, path: str) -> str:
+        if path == KMSG:
+            return self._read_kmsg(path)
         try:
             with open(path, "rb") as f:
                 # In chunks: /proc/sys files refuse one read of several MiB (ENOMEM).
@@ -115,6 +120,42 @@ class LiveHost:
         if len(data) > MAX_READ:
             raise HostError(TOO_LARGE, path)
         return data.decode("utf-8", errors="replace")
+
+    def _read_kmsg(self, path: str) -> str:
+        """The kernel's log from /dev/kmsg: one record per read(2), without blocking, until EAGAIN says none
+        is left (a blocking read would wait for the next message forever). The newest MAX_KMSG bytes are
+        kept; a record overwritten while reading (EPIPE) is skipped, and the reading stops at the deadline."""
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except FileNotFoundError as e:
+            raise HostError(NOT_FOUND, path) from e
+        except PermissionError as e:
+            raise HostError(NO_PERMISSION, path) from e
+        except OSError as e:
+            raise HostError("unreadable", f"{path}: {e}") from e
+        records: collections.deque[bytes] = collections.deque()
+        total = 0
+        try:
+            while not self.deadline.expired():
+                try:
+                    record = os.read(fd, 8192)
+                except BlockingIOError:
+                    break
+                except BrokenPipeError:
+                    continue
+                except PermissionError as e:
+                    raise HostError(NO_PERMISSION, path) from e
+                except OSError as e:
+                    raise HostError("unreadable", f"{path}: {e}") from e
+                if not record:
+                    break
+                records.append(record)
+                total += len(record)
+                while total > MAX_KMSG and records:
+                    total -= len(records.popleft())
+        finally:
+            os.close(fd)
+        return b"".join(records).decode("utf-8", errors="replace")
 
     def listdir(self, path: str) -> list[str]:
         try:

@@ -302,11 +302,13 @@ def redact(rec: Recording, hostnames: tuple[str, ...] = (), identity: Optional[I
             return [r.path(path, n) if isinstance(n, str) else r.value(n) for n in entry]
         return r.value(entry)
 
+    files = {k: kernel_log_lines(v) if k == "/dev/kmsg" else v for k, v in rec.files.items()}
+    commands = [_kernel_log_command(c) for c in rec.commands]
     return Recording(
-        files={r.text(k): r.text(v) for k, v in rec.files.items()},
+        files={r.text(k): r.text(v) for k, v in files.items()},
         read_errors=r.value(rec.read_errors),
         dirs={r.text(k): listing(k, v) for k, v in rec.dirs.items()},
-        commands=r.value(rec.commands),
+        commands=r.value(commands),
         nvml_system=r.value(rec.nvml_system),
         nvml_devices=r.value(rec.nvml_devices),
         python=r.value(rec.python),
@@ -314,6 +316,31 @@ def redact(rec: Recording, hostnames: tuple[str, ...] = (), identity: Optional[I
         runtime=r.value(rec.runtime),
         manifest=dict(rec.manifest, redacted=True),
     )
+
+
+# The kernel log names disks, network addresses, USB serials and users' programs: a redacted snapshot keeps
+# only the lines of the NVIDIA drivers (NVRM, nvidia, nvidia-nvswitch, nvidia-modeset, ...) and the kernel's
+# "Linux version" line (its timestamp shows whether the log still reaches back to boot). Process names in
+# Xid lines (name=python3) are kept: they say which program faulted.
+_KERNEL_LOG_KEEP = re.compile(r"NVRM|nvidia|Xid|SXid|Linux version", re.IGNORECASE)
+_KERNEL_LOG_COMMANDS = ("dmesg", "journalctl")
+
+
+def kernel_log_lines(text: str) -> str:
+    """The lines of a kernel log (/dev/kmsg, dmesg, journalctl -k) that a redacted snapshot keeps."""
+    return "".join(line for line in text.splitlines(keepends=True) if _KERNEL_LOG_KEEP.search(line))
+
+
+def _kernel_log_command(entry: Any) -> Any:
+    argv = entry.get("argv") if isinstance(entry, dict) else None
+    if (
+        isinstance(argv, list)
+        and argv
+        and argv[0] in _KERNEL_LOG_COMMANDS
+        and isinstance(entry.get("stdout"), str)
+    ):
+        return dict(entry, stdout=kernel_log_lines(entry["stdout"]))
+    return entry
 
 
 # --- save and load -------------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from .lookups import (
     torch_variants,
     unverified_rows,
     wired_nvlinks,
+    xid_code,
 )
 from .rows import (
     CudaToolkit,
@@ -53,6 +54,7 @@ from .rows import (
     TorchCompanions,
     TorchRelease,
     TorchVariant,
+    XidCode,
 )
 from .schema import KINDS, ROW_ATTRS, SECTIONS, TABLES, VARIANT_FIELDS, Section
 
@@ -64,5 +66,5 @@ __all__ = [
     "gpu_by_name", "host_compilers", "jax_plugin", "knowledge", "knowledge_dir", "load_knowledge",
     "min_driver_for_cuda", "minor_compat_floor", "newest_host_compiler", "parse_directory", "parse_table",
     "pcie_generation", "tensorflow_build", "torch_companions", "torch_index_url", "torch_patches",
-    "torch_release", "torch_variants", "unverified_rows", "wired_nvlinks",
+    "torch_release", "torch_variants", "unverified_rows", "wired_nvlinks", "XidCode", "xid_code",
 ]  # fmt: skip

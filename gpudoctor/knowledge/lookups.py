@@ -20,6 +20,7 @@ from .rows import (
     TorchCompanions,
     TorchRelease,
     TorchVariant,
+    XidCode,
     wheel_glibc,
     wheel_machine,
 )
@@ -228,3 +229,9 @@ def unverified_rows(kb: Optional[Knowledge] = None) -> list[Any]:
                 if not variant.verified and (row.verified or variant.source != row.source):
                     out.append(variant)
     return out
+
+
+def xid_code(code: int, kb: Optional[Knowledge] = None) -> Optional[XidCode]:
+    """The Xid catalogue's row for an Xid code (xid.yaml); None when it does not list it."""
+    kb = kb or knowledge()
+    return next((row for row in kb.xid_codes if row.code == code), None)

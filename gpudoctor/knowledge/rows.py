@@ -231,6 +231,19 @@ class HostCompilers(Row):
 
 
 @dataclass(frozen=True)
+class XidCode(Row):
+    """One NVIDIA Xid code (rules/knowledge/xid.yaml): what NVIDIA's catalogue says, and gpudoctor's
+    reading of it."""
+
+    code: int
+    mnemonic: str  # e.g. ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS
+    bucket: str  # NVIDIA's resolution bucket (immediate action), as written: RESTART_BM
+    fatal: bool  # NVIDIA's mapping calls it FATAL
+    category: str  # hardware | driver | application | nvlink
+    action: str  # none | restart_app | reset_gpu | reboot | drain_inspect | contact_support | follow_other
+
+
+@dataclass(frozen=True)
 class Knowledge:
     tables: Mapping[str, Table]
     cuda_toolkits: tuple[CudaToolkit, ...]
@@ -245,6 +258,7 @@ class Knowledge:
     gpus: tuple[GpuModel, ...]
     pcie: tuple[PcieGen, ...]
     host_compilers: tuple[HostCompilers, ...]
+    xid_codes: tuple[XidCode, ...] = ()
 
     def rows(self) -> list[Any]:
         """Every row of every table (torch variants included), for cross-checks and listings."""

@@ -19,6 +19,7 @@ from .rows import (
     TensorflowBuild,
     TorchCompanions,
     TorchRelease,
+    XidCode,
 )
 
 _DOTTED = re.compile(r"^\d+(\.\d+)*$")
@@ -135,6 +136,16 @@ KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
         lambda v: isinstance(v, str) and bool(_TORCH_REQUIREMENT.match(v)),
         'a requirement on torch like "torch==2.0.1" or "torch>=2.14.0"',
     ),
+    "xid_category": (
+        _choice("hardware", "driver", "application", "nvlink"),
+        "one of hardware, driver, application, nvlink",
+    ),
+    "xid_action": (
+        _choice(
+            "none", "restart_app", "reset_gpu", "reboot", "drain_inspect", "contact_support", "follow_other"
+        ),
+        "one of none, restart_app, reset_gpu, reboot, drain_inspect, contact_support, follow_other",
+    ),
     "url_pattern": (lambda v: isinstance(v, str) and "{variant}" in v, "a URL pattern containing {variant}"),
 }
 
@@ -225,6 +236,10 @@ SECTIONS: tuple[Section, ...] = (
     Section("host_compilers", "rows", "host_compilers", HostCompilers,
             {"cuda": ("major_minor", True), "gcc_max": ("int", True), "clang_max": ("int", False)},
             ("cuda",), "CUDA {cuda} host compilers"),
+    Section("xid", "rows", "xid_codes", XidCode,
+            {"code": ("int", True), "mnemonic": ("str", True), "bucket": ("str", True),
+             "fatal": ("bool", True), "category": ("xid_category", True), "action": ("xid_action", True)},
+            ("code",), "Xid {code}"),
 )  # fmt: skip
 
 VARIANT_FIELDS: Mapping[str, tuple[str, bool]] = {

@@ -15,11 +15,25 @@ from ..facts import Fact
 Probe = Callable[..., "dict[str, Fact]"]
 
 
-def registry(data_dir: Optional[str] = None, deep: bool = False) -> list[tuple[str, tuple[str, ...], Probe]]:
+def registry(
+    data_dir: Optional[str] = None, deep: bool = False, since: Optional[float] = None
+) -> list[tuple[str, tuple[str, ...], Probe]]:
     """(name, owned prefixes, probe). Imported lazily so `gpudoctor --help` stays fast. `data_dir` is the
     directory `check --data-dir` names, for the storage probe. `deep` (`check --deep`) adds the runtime
-    probe: child processes that load libcuda and import each framework (gpudoctor/probes/runtime.py)."""
-    from . import container, cuda, driver, gpus, libraries, monitoring, python_env, storage, system
+    probe: child processes that load libcuda and import each framework (gpudoctor/probes/runtime.py).
+    `since` (`check --since`, seconds) is the window of kernel-log events judged; None: since boot."""
+    from . import (
+        container,
+        cuda,
+        driver,
+        gpus,
+        kernel_log,
+        libraries,
+        monitoring,
+        python_env,
+        storage,
+        system,
+    )
 
     probes: list[tuple[str, tuple[str, ...], Probe]] = [
         ("driver", ("driver", "pci"), driver.probe),
@@ -31,6 +45,7 @@ def registry(data_dir: Optional[str] = None, deep: bool = False) -> list[tuple[s
         ("container", ("container",), container.probe),
         ("monitoring", ("monitoring",), monitoring.probe),
         ("storage", ("storage",), functools.partial(storage.probe, data_dir=data_dir)),
+        ("kernel_log", ("kernel_log", "xid", "sxid"), functools.partial(kernel_log.probe, since=since)),
     ]
     if deep:
         from . import runtime

@@ -1,0 +1,329 @@
+"""Kernel log: the NVIDIA driver's Xid and SXid fault reports, read the least-privileged way that works.
+
+Tried in order, the first that answers wins:
+
+    /dev/kmsg                     records read without blocking until none is left (host/live.py); needs
+                                  root or CAP_SYSLOG where kernel.dmesg_restrict=1
+    dmesg                         the same ring buffer through syslog(2); the same permission
+    journalctl -k -b              the journal's kernel messages of this boot, timestamps since boot
+                                  (-o short-monotonic); root or the adm / systemd-journal group
+
+Each is bounded: the newest MAX_LINES lines are kept (the live Host caps what /dev/kmsg and commands give),
+and commands run under the check's deadline. When none answers, every Xid fact is unknown with the reason
+and `kernel_log.error` says what each way answered and what grants access: an unreadable log is never "no
+Xid". Events are grouped by PCI address and code; times are seconds since boot, and `age_seconds` is
+/proc/uptime less that. With `check --since DURATION` only the events of that window are kept.
+
+The PCI address is mapped to a GPU index by derive.py (gpus[].bus_id), and the code's category and action
+come from the Xid catalogue (rules/knowledge/xid.yaml) there too: this probe only reads.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from ..facts import Fact, known, list_facts, unknown
+from ..host.base import NO_PERMISSION, NOT_FOUND, HostError
+
+KMSG = "/dev/kmsg"
+DMESG = ("dmesg",)
+JOURNAL = ("journalctl", "-k", "-b", "--no-pager", "-o", "short-monotonic")
+UPTIME = "/proc/uptime"
+DMESG_RESTRICT = "/proc/sys/kernel/dmesg_restrict"
+MAX_LINES = 50_000  # the newest lines kept (a default 1 MiB ring buffer holds about 10,000)
+COMMAND_TIMEOUT = 3.0
+ACCESS = (
+    "run as root, or grant CAP_SYSLOG (docker run --cap-add SYSLOG), or allow unprivileged reads with "
+    "`sysctl kernel.dmesg_restrict=0`, or add the user to the adm or systemd-journal group (journalctl)"
+)
+
+# /dev/kmsg: "PRIORITY,SEQUENCE,MICROSECONDS,FLAGS[,...];MESSAGE"; continuation lines (" KEY=value") follow.
+# Documented in the kernel's Documentation/ABI/testing/dev-kmsg.
+_KMSG = re.compile(r"^(\d+),(\d+),(\d+),[^;]*;(.*)$")
+# dmesg and journalctl -o short-monotonic: "[ 1936.510073] MESSAGE" / "[ 1936.510073] HOST kernel: MESSAGE".
+_STAMPED = re.compile(r"^\[\s*(\d+(?:\.\d+)?)\]\s?(.*)$")
+_JOURNAL_KERNEL = re.compile(r"^\S+ kernel: (.*)$")
+# NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.
+# The older form has no "PCI:" (NVIDIA's Xid documentation: "NVRM: Xid (0000:03:00): 14, Channel 00000001").
+_XID = re.compile(
+    r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F]{1,8}:[0-9a-fA-F]{1,2}:[0-9a-fA-F]{1,2}(?:\.[0-7])?)\): "
+    r"(?P<code>\d+)(?:, (?P<rest>.*))?$"
+)
+_PID = re.compile(r"^pid=(?:(\d+)|'?<unknown>'?)(?:, |$)")
+_NAME = re.compile(r"^name=(.*?)(?:, |$)")
+# nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error (First)
+_SXID = re.compile(
+    r"(?P<device>nvidia-nvswitch\d+): SXid \(PCI:(?P<pci>[0-9a-fA-F]{1,8}:[0-9a-fA-F]{1,2}:[0-9a-fA-F]{1,2}"
+    r"(?:\.[0-7])?)\): (?P<code>\d+)(?:, (?P<rest>.*))?$"
+)
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
+_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+# --- pure parse functions ------------------------------------------------------------------------------
+
+
+def parse_duration(text: str) -> float:
+    """`--since`'s value in seconds: 90s, 30m, 24h, 7d, 2w. ValueError with the reason otherwise."""
+    m = _DURATION.match(text.strip())
+    if not m or float(m.group(1)) <= 0:
+        raise ValueError(f"{text!r} is not a duration: a number and a unit, s, m, h, d or w (e.g. 24h)")
+    return float(m.group(1)) * _UNIT[m.group(2)]
+
+
+def parse_kmsg(text: str) -> list[tuple[Optional[float], str]]:
+    """/dev/kmsg records as (seconds since boot, message); continuation lines are left out."""
+    out: list[tuple[Optional[float], str]] = []
+    for line in text.splitlines():
+        m = _KMSG.match(line)
+        if m:
+            out.append((int(m.group(3)) / 1_000_000, m.group(4)))
+    return out
+
+
+def parse_dmesg(text: str) -> list[tuple[Optional[float], str]]:
+    """dmesg's lines as (seconds since boot, message); a line without a timestamp has None."""
+    out: list[tuple[Optional[float], str]] = []
+    for line in text.splitlines():
+        m = _STAMPED.match(line)
+        out.append((float(m.group(1)), m.group(2)) if m else (None, line))
+    return out
+
+
+def parse_journal(text: str) -> list[tuple[Optional[float], str]]:
+    """journalctl -k -o short-monotonic: (seconds since boot, message); "-- ... --" notes are left out."""
+    out: list[tuple[Optional[float], str]] = []
+    for line in text.splitlines():
+        m = _STAMPED.match(line)
+        if not m:
+            continue
+        kernel = _JOURNAL_KERNEL.match(m.group(2))
+        out.append((float(m.group(1)), kernel.group(1) if kernel else m.group(2)))
+    return out
+
+
+def normalise_pci(address: str) -> Optional[str]:
+    """A PCI address as domain:bus:device, lower case, the domain 4 digits: NVML's "00000000:3B:00.0", the
+    kernel log's "0000:3b:00" and sysfs's "0000:3b:00.0" all give "0000:3b:00". None when it is not one."""
+    m = re.fullmatch(r"([0-9a-fA-F]{1,8}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})(?:\.[0-7])?", address.strip())
+    if not m:
+        return None
+    return f"{int(m.group(1), 16):04x}:{int(m.group(2), 16):02x}:{int(m.group(3), 16):02x}"
+
+
+def parse_xid(message: str) -> Optional[dict[str, Any]]:
+    """One NVRM Xid line: {"pci", "code", "pid", "process", "text"}, pid and process None when not given
+    (pid='<unknown>'); None when it is not an Xid line."""
+    m = _XID.search(message)
+    if not m:
+        return None
+    rest = (m.group("rest") or "").strip()
+    pid: Optional[int] = None
+    process: Optional[str] = None
+    pm = _PID.match(rest)
+    if pm:
+        pid = int(pm.group(1)) if pm.group(1) else None
+        rest = rest[pm.end() :]
+    nm = _NAME.match(rest)
+    if nm:
+        name = nm.group(1).strip()
+        process = None if name in ("<unknown>", "'<unknown>'", "") else name
+        rest = rest[nm.end() :]
+    return {
+        "pci": normalise_pci(m.group("pci")),
+        "code": int(m.group("code")),
+        "pid": pid,
+        "process": process,
+        "text": rest.strip(),
+    }
+
+
+def parse_sxid(message: str) -> Optional[dict[str, Any]]:
+    """One NVSwitch SXid line: {"device", "pci", "code", "fatal", "text"}; fatal is None when the line
+    says neither "Fatal" nor "Non-fatal"."""
+    m = _SXID.search(message)
+    if not m:
+        return None
+    rest = (m.group("rest") or "").strip()
+    first = rest.split(",", 1)[0].strip().lower()
+    fatal = True if first == "fatal" else False if first == "non-fatal" else None
+    return {
+        "device": m.group("device"),
+        "pci": normalise_pci(m.group("pci")),
+        "code": int(m.group("code")),
+        "fatal": fatal,
+        "text": rest,
+    }
+
+
+def group_events(records: list[tuple[Optional[float], str]], parse: Any, key: tuple[str, ...]) -> list[dict]:
+    """The events `parse` finds in the records, one per distinct `key` (e.g. PCI address and code), in the
+    order first seen: the last event's fields, with "events" (how many), "first" and "last" (seconds)."""
+    groups: dict[tuple, dict] = {}
+    for seconds, message in records:
+        event = parse(message)
+        if event is None:
+            continue
+        k = tuple(event[f] for f in key)
+        group = groups.get(k)
+        if group is None:
+            group = groups[k] = {"events": 0, "first": seconds}
+        group.update(event)
+        group["events"] += 1
+        group["last"] = seconds
+    return list(groups.values())
+
+
+def within(records: list[tuple[Optional[float], str]], uptime: Optional[float], since: Optional[float]):
+    """The records of the last `since` seconds (all of them when `since` is None). A record without a time
+    is kept, as is everything when the uptime is not known (the window cannot be placed)."""
+    if since is None or uptime is None:
+        return records
+    start = uptime - since
+    return [(s, m) for s, m in records if s is None or s >= start]
+
+
+def parse_uptime(text: str) -> Optional[float]:
+    """/proc/uptime's first number: seconds since boot."""
+    try:
+        return float(text.split()[0])
+    except (IndexError, ValueError):
+        return None
+
+
+def command_failure(name: str, rc: Optional[int], stdout: str, stderr: str) -> Optional[tuple[str, str]]:
+    """(reason, detail) when dmesg's or journalctl's answer is not the kernel log, else None."""
+    said = " ".join(stderr.split())[:200]
+    if name == "journalctl" and "not seeing messages from other users and the system" in stderr:
+        return NO_PERMISSION, "journalctl -k: not in the adm or systemd-journal group"
+    if rc != 0:
+        if "Operation not permitted" in stderr or "Permission denied" in stderr:
+            return NO_PERMISSION, f"{name}: {said}"
+        return "failed", f"{name} exited with status {rc}" + (f": {said}" if said else "")
+    if not stdout.strip() or "No journal files were found" in stderr:
+        return "empty", f"{name} printed no kernel messages" + (f" ({said})" if said else "")
+    return None
+
+
+# --- the probe -----------------------------------------------------------------------------------------
+
+
+def read_log(host: Any) -> tuple[Optional[str], list[tuple[Optional[float], str]], list[tuple[str, str]]]:
+    """(the way that answered, its records, what each earlier way answered as (reason, detail))."""
+    tried: list[tuple[str, str]] = []
+    try:
+        return KMSG, parse_kmsg(host.read(KMSG)), tried
+    except HostError as e:
+        tried.append((e.reason, f"{KMSG}: {e.reason}"))
+    for argv, parse in ((DMESG, parse_dmesg), (JOURNAL, parse_journal)):
+        try:
+            result = host.run(argv, timeout=COMMAND_TIMEOUT)
+        except HostError as e:
+            reason = "not installed" if e.reason == NOT_FOUND else e.reason
+            tried.append((reason, f"{argv[0]}: {reason}"))
+            continue
+        failure = command_failure(argv[0], result.rc, result.stdout, result.stderr)
+        if failure is None:
+            return " ".join(argv[:2]) if argv[0] == "journalctl" else argv[0], parse(result.stdout), tried
+        tried.append(failure)
+    return None, [], tried
+
+
+def _reason(tried: list[tuple[str, str]]) -> str:
+    reasons = [r for r, _ in tried]
+    for reason in (NO_PERMISSION, "timed out"):
+        if reason in reasons:
+            return reason
+    return reasons[-1] if reasons else "not read"
+
+
+def probe(host: Any, since: Optional[float] = None) -> dict[str, Fact]:
+    src = "kernel log"
+    way, records, tried = read_log(host)
+    facts: dict[str, Fact] = {
+        "kernel_log.window": known(f"last {since:g} s" if since else "since boot", "check --since"),
+    }
+    if way is None:
+        reason = _reason(tried)
+        detail = "; ".join(d for _, d in tried)
+        restrict = _read_or_none(host, DMESG_RESTRICT)
+        if reason == NO_PERMISSION:
+            if restrict is not None and restrict.strip() == "1":
+                detail += "; kernel.dmesg_restrict=1"
+            detail += f". To read it: {ACCESS}"
+        facts.update({
+            "kernel_log.status": known(reason, src),
+            "kernel_log.error": known(detail, src),
+            "kernel_log.source": unknown(reason, src),
+            "kernel_log.lines": unknown(reason, src),
+            "kernel_log.truncated": unknown(reason, src),
+            "kernel_log.earliest_seconds": unknown(reason, src),
+            "xid.count": unknown(f"the kernel log could not be read: {reason}", src),
+            "sxid.count": unknown(f"the kernel log could not be read: {reason}", src),
+        })  # fmt: skip
+        return facts
+    truncated = len(records) > MAX_LINES
+    records = records[-MAX_LINES:]
+    uptime = parse_uptime(_read_or_none(host, UPTIME) or "")
+    stamps = [s for s, _ in records if s is not None]
+    src = way
+    facts.update({
+        "kernel_log.status": known("ok", src),
+        "kernel_log.error": known("", src),
+        "kernel_log.source": known(way, src),
+        "kernel_log.lines": known(len(records), src),
+        "kernel_log.truncated": known(truncated, src),
+        "kernel_log.earliest_seconds": (
+            known(round(min(stamps), 3), src) if stamps else unknown("no timestamps", src)
+        ),
+    })  # fmt: skip
+    records = within(records, uptime, since)
+    xids = group_events(records, parse_xid, ("pci", "code"))
+    sxids = group_events(records, parse_sxid, ("device", "code"))
+    facts.update(list_facts("xid", [_xid_member(e, uptime, src) for e in xids], src))
+    facts.update(list_facts("sxid", [_sxid_member(e, uptime, src) for e in sxids], src))
+    return facts
+
+
+def _read_or_none(host: Any, path: str) -> Optional[str]:
+    try:
+        return host.read(path)
+    except HostError:
+        return None
+
+
+def _opt(value: Any, src: str, why: str) -> Fact:
+    return known(value, src) if value is not None else unknown(why, src)
+
+
+def _times(e: dict, uptime: Optional[float], src: str) -> dict[str, Fact]:
+    last = e.get("last")
+    age = None if last is None or uptime is None else round(max(0.0, uptime - last), 1)
+    return {
+        "events": known(e["events"], src),
+        "first_seconds": _opt(e.get("first"), src, "the line has no timestamp"),
+        "last_seconds": _opt(last, src, "the line has no timestamp"),
+        "age_seconds": _opt(age, src, "no timestamp or no /proc/uptime"),
+    }
+
+
+def _xid_member(e: dict, uptime: Optional[float], src: str) -> dict[str, Fact]:
+    return {
+        "code": known(e["code"], src),
+        "pci": _opt(e["pci"], src, "the line names no PCI address"),
+        "pid": _opt(e["pid"], src, "the line names no process"),
+        "process": _opt(e["process"], src, "the line names no process"),
+        "text": known(e["text"], src),
+        **_times(e, uptime, src),
+    }
+
+
+def _sxid_member(e: dict, uptime: Optional[float], src: str) -> dict[str, Fact]:
+    return {
+        "code": known(e["code"], src),
+        "device": known(e["device"], src),
+        "pci": _opt(e["pci"], src, "the line names no PCI address"),
+        "fatal": _opt(e["fatal"], src, "the line says neither Fatal nor Non-fatal"),
+        "text": known(e["text"], src),
+        **_times(e, uptime, src),
+    }
