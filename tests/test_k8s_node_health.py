@@ -5,6 +5,7 @@ and a stub `kubectl` on PATH that records each call (one JSON argv list per line
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -12,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from importlib.machinery import SourceFileLoader
 from pathlib import Path
 
 import pytest
@@ -124,11 +126,23 @@ def test_errors_set_the_condition_false_with_the_rules_and_taint_the_node(tmp_pa
         "type": "GpuDoctorHealthy",
         "status": "False",
         "reason": "ErrorsFound",
-        "message": f"gpudoctor found POLICY-GPU-COUNT ({FAILING})",
+        "message": f"gpudoctor found: {FAILING}",
     }
     assert r.stderr == (
-        f"gpudoctor-node-health: node {NODE}: GpuDoctorHealthy=False (ErrorsFound): gpudoctor found "
-        f"POLICY-GPU-COUNT ({FAILING}); tainted {TAINT}:NoSchedule\n"
+        f"gpudoctor-node-health: node {NODE}: GpuDoctorHealthy=False (ErrorsFound): gpudoctor found: "
+        f"{FAILING}; tainted {TAINT}:NoSchedule\n"
+    )
+
+
+def test_every_error_is_in_the_message(tmp_path):
+    policy = tmp_path / "two.toml"
+    policy.write_text('[gpus]\ncount = 8\n[driver]\nmin_version = "590.1"\n')
+    kube = Kube(tmp_path, _node([], []))
+    r = kube.run(GPUDOCTOR_ARGS=f"--snapshot {H200} --policy {policy}")
+    assert r.returncode == 1, r.stderr
+    assert _condition(kube.calls()[1])["message"] == (
+        "gpudoctor found: POLICY-DRIVER-MIN: The policy requires NVIDIA driver 590.1 or newer; this host has "
+        f"580.159.04 (kernel module loaded: yes). | {FAILING}"
     )
 
 
@@ -239,6 +253,19 @@ def test_a_pod_that_sees_no_gpu_has_not_checked_the_node(tmp_path):
     )
 
 
+def test_a_policy_requiring_gpus_makes_no_gpu_an_error(tmp_path):
+    """What docs/fleet.md says: `min_count = 1` turns a node whose pod sees no GPU into an error."""
+    policy = tmp_path / "some-gpu.toml"
+    policy.write_text("[gpus]\nmin_count = 1\n")
+    kube = Kube(tmp_path, _node([], []))
+    r = kube.run(GPUDOCTOR_ARGS=f"--snapshot {NOGPU} --policy {policy}")
+    assert r.returncode == 1, r.stderr
+    get, patch, taint = kube.calls()
+    condition = _condition(patch)
+    assert (condition["status"], taint) == ("False", ADD)
+    assert condition["message"].startswith("gpudoctor found: POLICY-GPU-COUNT: "), condition
+
+
 def test_taint_effect_none_sets_the_condition_only(tmp_path):
     kube = Kube(tmp_path, _node([], []))
     r = kube.run(TAINT_EFFECT="none", GPUDOCTOR_ARGS=f"--snapshot {H200} --policy {kube.policy}")
@@ -298,6 +325,42 @@ def test_the_loop_checks_again_and_stops_on_sigterm(tmp_path):
     _out, err = proc.communicate(timeout=30)
     assert proc.returncode == 128 + signal.SIGTERM
     assert err.count("GpuDoctorHealthy=True (NoErrors)") >= 2
+
+
+def _script_module():
+    spec = importlib.util.spec_from_loader(
+        "gpudoctor_node_health", SourceFileLoader("gpudoctor_node_health", str(SCRIPT))
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _report(fail_on: str, *findings: tuple) -> str:
+    """A JSON report (docs/json-report.md) with these (rule, severity, message) findings."""
+    found = [{"rule": r, "severity": s, "message": m} for r, s, m in findings]
+    return json.dumps({"schema": "gpudoctor.report", "summary": {"fail_on": fail_on}, "findings": found})
+
+
+def test_warnings_are_named_when_healthy_and_count_when_the_check_fails_on_them():
+    verdict_from = _script_module().verdict_from
+    warning = ("GD-FW-004", "warning", "w")
+    healthy = verdict_from(0, _report("error", warning), "")
+    assert (healthy.code, healthy.status, healthy.message) == (
+        0,
+        "True",
+        "gpudoctor found no errors; warnings: GD-FW-004",
+    )
+    failed = verdict_from(
+        1, _report("warning", ("GD-X-001", "error", "e"), warning, ("GD-I", "info", "i")), ""
+    )
+    assert (failed.code, failed.status) == (1, "False")
+    assert failed.message == "gpudoctor found: GD-X-001: e | GD-FW-004: w"
+    # Exit 1 with nothing at or above fail_on is not a verdict the script understands: could not check.
+    odd = verdict_from(1, _report("error", warning), "")
+    assert (odd.code, odd.status, odd.message) == (2, "Unknown", "gpudoctor exited 1")
+    long = verdict_from(1, _report("error", ("GD-X-001", "error", "x" * 2000)), "")
+    assert len(long.message) == 1024 and long.message.endswith("...")
 
 
 # The manifest

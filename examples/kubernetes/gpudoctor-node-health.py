@@ -7,8 +7,8 @@ node's condition GpuDoctorHealthy:
 
   check exit 0 (no errors)          GpuDoctorHealthy=True,    reason NoErrors;  the taint is removed
                                     (unless the pod saw no GPU at all, GD-HOST-001: could not check)
-  check exit 1 (errors)             GpuDoctorHealthy=False,   reason ErrorsFound, message: the rule ids
-                                    and their messages;       the taint gpudoctor.io/unhealthy is added
+  check exit 1 (errors)             GpuDoctorHealthy=False,   reason ErrorsFound, message: each failing
+                                    rule's id and message;    the taint gpudoctor.io/unhealthy is added
   anything else (could not check)   GpuDoctorHealthy=Unknown, reason CouldNotCheck, message: why;
                                     the taint is left as it is (neither added nor removed)
 
@@ -101,9 +101,8 @@ def verdict_from(returncode: int, stdout: str, stderr: str) -> Verdict:
         floor = SEVERITY_RANK.get(report["summary"].get("fail_on"), SEVERITY_RANK["error"])
         failing = [f for f in report.get("findings", []) if SEVERITY_RANK.get(f.get("severity"), -1) >= floor]
         if failing:
-            ids = ", ".join(dict.fromkeys(f["rule"] for f in failing))
-            details = "; ".join(f"{f['rule']}: {f['message']}" for f in failing)
-            return Verdict(1, "False", "ErrorsFound", f"gpudoctor found {ids} ({details})")
+            details = " | ".join(f"{f['rule']}: {f['message']}" for f in failing)
+            return Verdict(1, "False", "ErrorsFound", f"gpudoctor found: {details}")
     if returncode == 2:
         unknown = [
             f"{r['id']} ({'; '.join(f'{k}: {v}' for k, v in (r.get('unknown_facts') or {}).items())})"
