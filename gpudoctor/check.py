@@ -35,6 +35,7 @@ class CheckResult:
     policy: Optional[str] = None  # the policy file's path
     ignore: dict[str, str] = field(default_factory=dict)  # rule id -> why the policy ignores it
     fail_unknown: bool = False  # an error-level rule that could not be evaluated makes the exit code 2
+    unknown_ok: tuple[str, ...] = ()  # fact sections whose unknowns alone do not (Profile.unknown_ok)
     overrides: list[Rule] = field(default_factory=list)  # rules that replaced shipped ones (Rule.replaces)
 
     @property
@@ -63,12 +64,18 @@ class CheckResult:
         return out
 
     def unknown_errors(self) -> list[RuleResult]:
-        """Error-level rules that could not be evaluated (not those the policy ignores)."""
+        """Error-level rules that could not be evaluated (not those the policy ignores, nor those unknown
+        only for want of the facts the profile lets be unknown: `unknown_ok`)."""
         return [
             r
             for r in self.results
-            if r.status == "unknown" and r.rule.severity == "error" and r.rule.id not in self.ignore
-        ]
+            if r.status == "unknown"
+            and r.rule.severity == "error"
+            and r.rule.id not in self.ignore
+            and not (self.unknown_ok and r.unknown_facts and all(
+                head(name) in self.unknown_ok for name, _why in r.unknown_facts
+            ))
+        ]  # fmt: skip
 
     def verdict(self, fail_on: str) -> int:
         """The exit code: 1 for findings at or above `fail_on`; else 2 when an error-level rule could not
@@ -185,6 +192,7 @@ def run_checks(
                 policy=policy.path if policy else None,
                 ignore=dict(policy.ignore) if policy else {},
                 fail_unknown=prof.fail_unknown if fail_unknown is None else fail_unknown,
+                unknown_ok=prof.unknown_ok if fail_unknown is None else (),
                 overrides=[r for r in rules if r.replaces],
             )
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,22 @@ def test_cli_ci_profile_fails_on_warnings_in_plain_text():
     assert r.returncode == 1  # GD-FW-004 is a warning
     assert "\x1b[" not in r.stdout and "exit 1 (--fail-on warning)" in r.stdout
     assert gd("check", "--snapshot", str(H200), "--profile", "ci", "--fail-on", "error").returncode == 0
+
+
+def test_an_unreadable_kernel_log_alone_does_not_fail_a_gate_unless_asked():
+    # The H200 snapshot was recorded before gpudoctor read the kernel log: GD-XID-001 and GD-XID-005
+    # (errors) are unknown only for want of kernel_log/xid/sxid facts (Profile.unknown_ok). The ci profile
+    # still exits 0 with --fail-on error, shows them as could not be evaluated, and GD-KLOG-001 says why;
+    # an explicit --fail-on-unknown counts them: exit 2.
+    r = gd("check", "--snapshot", str(H200), "--profile", "ci", "--fail-on", "error", "--format", "json")
+    assert r.returncode == 0, r.stdout[-500:]
+    report = json.loads(r.stdout)
+    status = {rule["id"]: rule["status"] for rule in report["rules"]}
+    assert status["GD-XID-001"] == "unknown" and status["GD-KLOG-001"] == "fired"
+    strict = gd(
+        "check", "--snapshot", str(H200), "--profile", "ci", "--fail-on", "error", "--fail-on-unknown"
+    )
+    assert strict.returncode == 2
+    assert (
+        "could not check: error-level rule(s) GD-XID-001, GD-XID-005 could not be evaluated" in strict.stdout
+    )
