@@ -23,7 +23,18 @@ from .engine import nvidia_require, template
 from .engine.model import Rule
 from .facts import head
 
-ALL_PROBES = ("driver", "gpus", "cuda", "libraries", "python", "system", "container", "monitoring", "storage")
+ALL_PROBES = (
+    "driver",
+    "gpus",
+    "cuda",
+    "libraries",
+    "python",
+    "system",
+    "container",
+    "monitoring",
+    "storage",
+    "interconnect",  # not in preflight: it lists the PCI tree and, as root, runs lspci -vvv
+)
 
 
 @dataclass(frozen=True)

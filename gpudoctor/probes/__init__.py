@@ -19,7 +19,18 @@ def registry(data_dir: Optional[str] = None, deep: bool = False) -> list[tuple[s
     """(name, owned prefixes, probe). Imported lazily so `gpudoctor --help` stays fast. `data_dir` is the
     directory `check --data-dir` names, for the storage probe. `deep` (`check --deep`) adds the runtime
     probe: child processes that load libcuda and import each framework (gpudoctor/probes/runtime.py)."""
-    from . import container, cuda, driver, gpus, libraries, monitoring, python_env, storage, system
+    from . import (
+        container,
+        cuda,
+        driver,
+        gpus,
+        interconnect,
+        libraries,
+        monitoring,
+        python_env,
+        storage,
+        system,
+    )
 
     probes: list[tuple[str, tuple[str, ...], Probe]] = [
         ("driver", ("driver", "pci"), driver.probe),
@@ -31,6 +42,7 @@ def registry(data_dir: Optional[str] = None, deep: bool = False) -> list[tuple[s
         ("container", ("container",), container.probe),
         ("monitoring", ("monitoring",), monitoring.probe),
         ("storage", ("storage",), functools.partial(storage.probe, data_dir=data_dir)),
+        ("interconnect", ("interconnect",), interconnect.probe),
     ]
     if deep:
         from . import runtime
