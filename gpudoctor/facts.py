@@ -361,7 +361,7 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("system.virtualization", "str", "", "none, or the hypervisor seen: kvm, vmware, hyperv, xen, ..."),
     _s("env.ld_library_path", "str", "", "LD_LIBRARY_PATH"),
     _s("env.cuda_visible_devices", "str", "", "CUDA_VISIBLE_DEVICES"),
-    # --- issue 11, part C "interconnect": RDMA ports, GPUDirect RDMA, ACS, IOMMU, nearest NIC, env pitfalls --
+    # --- issue 11, part C "interconnect": RDMA ports, GPUDirect RDMA, ACS, IOMMU, nearest NIC, env pitfalls
     _s("interconnect.rdma.devices", "list[str]", "", "RDMA devices in /sys/class/infiniband, e.g. mlx5_0"),
     _s("interconnect.rdma.device_count", "int", "", "how many RDMA devices (InfiniBand or RoCE) there are"),
     _s("interconnect.ib_ports.count", "int", "", "RDMA ports (every port of every RDMA device)"),
@@ -391,7 +391,7 @@ SCHEMA: tuple[FactSpec, ...] = (
         "interconnect.peermem_loaded",
         "bool",
         "",
-        "the GPUDirect RDMA kernel module is loaded (nvidia_peermem, or the legacy nv_peer_mem; /proc/modules)",
+        "the GPUDirect RDMA kernel module is loaded (nvidia_peermem, or legacy nv_peer_mem; /proc/modules)",
     ),
     _s("interconnect.peermem_module", "str", "", "which of the two is loaded"),
     _s(
@@ -453,7 +453,7 @@ SCHEMA: tuple[FactSpec, ...] = (
         "env.cuda_visible_devices_unmatched",
         "list[str]",
         "",
-        "derived: CUDA_VISIBLE_DEVICES entries, up to the first CUDA stops at, that name no GPU NVML sees: an "
+        "derived: CUDA_VISIBLE_DEVICES entries, up to the one CUDA stops at, that name no GPU NVML sees: an "
         "index at or past gpus.count, a GPU-/MIG- identifier no GPU's UUID starts with, or anything else",
     ),
     _s(

@@ -1,10 +1,10 @@
-"""Environment variables that slow or break GPU jobs, read by name only (the whole environment is never read).
+"""Environment variables that slow or break GPU jobs, read by name only (never the whole environment).
 
 The system probe calls `facts(host)`; each variable becomes `env.<name in lower case>`, unknown ("not set")
-when unset, so that rules tell unset from set-but-empty. `env.profiler_injection` gathers what loads a profiler
-into every CUDA process: CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH, and LD_PRELOAD entries that look like
-profiler injection libraries. Judging CUDA_VISIBLE_DEVICES against the GPUs and
-NCCL_SOCKET_IFNAME against the network interfaces is derive's work (gpudoctor/derive.py).
+when unset, so that rules tell unset from set-but-empty. `env.profiler_injection` gathers what loads a
+profiler into every CUDA process: CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH, and LD_PRELOAD entries that
+look like profiler injection libraries. Judging CUDA_VISIBLE_DEVICES against the GPUs and NCCL_SOCKET_IFNAME
+against the network interfaces is derive's work (gpudoctor/derive.py).
 """
 
 from __future__ import annotations
