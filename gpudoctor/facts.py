@@ -361,6 +361,114 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("system.virtualization", "str", "", "none, or the hypervisor seen: kvm, vmware, hyperv, xen, ..."),
     _s("env.ld_library_path", "str", "", "LD_LIBRARY_PATH"),
     _s("env.cuda_visible_devices", "str", "", "CUDA_VISIBLE_DEVICES"),
+    # --- issue 11, part C "interconnect": RDMA ports, GPUDirect RDMA, ACS, IOMMU, nearest NIC, env pitfalls
+    _s("interconnect.rdma.devices", "list[str]", "", "RDMA devices in /sys/class/infiniband, e.g. mlx5_0"),
+    _s("interconnect.rdma.device_count", "int", "", "how many RDMA devices (InfiniBand or RoCE) there are"),
+    _s("interconnect.ib_ports.count", "int", "", "RDMA ports (every port of every RDMA device)"),
+    _s("interconnect.ib_ports[].name", "str", "", "device/port, e.g. mlx5_0/1"),
+    _s(
+        "interconnect.ib_ports[].state",
+        "str",
+        "",
+        "logical port state: DOWN, INIT, ARMED, ACTIVE, ACTIVE_DEFER",
+    ),
+    _s(
+        "interconnect.ib_ports[].phys_state",
+        "str",
+        "",
+        "physical port state: Sleep, Polling, Disabled, PortConfigurationTraining, LinkUp, LinkErrorRecovery",
+    ),
+    _s(
+        "interconnect.ib_ports[].rate_gbps",
+        "float",
+        "Gb/s",
+        "the port's data rate (active width times speed)",
+    ),
+    _s("interconnect.ib_ports[].link_layer", "str", "", "`InfiniBand`, or `Ethernet` for RoCE"),
+    _s("interconnect.ib_ports_active", "int", "", "RDMA ports whose state is ACTIVE"),
+    _s("interconnect.ib_rate_max_gbps", "float", "Gb/s", "the fastest rate of an active RDMA port"),
+    _s(
+        "interconnect.peermem_loaded",
+        "bool",
+        "",
+        "the GPUDirect RDMA kernel module is loaded (nvidia_peermem, or legacy nv_peer_mem; /proc/modules)",
+    ),
+    _s("interconnect.peermem_module", "str", "", "which of the two is loaded"),
+    _s(
+        "interconnect.iommu.mode",
+        "str",
+        "",
+        "the IOMMU as the kernel command line sets it: `off`, `passthrough` (iommu=pt), `translated` "
+        "(intel_iommu=on, amd_iommu=on, iommu.passthrough=0) or `default` (no IOMMU argument)",
+    ),
+    _s("interconnect.iommu.args", "list[str]", "", "the IOMMU arguments of /proc/cmdline"),
+    _s("interconnect.net_interfaces", "list[str]", "", "network interface names (/sys/class/net)"),
+    _s(
+        "interconnect.acs.redirect_bridges",
+        "list[str]",
+        "",
+        "PCIe bridges above a GPU whose ACS control redirects peer-to-peer requests or completions "
+        "(ReqRedir+ or CmpltRedir+ in lspci -vvv, read as root only)",
+    ),
+    _s(
+        "interconnect.acs.redirect_bridge_count",
+        "int",
+        "",
+        "how many are in interconnect.acs.redirect_bridges",
+    ),
+    _s("interconnect.gpu_nics.count", "int", "", "NVIDIA GPUs on the PCI bus, when there is an RDMA NIC"),
+    _s("interconnect.gpu_nics[].gpu", "str", "", "the GPU's PCI address"),
+    _s("interconnect.gpu_nics[].nic", "str", "", "the RDMA device nearest it"),
+    _s(
+        "interconnect.gpu_nics[].relation",
+        "str",
+        "",
+        "how near: `pcie switch` (a switch above both), `root port`, `same numa node`, `other numa node`, or "
+        "`unknown` (no NUMA information)",
+    ),
+    _s("interconnect.gpu_nics[].gpu_numa", "int", "", "the GPU's NUMA node (-1: none reported)"),
+    _s("env.cuda_launch_blocking", "str", "", "CUDA_LAUNCH_BLOCKING (unknown: not set)"),
+    _s("env.nccl_p2p_disable", "str", "", "NCCL_P2P_DISABLE"),
+    _s("env.nccl_ib_disable", "str", "", "NCCL_IB_DISABLE"),
+    _s("env.nccl_socket_ifname", "str", "", "NCCL_SOCKET_IFNAME"),
+    _s(
+        "env.cuda_injection64_path",
+        "str",
+        "",
+        "CUDA_INJECTION64_PATH: a library CUDA loads into every process",
+    ),
+    _s(
+        "env.nvtx_injection64_path", "str", "", "NVTX_INJECTION64_PATH: a library NVTX loads to record ranges"
+    ),
+    _s("env.ld_preload", "str", "", "LD_PRELOAD"),
+    _s(
+        "env.profiler_injection",
+        "list[str]",
+        "",
+        "what loads a profiler into every CUDA process, as NAME=value: CUDA_INJECTION64_PATH, "
+        "NVTX_INJECTION64_PATH, and LD_PRELOAD entries whose file name names CUPTI or an injection library",
+    ),
+    _s("env.profiler_injection_count", "int", "", "how many entries env.profiler_injection has"),
+    _s(
+        "env.cuda_visible_devices_unmatched",
+        "list[str]",
+        "",
+        "derived: CUDA_VISIBLE_DEVICES entries, up to the one CUDA stops at, that name no GPU NVML sees: an "
+        "index at or past gpus.count, a GPU-/MIG- identifier no GPU's UUID starts with, or anything else",
+    ),
+    _s(
+        "env.cuda_visible_devices_unmatched_count",
+        "int",
+        "",
+        "derived: how many are in env.cuda_visible_devices_unmatched",
+    ),
+    _s(
+        "env.nccl_socket_ifname_matches",
+        "int",
+        "",
+        "derived: network interfaces NCCL_SOCKET_IFNAME selects, by NCCL's rules (prefixes, ^ to exclude, = "
+        "for exact names)",
+    ),
     _s("container.detected", "bool", "", "running inside a container"),
     _s("container.runtime", "str", "", "docker, podman, kubernetes, containerd, lxc, or none"),
     _s("container.nvidia_require_cuda", "str", "", "NVIDIA_REQUIRE_CUDA as the image declares it"),

@@ -37,6 +37,7 @@ SCHEMA: dict[str, dict[str, str]] = {
         "driver": "table",
         "cudnn": "table",
         "frameworks": "table",
+        "interconnect": "table",
         "ignore": "table",  # checked on its own: rule id = "reason"
     },
     "gpus": {
@@ -49,6 +50,7 @@ SCHEMA: dict[str, dict[str, str]] = {
     "driver": {"min_version": "string", "cuda": "string"},
     "cudnn": {"version": "string"},
     "frameworks": {"gpu": "list of strings"},
+    "interconnect": {"ib_ports_active": "integer", "ib_rate_gbps": "number"},
 }
 # Version range operators a requirement may use, and the comparison that makes the requirement unmet.
 _VIOLATION = {
@@ -243,6 +245,11 @@ def parse(data: dict, path: str, prefix: str = "") -> Policy:
             problem(
                 key, f"expected a version range such as '>=12.4,<14' (>=, >, <=, <, ==, !=), got {spec!r}"
             )
+    interconnect = data.get("interconnect", {})
+    if interconnect.get("ib_ports_active", 1) < 1:
+        problem("interconnect.ib_ports_active", "expected 1 or more")
+    if interconnect.get("ib_rate_gbps", 1) <= 0:
+        problem("interconnect.ib_rate_gbps", "expected a positive rate in Gb/s, e.g. 400")
     for name in frameworks.get("gpu", []):
         if name not in FRAMEWORKS:
             problem("frameworks.gpu", f"unknown framework {name!r} (expected: {', '.join(FRAMEWORKS)})")
@@ -253,7 +260,9 @@ def parse(data: dict, path: str, prefix: str = "") -> Policy:
         path=path,
         prefix=prefix,
         fail_on=fail_on,
-        rules=tuple(to_rules(gpus, driver, cudnn, frameworks, where)),
+        rules=tuple(
+            to_rules(gpus, driver, cudnn, frameworks, where) + interconnect_rules(interconnect, where)
+        ),
         ignore=ignore,
     )
 
@@ -463,3 +472,46 @@ def _gpu_framework(name: str) -> dict:
         for j in range(len(FRAMEWORKS))
     ]
     return {"all": [{"fact": "frameworks.count", "ge": 0}, {"not": {"any": found}}]}
+
+
+def interconnect_rules(interconnect: dict, where: str) -> list[Rule]:
+    """Issue 11, part C: what a multi-node job needs of the RDMA ports ([interconnect])."""
+    rules: list[Rule] = []
+    change = "or change the policy"
+    if "ib_ports_active" in interconnect:
+        n = interconnect["ib_ports_active"]
+        rules.append(
+            _rule(
+                "POLICY-IB-PORTS",
+                "Active RDMA ports the policy requires",
+                "system",
+                {"fact": "interconnect.ib_ports_active", "lt": n},
+                f"The policy requires at least {n} active InfiniBand/RoCE port(s); "
+                "{interconnect.ib_ports_active} of {interconnect.ib_ports.count} are active.",
+                f"Required by the policy in {where} (interconnect.ib_ports_active).",
+                f"Bring the ports up (`ibstat` shows each port's state; GD-IB-001 names those down), "
+                f"{change}.",
+            )
+        )
+    if "ib_rate_gbps" in interconnect:
+        rate = interconnect["ib_rate_gbps"]
+        rules.append(
+            _rule(
+                "POLICY-IB-RATE",
+                "RDMA port rate the policy requires",
+                "system",
+                {
+                    "all": [
+                        {"fact": "interconnect.ib_ports[i].state", "eq": "ACTIVE"},
+                        {"fact": "interconnect.ib_ports[i].rate_gbps", "lt": rate},
+                    ]
+                },
+                f"RDMA port {{interconnect.ib_ports[i].name}} runs at {{interconnect.ib_ports[i].rate_gbps}} "
+                f"Gb/s; the policy requires {rate:g} Gb/s.",
+                f"Required by the policy in {where} (interconnect.ib_rate_gbps).",
+                "Check the port's cable, transceiver and switch port (`ibstat` shows its rate and width), "
+                f"{change}.",
+                for_each="interconnect.ib_ports",
+            )
+        )
+    return rules

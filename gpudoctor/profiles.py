@@ -27,6 +27,7 @@ KERNEL_LOG_FACTS = ("kernel_log", "xid", "sxid")
 ALL_PROBES = (
     "driver", "gpus", "cuda", "libraries", "python", "system", "container", "monitoring", "storage",
     "kernel_log",
+    "interconnect",  # not in preflight: it lists the PCI tree and, as root, runs lspci -vvv
 )  # fmt: skip
 
 

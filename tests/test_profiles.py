@@ -106,7 +106,7 @@ def test_preflight_check_collects_only_its_probes():
     host = SnapshotHost(load(str(H200)), "h200")
     result = run_check(host, "h200", Deadline(10), [], profile=PROFILES["preflight"])
     assert [p.name for p in result.probes] == ["driver", "gpus", "python", "system", "container"]
-    assert result.skipped_probes == ["cuda", "libraries", "monitoring", "storage", "runtime"]
+    assert result.skipped_probes == ["cuda", "libraries", "monitoring", "storage", "interconnect", "runtime"]
     # The runtime rules need --deep: skipped in every profile without it.
     runtime = [r for r in result.skipped_rules if r.startswith("GD-RUNTIME-")]
     assert runtime and sorted(result.skipped_rules) == sorted(PREFLIGHT_SKIPS + runtime)

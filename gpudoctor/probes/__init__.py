@@ -27,6 +27,7 @@ def registry(
         cuda,
         driver,
         gpus,
+        interconnect,
         kernel_log,
         libraries,
         monitoring,
@@ -46,6 +47,7 @@ def registry(
         ("monitoring", ("monitoring",), monitoring.probe),
         ("storage", ("storage",), functools.partial(storage.probe, data_dir=data_dir)),
         ("kernel_log", ("kernel_log", "xid", "sxid"), functools.partial(kernel_log.probe, since=since)),
+        ("interconnect", ("interconnect",), interconnect.probe),
     ]
     if deep:
         from . import runtime

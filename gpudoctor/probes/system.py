@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 from ..facts import Fact, known, unknown
 from ..host.base import NOT_FOUND, NOT_RECORDED, HostError
+from . import env_pitfalls
 
 OS_RELEASE = ("/etc/os-release", "/usr/lib/os-release")
 MOUNTS = "/proc/self/mounts"
@@ -251,4 +252,5 @@ def probe(host: Any) -> dict[str, Fact]:
     facts["system.glibc"] = _glibc(host)
     facts["env.ld_library_path"] = _env(host, "LD_LIBRARY_PATH")
     facts["env.cuda_visible_devices"] = _env(host, "CUDA_VISIBLE_DEVICES")
+    facts.update(env_pitfalls.facts(host))  # issue 11, part C: variables that slow or break jobs
     return facts

@@ -1,0 +1,399 @@
+"""Interconnect facts for multi-node jobs: InfiniBand/RoCE ports, GPUDirect RDMA's kernel module, ACS on the
+PCIe bridges above the GPUs, the IOMMU mode, and which RDMA NIC is nearest each GPU.
+
+Formats, as the kernel writes them (drivers/infiniband/core/sysfs.c; Documentation/ABI/stable/
+sysfs-class-infiniband):
+    ports/<n>/state       "4: ACTIVE"            ("%d: %s": DOWN, INIT, ARMED, ACTIVE, ACTIVE_DEFER)
+    ports/<n>/phys_state  "5: LinkUp"            (Sleep, Polling, Disabled, PortConfigurationTraining, LinkUp,
+                                                  LinkErrorRecovery, Phy Test)
+    ports/<n>/rate        "400 Gb/sec (4X NDR)"  ("%d%s Gb/sec (%dX%s)", the %s being ".5" or "")
+    ports/<n>/link_layer  "InfiniBand" or "Ethernet" (RoCE)
+
+ACS control lives in PCIe extended configuration space, which the kernel lets only root read past the first
+64 bytes; so ACS is read from `lspci -vvv` run as root (its "ACSCtl:" lines), and is unknown with that reason
+otherwise. The bridges that matter are those above a GPU: found by listing each bridge's sysfs directory,
+whose subdirectories are the devices behind it, so no symlink needs to be resolved.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from ..facts import Fact, known, list_facts, unknown
+from ..host.base import NOT_FOUND, HostError
+
+IB_ROOT = "/sys/class/infiniband"
+NET_ROOT = "/sys/class/net"
+PCI_ROOT = "/sys/bus/pci/devices"
+MODULES = "/proc/modules"
+CMDLINE = "/proc/cmdline"
+STATUS = "/proc/self/status"
+LSPCI = ("lspci", "-vvv", "-D")
+PEERMEM_MODULES = ("nvidia_peermem", "nv_peer_mem")  # /proc/modules spells module names with underscores
+NEEDS_ROOT = "needs root: ACS control is in PCIe extended configuration space, which only root can read"
+_BDF = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
+_RATE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?) Gb/sec\b")
+_STATE = re.compile(r"\s*([0-9]+):\s*(\S.*?)\s*$")
+_MAX_PORTS = 64  # a switch's sysfs lists port 0 only; a host has a handful of HCAs, a few ports each
+
+
+# --- pure parse functions -------------------------------------------------------------------------------
+
+
+def parse_port_state(text: str) -> Optional[str]:
+    """ "4: ACTIVE" -> "ACTIVE"; "5: LinkUp" -> "LinkUp"; None when it is not that form."""
+    m = _STATE.fullmatch(text.strip())
+    return m.group(2) if m else None
+
+
+def parse_rate_gbps(text: str) -> Optional[float]:
+    """ "400 Gb/sec (4X NDR)" -> 400.0; "2.5 Gb/sec (1X SDR)" -> 2.5."""
+    m = _RATE.match(text)
+    return float(m.group(1)) if m else None
+
+
+def parse_modules(text: str) -> set[str]:
+    """Module names from /proc/modules ("nvidia_peermem 16384 0 - Live 0x0000000000000000 (OE)")."""
+    return {line.split()[0] for line in text.splitlines() if line.strip()}
+
+
+def parse_uevent_slot(text: str) -> Optional[str]:
+    """PCI_SLOT_NAME from a device's uevent file, e.g. 0000:17:00.0."""
+    m = re.search(r"^PCI_SLOT_NAME=(\S+)$", text, re.MULTILINE)
+    return m.group(1).lower() if m else None
+
+
+def parse_uid(text: str) -> Optional[int]:
+    """The effective uid from /proc/self/status ("Uid:\t1000\t1000\t1000\t1000": real, effective, ...)."""
+    m = re.search(r"^Uid:\s+[0-9]+\s+([0-9]+)", text, re.MULTILINE)
+    return int(m.group(1)) if m else None
+
+
+def iommu_mode(cmdline: str) -> tuple[str, list[str]]:
+    """How the kernel command line sets the IOMMU, and the arguments that say so.
+
+    `off` (intel_iommu=off, amd_iommu=off or iommu=off), `passthrough` (iommu=pt, iommu.passthrough=1: DMA
+    is not translated for host-owned devices), `translated` (intel_iommu=on, iommu.passthrough=0, or
+    amd_iommu=on/force without pt), or `default` (no IOMMU argument: the kernel's build default decides)."""
+    args = [a for a in cmdline.split() if re.match(r"(intel_iommu|amd_iommu|iommu)(\.[a-z_]+)?=", a)]
+    values: dict[str, str] = {}
+    for arg in args:
+        key, _, value = arg.partition("=")
+        values[key] = value.lower()
+    if any(values.get(k) == "off" for k in ("intel_iommu", "amd_iommu", "iommu")):
+        return "off", args
+    if values.get("iommu") == "pt" or values.get("iommu.passthrough") in ("1", "y", "on"):
+        return "passthrough", args
+    intel = set(values.get("intel_iommu", "").split(","))
+    if (
+        "on" in intel
+        or values.get("iommu.passthrough") in ("0", "n", "off")
+        or values.get("amd_iommu")
+        in (
+            "on",
+            "force",
+            "force_isolation",
+        )
+    ):
+        return "translated", args
+    return "default", args
+
+
+def parse_lspci_acs(text: str) -> dict[str, dict[str, Any]]:
+    """Per device in `lspci -vvv -D` output: {"bridge": bool, "redirect": bool or None, "denied": bool}.
+
+    A device block starts at an unindented line "0000:16:01.0 PCI bridge: ..."; its ACS control line reads
+    "ACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-". ReqRedir+
+    or CmpltRedir+ send peer-to-peer requests or completions up to the root complex. Without root, lspci
+    prints "Capabilities: <access denied>" instead of the extended capabilities."""
+    out: dict[str, dict[str, Any]] = {}
+    current: Optional[dict[str, Any]] = None
+    for line in text.splitlines():
+        if line and not line[0].isspace():
+            head = line.split(" ", 1)
+            bdf = head[0].lower()
+            if _BDF.fullmatch(bdf):
+                current = {"bridge": "PCI bridge" in line, "redirect": None, "denied": False}
+                out[bdf] = current
+            else:
+                current = None
+            continue
+        if current is None:
+            continue
+        stripped = line.strip()
+        if stripped.startswith("Capabilities:") and "<access denied>" in stripped:
+            current["denied"] = True
+        if stripped.startswith("ACSCtl:"):
+            flags = stripped.split()[1:]
+            redirect = any(f in ("ReqRedir+", "CmpltRedir+") for f in flags)
+            current["redirect"] = bool(current["redirect"]) or redirect
+    return out
+
+
+def relation(
+    gpu_path: list[str], nic_path: list[str], gpu_numa: Optional[int], nic_numa: Optional[int]
+) -> str:
+    """How a NIC sits relative to a GPU: `pcie switch` (a bridge below the root port is above both),
+    `root port` (the same root port), `same numa node`, `other numa node`, or `unknown` (no bridge in common
+    and the NUMA node of one is not known: a single-socket host reports -1). Paths list the bridges from the
+    top down."""
+    common = 0
+    for a, b in zip(gpu_path, nic_path):
+        if a != b:
+            break
+        common += 1
+    if common >= 2:
+        return "pcie switch"
+    if common == 1:
+        return "root port"
+    if gpu_numa is None or nic_numa is None or gpu_numa < 0 or nic_numa < 0:
+        return "unknown"
+    return "same numa node" if gpu_numa == nic_numa else "other numa node"
+
+
+_RANK = {"pcie switch": 0, "root port": 1, "same numa node": 2, "unknown": 3, "other numa node": 4}
+
+
+# --- reading through the Host ---------------------------------------------------------------------------
+
+
+def _read(host: Any, path: str) -> tuple[Optional[str], Optional[str]]:
+    try:
+        return host.read(path), None
+    except HostError as e:
+        return None, e.reason
+
+
+def _listdir(host: Any, path: str) -> tuple[Optional[list[str]], Optional[str]]:
+    try:
+        return host.listdir(path), None
+    except HostError as e:
+        return None, e.reason
+
+
+def _numa(host: Any, bdf: str) -> Optional[int]:
+    text, _ = _read(host, f"{PCI_ROOT}/{bdf}/numa_node")
+    try:
+        return int(text.strip()) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _ports(host: Any, devices: list[str]) -> list[dict[str, Fact]]:
+    members: list[dict[str, Fact]] = []
+    for dev in devices:
+        names, _ = _listdir(host, f"{IB_ROOT}/{dev}/ports")
+        for port in sorted(names or [], key=lambda n: (len(n), n))[:_MAX_PORTS]:
+            base = f"{IB_ROOT}/{dev}/ports/{port}"
+            member: dict[str, Fact] = {"name": known(f"{dev}/{port}", base)}
+            for field, parse in (
+                ("state", parse_port_state),
+                ("phys_state", parse_port_state),
+                ("rate_gbps", parse_rate_gbps),
+                ("link_layer", str.strip),
+            ):
+                path = f"{base}/{'rate' if field == 'rate_gbps' else field}"
+                text, reason = _read(host, path)
+                value = parse(text) if text is not None else None
+                if text is None:
+                    member[field] = unknown(reason or NOT_FOUND, path)
+                elif value in (None, ""):
+                    member[field] = unknown(f"could not parse {text.strip()!r}", path)
+                else:
+                    member[field] = known(value, path)
+            members.append(member)
+    return members
+
+
+def _pci_classes(host: Any) -> tuple[Optional[dict[str, str]], Optional[str]]:
+    """{bdf: "vendor class"} for every PCI device, or (None, why)."""
+    names, reason = _listdir(host, PCI_ROOT)
+    if names is None:
+        return None, reason
+    out: dict[str, str] = {}
+    for bdf in names:
+        vendor, _ = _read(host, f"{PCI_ROOT}/{bdf}/vendor")
+        cls, _ = _read(host, f"{PCI_ROOT}/{bdf}/class")
+        out[bdf.lower()] = f"{(vendor or '').strip()} {(cls or '').strip()}"
+    return out, None
+
+
+def _is_nvidia_gpu(desc: str) -> bool:
+    vendor, _, cls = desc.partition(" ")
+    return vendor == "0x10de" and (cls.startswith("0x0300") or cls.startswith("0x0302"))
+
+
+def _parents(host: Any, bridges: list[str]) -> dict[str, str]:
+    """child bdf -> the bridge directly above it: each bridge's sysfs directory holds its children."""
+    parent: dict[str, str] = {}
+    for bridge in bridges:
+        names, _ = _listdir(host, f"{PCI_ROOT}/{bridge}")
+        for name in names or []:
+            if _BDF.fullmatch(name.lower()):
+                parent[name.lower()] = bridge
+    return parent
+
+
+def _path(bdf: str, parent: dict[str, str]) -> list[str]:
+    chain: list[str] = []
+    node = bdf
+    while node in parent and len(chain) < 32:
+        node = parent[node]
+        chain.append(node)
+    return list(reversed(chain))
+
+
+def probe(host: Any) -> dict[str, Fact]:
+    facts: dict[str, Fact] = {}
+    devices, dev_reason = _listdir(host, IB_ROOT)
+    if devices is None and dev_reason == NOT_FOUND:
+        devices = []  # no RDMA stack loaded: no RDMA devices
+    if devices is None:
+        facts["interconnect.rdma.device_count"] = unknown(dev_reason or NOT_FOUND, IB_ROOT)
+        facts["interconnect.rdma.devices"] = unknown(dev_reason or NOT_FOUND, IB_ROOT)
+        facts["interconnect.ib_ports.count"] = unknown(dev_reason or NOT_FOUND, IB_ROOT)
+        facts["interconnect.ib_ports_active"] = unknown(dev_reason or NOT_FOUND, IB_ROOT)
+        facts["interconnect.ib_rate_max_gbps"] = unknown(dev_reason or NOT_FOUND, IB_ROOT)
+        devices = []
+        ports: list[dict[str, Fact]] = []
+    else:
+        facts["interconnect.rdma.device_count"] = known(len(devices), IB_ROOT)
+        facts["interconnect.rdma.devices"] = known(list(devices), IB_ROOT)
+        ports = _ports(host, devices)
+        facts.update(list_facts("interconnect.ib_ports", ports, IB_ROOT))
+        active = [p for p in ports if p["state"].value == "ACTIVE"]
+        facts["interconnect.ib_ports_active"] = known(len(active), f"{IB_ROOT}/*/ports/*/state")
+        rates = [p["rate_gbps"].value for p in active if p["rate_gbps"].known]
+        rate_source = f"{IB_ROOT}/*/ports/*/rate"
+        facts["interconnect.ib_rate_max_gbps"] = (
+            known(max(rates), rate_source) if rates else unknown("no active port", rate_source)
+        )
+    facts.update(_peermem(host))
+    facts.update(_iommu(host))
+    facts.update(_net(host))
+    facts.update(_topology(host, devices))
+    return facts
+
+
+def _peermem(host: Any) -> dict[str, Fact]:
+    text, reason = _read(host, MODULES)
+    if text is None:
+        return {
+            "interconnect.peermem_loaded": unknown(reason or NOT_FOUND, MODULES),
+            "interconnect.peermem_module": unknown(reason or NOT_FOUND, MODULES),
+        }
+    loaded = [m for m in PEERMEM_MODULES if m in parse_modules(text)]
+    return {
+        "interconnect.peermem_loaded": known(bool(loaded), MODULES),
+        "interconnect.peermem_module": known(loaded[0], MODULES)
+        if loaded
+        else unknown("not loaded", MODULES),
+    }
+
+
+def _iommu(host: Any) -> dict[str, Fact]:
+    text, reason = _read(host, CMDLINE)
+    if text is None:
+        return {
+            "interconnect.iommu.mode": unknown(reason or NOT_FOUND, CMDLINE),
+            "interconnect.iommu.args": unknown(reason or NOT_FOUND, CMDLINE),
+        }
+    mode, args = iommu_mode(text)
+    return {"interconnect.iommu.mode": known(mode, CMDLINE), "interconnect.iommu.args": known(args, CMDLINE)}
+
+
+def _net(host: Any) -> dict[str, Fact]:
+    names, reason = _listdir(host, NET_ROOT)
+    if names is None:
+        return {"interconnect.net_interfaces": unknown(reason or NOT_FOUND, NET_ROOT)}
+    return {"interconnect.net_interfaces": known(list(names), NET_ROOT)}
+
+
+def _topology(host: Any, devices: list[str]) -> dict[str, Fact]:
+    """ACS on the bridges above the GPUs, and each GPU's nearest RDMA NIC."""
+    out: dict[str, Fact] = {}
+    classes, reason = _pci_classes(host)
+    if classes is None:
+        why = reason or NOT_FOUND
+        out["interconnect.acs.redirect_bridges"] = unknown(why, PCI_ROOT)
+        out["interconnect.acs.redirect_bridge_count"] = unknown(why, PCI_ROOT)
+        out["interconnect.gpu_nics.count"] = unknown(why, PCI_ROOT)
+        return out
+    gpus = sorted(b for b, d in classes.items() if _is_nvidia_gpu(d))
+    bridges = sorted(b for b, d in classes.items() if d.split(" ")[-1].startswith("0x0604"))
+    parent = _parents(host, bridges)
+    above_gpus = sorted({b for g in gpus for b in _path(g, parent)})
+    out.update(_acs(host, above_gpus))
+    nics: list[tuple[str, str]] = []
+    for dev in devices:
+        text, _ = _read(host, f"{IB_ROOT}/{dev}/device/uevent")
+        slot = parse_uevent_slot(text) if text is not None else None
+        if slot:
+            nics.append((dev, slot))
+    members: list[dict[str, Fact]] = []
+    source = f"{PCI_ROOT}, {IB_ROOT}/*/device/uevent"
+    if nics:
+        for gpu in gpus:
+            gpu_path, gpu_numa = _path(gpu, parent), _numa(host, gpu)
+            best = min(
+                (
+                    (relation(gpu_path, _path(slot, parent), gpu_numa, _numa(host, slot)), dev)
+                    for dev, slot in nics
+                ),
+                key=lambda r: (_RANK[r[0]], r[1]),
+            )
+            members.append(
+                {
+                    "gpu": known(gpu, source),
+                    "nic": known(best[1], source),
+                    "relation": known(best[0], source),
+                    "gpu_numa": known(gpu_numa, source)
+                    if gpu_numa is not None
+                    else unknown(NOT_FOUND, source),
+                }
+            )
+    out.update(list_facts("interconnect.gpu_nics", members, source))
+    return out
+
+
+def _acs(host: Any, bridges: list[str]) -> dict[str, Fact]:
+    source = " ".join(LSPCI)
+    status, reason = _read(host, STATUS)
+    uid = parse_uid(status) if status is not None else None
+    why: Optional[str] = None
+    if uid is None:
+        why = f"could not tell whether this runs as root ({STATUS}: {reason or 'no Uid line'})"
+    elif uid != 0:
+        why = NEEDS_ROOT
+    if why is None and bridges:
+        try:
+            result = host.run(LSPCI, timeout=5.0)
+        except HostError as e:
+            why = f"lspci: {e.reason}"
+        else:
+            if result.rc != 0:
+                why = (
+                    f"lspci exited with status {result.rc}"
+                    if result.rc is not None
+                    else "lspci did not finish"
+                )
+            else:
+                parsed = parse_lspci_acs(result.stdout)
+                if any(parsed.get(b, {}).get("denied") for b in bridges):
+                    why = NEEDS_ROOT
+                else:
+                    redirect = [b for b in bridges if parsed.get(b, {}).get("redirect")]
+                    return {
+                        "interconnect.acs.redirect_bridges": known(redirect, source),
+                        "interconnect.acs.redirect_bridge_count": known(len(redirect), source),
+                    }
+    if why is None:  # root, and no bridge above any GPU: nothing to redirect
+        return {
+            "interconnect.acs.redirect_bridges": known([], PCI_ROOT),
+            "interconnect.acs.redirect_bridge_count": known(0, PCI_ROOT),
+        }
+    return {
+        "interconnect.acs.redirect_bridges": unknown(why, source),
+        "interconnect.acs.redirect_bridge_count": unknown(why, source),
+    }
