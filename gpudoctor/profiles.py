@@ -3,10 +3,10 @@
     workstation  every probe, the full report, --fail-on error by default (gpudoctor's default)
     ci           every probe, plain output, --fail-on warning by default; an error-level rule that could
                  not be evaluated exits 2
-    preflight    only the fast probes (driver, gpus, container, system, and the Python environment's
-                 metadata), a 5 s deadline, one line when healthy and one line per error when not; fails on
-                 errors only, whatever the policy says; an error-level rule that could not be evaluated
-                 exits 2
+    preflight    only the fast probes (driver, gpus, container, system, the Python environment's
+                 metadata, and the processes holding GPUs), a 5 s deadline, one line when healthy and
+                 one line per error when not; fails on errors only, whatever the policy says; an
+                 error-level rule that could not be evaluated exits 2
 
 A profile that skips probes evaluates only the rules whose facts its probes produce (`select_rules`): a
 rule that names any fact of a skipped probe, in its condition, message or fix, is not evaluated at all and
@@ -23,7 +23,10 @@ from .engine import nvidia_require, template
 from .engine.model import Rule
 from .facts import head
 
-ALL_PROBES = ("driver", "gpus", "cuda", "libraries", "python", "system", "container", "monitoring", "storage")
+ALL_PROBES = (
+    "driver", "gpus", "cuda", "libraries", "python", "system", "container", "monitoring", "storage",
+    "gpu_processes", "gpu_health",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,9 @@ PROFILES: dict[str, Profile] = {
     "ci": Profile("ci", ALL_PROBES, "warning", 10.0, plain=True, fail_unknown=True),
     "preflight": Profile(
         "preflight",
-        ("driver", "gpus", "container", "system", "python"),
+        # gpu_processes: a GPU another job still holds fails the job about to start (issue 11); two NVML
+        # lists per GPU and a few /proc files. Not gpu_health: 72 NVLink counter calls per GPU.
+        ("driver", "gpus", "container", "system", "python", "gpu_processes"),
         "error",
         5.0,
         fail_on_fixed=True,

@@ -19,7 +19,19 @@ def registry(data_dir: Optional[str] = None, deep: bool = False) -> list[tuple[s
     """(name, owned prefixes, probe). Imported lazily so `gpudoctor --help` stays fast. `data_dir` is the
     directory `check --data-dir` names, for the storage probe. `deep` (`check --deep`) adds the runtime
     probe: child processes that load libcuda and import each framework (gpudoctor/probes/runtime.py)."""
-    from . import container, cuda, driver, gpus, libraries, monitoring, python_env, storage, system
+    from . import (
+        container,
+        cuda,
+        driver,
+        gpu_health,
+        gpu_processes,
+        gpus,
+        libraries,
+        monitoring,
+        python_env,
+        storage,
+        system,
+    )
 
     probes: list[tuple[str, tuple[str, ...], Probe]] = [
         ("driver", ("driver", "pci"), driver.probe),
@@ -31,6 +43,8 @@ def registry(data_dir: Optional[str] = None, deep: bool = False) -> list[tuple[s
         ("container", ("container",), container.probe),
         ("monitoring", ("monitoring",), monitoring.probe),
         ("storage", ("storage",), functools.partial(storage.probe, data_dir=data_dir)),
+        ("gpu_processes", ("gpu_processes", "gpu_mig"), gpu_processes.probe),  # issue 11, part D
+        ("gpu_health", ("gpu_health",), gpu_health.probe),  # issue 11, part D
     ]
     if deep:
         from . import runtime
