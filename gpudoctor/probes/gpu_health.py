@@ -88,6 +88,10 @@ def probe(host: Any) -> dict[str, Fact]:
     source = "nvml:nvmlDeviceGetCount"
     try:
         count = host.nvml("nvmlDeviceGetCount")
+    except NvmlError as e:
+        if e.name in ("NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded"):  # no GPU at all
+            return {"gpu_health.count": known(0, f"{source} ({e.reason})")}
+        return {"gpu_health.count": unknown(e.reason, source)}
     except HostError as e:
         return {"gpu_health.count": unknown(e.reason, source)}
     if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= 1024:

@@ -142,6 +142,11 @@ def probe(host: Any) -> dict[str, Fact]:
     source = "nvml:nvmlDeviceGetCount"
     try:
         count = host.nvml("nvmlDeviceGetCount")
+    except NvmlError as e:
+        # No library or no kernel module: no GPU, so no process holds one (as the GPU probe counts them).
+        if e.name in ("NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded"):
+            return {k: known(0, f"{source} ({e.reason})") for k in ("gpu_processes.count", "gpu_mig.count")}
+        return {k: unknown(e.reason, source) for k in ("gpu_processes.count", "gpu_mig.count")}
     except HostError as e:
         reason = e.reason
         return {"gpu_processes.count": unknown(reason, source), "gpu_mig.count": unknown(reason, source)}
