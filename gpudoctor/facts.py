@@ -775,6 +775,56 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("sxid[].first_seconds", "float", "s", "time since boot of the first of them"),
     _s("sxid[].last_seconds", "float", "s", "time since boot of the last of them"),
     _s("sxid[].age_seconds", "float", "s", "how long ago the last one was"),
+    # --- part D (issue 11): processes holding GPUs, MIG devices, counters that predict failure ---------
+    _s("gpu_processes.count", "int", "", "processes NVML lists on any GPU (compute and graphics)"),
+    _s("gpu_processes[].gpu", "int", "", "NVML index of the GPU the process holds"),
+    _s("gpu_processes[].pid", "int", "", "process ID as NVML reports it (the host's PID namespace)"),
+    _s("gpu_processes[].name", "str", "", "the process's name (/proc/<pid>/comm)"),
+    _s("gpu_processes[].type", "str", "", "`compute` or `graphics`: which NVML list named it"),
+    _s("gpu_processes[].used_bytes", "int", "bytes", "GPU memory the process holds"),
+    _s(
+        "gpu_processes[].same_job",
+        "bool",
+        "",
+        "the process belongs to the job gpudoctor runs in: it is gpudoctor or one of its ancestors, or its "
+        "/proc/<pid>/cgroup names the Slurm job SLURM_JOB_ID names, or equals gpudoctor's own cgroup (not a "
+        "login session's); unknown in a container, where NVML's host PIDs cannot be resolved",
+    ),
+    _s("gpu_mig.count", "int", "", "GPUs the MIG reading covers (every GPU NVML lists)"),
+    _s("gpu_mig[].index", "int", "", "NVML index"),
+    _s("gpu_mig[].name", "str", "", "product name"),
+    _s("gpu_mig[].enabled", "bool", "", "MIG mode is on now"),
+    _s(
+        "gpu_mig[].devices",
+        "int",
+        "",
+        "MIG devices (compute instances CUDA can use) on the GPU (nvmlDeviceGetMigDeviceHandleByIndex)",
+    ),
+    _s("gpu_health.count", "int", "", "GPUs the health counters cover (every GPU NVML lists)"),
+    _s("gpu_health[].index", "int", "", "NVML index"),
+    _s("gpu_health[].name", "str", "", "product name"),
+    _s("gpu_health[].architecture", "str", "", "architecture name, as gpus[].architecture"),
+    _s("gpu_health[].retired_pages.sbe", "int", "", "pages retired after multiple single-bit ECC errors"),
+    _s("gpu_health[].retired_pages.dbe", "int", "", "pages retired after a double-bit ECC error"),
+    _s("gpu_health[].retired_pages.pending", "bool", "", "a page retirement waits for a driver reload"),
+    _s("gpu_health[].inforom_valid", "bool", "", "the InfoROM checksum is valid (nvmlDeviceValidateInforom)"),
+    _s("gpu_health[].vbios_version", "str", "", "VBIOS version, e.g. 96.00.89.00.01"),
+    _s(
+        "gpu_health[].vbios_differs",
+        "list[int]",
+        "",
+        "other GPUs of the same product name on this host whose VBIOS version differs",
+    ),
+    _s("gpu_health[].vbios_differs_count", "int", "", "how many GPUs are in gpu_health[].vbios_differs"),
+    _s("gpu_health[].nvlink.replay_errors", "int", "", "NVLink data-link replays, all links, since boot"),
+    _s("gpu_health[].nvlink.recovery_errors", "int", "", "NVLink data-link recoveries, all links"),
+    _s("gpu_health[].nvlink.crc_flit_errors", "int", "", "NVLink flit CRC errors, all links"),
+    _s("gpu_health[].nvlink.crc_data_errors", "int", "", "NVLink data CRC errors, all links"),
+    _s("gpu_health[].nvlink.error_links", "list[int]", "", "links with any of those counters above 0"),
+    _s("gpu_health[].pcie.aer_correctable", "int", "", "PCIe AER correctable errors (TOTAL_ERR_COR)"),
+    _s("gpu_health[].pcie.aer_nonfatal", "int", "", "PCIe AER non-fatal errors (TOTAL_ERR_NONFATAL)"),
+    _s("gpu_health[].pcie.aer_fatal", "int", "", "PCIe AER fatal errors (TOTAL_ERR_FATAL)"),
+    # --- end of part D -------------------------------------------------------------------------------
 )
 
 SPECS: dict[str, FactSpec] = {s.name: s for s in SCHEMA}

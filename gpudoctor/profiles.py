@@ -3,10 +3,10 @@
     workstation  every probe, the full report, --fail-on error by default (gpudoctor's default)
     ci           every probe, plain output, --fail-on warning by default; an error-level rule that could
                  not be evaluated exits 2
-    preflight    only the fast probes (driver, gpus, container, system, and the Python environment's
-                 metadata), a 5 s deadline, one line when healthy and one line per error when not; fails on
-                 errors only, whatever the policy says; an error-level rule that could not be evaluated
-                 exits 2
+    preflight    only the fast probes (driver, gpus, container, system, the Python environment's
+                 metadata, and the processes holding GPUs), a 5 s deadline, one line when healthy and
+                 one line per error when not; fails on errors only, whatever the policy says; an
+                 error-level rule that could not be evaluated exits 2
 
 A profile that skips probes evaluates only the rules whose facts its probes produce (`select_rules`): a
 rule that names any fact of a skipped probe, in its condition, message or fix, is not evaluated at all and
@@ -26,7 +26,7 @@ from .facts import head
 KERNEL_LOG_FACTS = ("kernel_log", "xid", "sxid")
 ALL_PROBES = (
     "driver", "gpus", "cuda", "libraries", "python", "system", "container", "monitoring", "storage",
-    "kernel_log",
+    "gpu_processes", "gpu_health", "kernel_log",
     "interconnect",  # not in preflight: it lists the PCI tree and, as root, runs lspci -vvv
 )  # fmt: skip
 
@@ -55,7 +55,9 @@ PROFILES: dict[str, Profile] = {
     ),
     "preflight": Profile(
         "preflight",
-        ("driver", "gpus", "container", "system", "python"),
+        # gpu_processes: a GPU another job still holds fails the job about to start (issue 11); two NVML
+        # lists per GPU and a few /proc files. Not gpu_health: 72 NVLink counter calls per GPU.
+        ("driver", "gpus", "container", "system", "python", "gpu_processes"),
         "error",
         5.0,
         fail_on_fixed=True,

@@ -37,7 +37,17 @@ SYMBOLIC_ARGS: dict[str, dict[str, tuple[int, ...]]] = {
         "UNCORRECTED,AGGREGATE": (1, 1),
     },
     "nvmlDeviceGetPcieThroughput": {"TX": (0,), "RX": (1,)},
+    # nvmlPageRetirementCause_t
+    "nvmlDeviceGetRetiredPages": {"MULTIPLE_SINGLE_BIT_ECC_ERRORS": (0,), "DOUBLE_BIT_ECC_ERROR": (1,)},
+    # "LINK,COUNTER": nvmlNvLinkErrorCounter_t DL_REPLAY 0, DL_RECOVERY 1, DL_CRC_FLIT 2, DL_CRC_DATA 3
+    "nvmlDeviceGetNvLinkErrorCounter": {
+        f"{link},{name}": (link, code)
+        for link in range(18)  # NVML_NVLINK_MAX_LINKS
+        for name, code in (("REPLAY", 0), ("RECOVERY", 1), ("CRC_FLIT", 2), ("CRC_DATA", 3))
+    },
 }
+# Calls that answer a handle (a pointer, meaningless once recorded): the reading is whether one came back.
+HANDLE_RESULTS = frozenset(("nvmlDeviceGetMigDeviceHandleByIndex",))
 # Calls that take a second device: the key names the peer GPU's index first, then any symbolic argument,
 # e.g. `nvmlDeviceGetP2PStatus(1,READ)` asks GPU `device` about reading from GPU 1 (nvmlGpuP2PCapsIndex_t).
 PEER_ARGS: dict[str, dict[str, tuple[int, ...]]] = {
@@ -57,6 +67,8 @@ def to_plain(value: Any) -> Any:
     fields = getattr(value, "_fields_", None)
     if fields:
         return {f[0]: to_plain(getattr(value, f[0])) for f in fields}
+    if type(value).__name__ == "nvmlFriendlyObject":  # pynvml's process lists: plain attributes
+        return {k: to_plain(v) for k, v in sorted(vars(value).items())}
     return repr(value)
 
 
@@ -156,7 +168,8 @@ class NvmlSession:
             args = call_args(function, arg)
         if device is not None:
             args = (self._handle(pynvml, device), *args)
-        return to_plain(fn(*args))
+        result = fn(*args)
+        return True if function in HANDLE_RESULTS else to_plain(result)
 
     def _init(self) -> Any:
         if self._init_error is not None:

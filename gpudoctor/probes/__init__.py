@@ -26,6 +26,8 @@ def registry(
         container,
         cuda,
         driver,
+        gpu_health,
+        gpu_processes,
         gpus,
         interconnect,
         kernel_log,
@@ -48,6 +50,8 @@ def registry(
         ("storage", ("storage",), functools.partial(storage.probe, data_dir=data_dir)),
         ("kernel_log", ("kernel_log", "xid", "sxid"), functools.partial(kernel_log.probe, since=since)),
         ("interconnect", ("interconnect",), interconnect.probe),
+        ("gpu_processes", ("gpu_processes", "gpu_mig"), gpu_processes.probe),  # issue 11, part D
+        ("gpu_health", ("gpu_health",), gpu_health.probe),  # issue 11, part D
     ]
     if deep:
         from . import runtime

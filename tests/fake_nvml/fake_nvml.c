@@ -135,6 +135,9 @@ static char driver_version[80], nvml_version[80];
 
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
+static const char *apply_part_d(int gpu, const char *key, char *value); /* issue 11 part D, below */
+static void reset_part_d(void);
+
 /* Everything back to the defaults in KEYS. */
 static void reset(void) {
     memset(gpus, 0, sizeof gpus);
@@ -149,6 +152,7 @@ static void reset(void) {
         if (id == DRIVER_VERSION) strcpy(driver_version, KEYS[k].text);
         if (id == NVML_VERSION) strcpy(nvml_version, KEYS[k].text);
     }
+    reset_part_d();
     for (int i = 0; i < MAX_GPUS; i++) {
         gpus[i].index = i;
         gpus[i].v[PCI_BUS] = HGX_BUSES[i % 8] + i / 8; /* GPUs past eight: the next bus along */
@@ -211,7 +215,7 @@ static const char *apply(int gpu, const char *key, char *value) {
         }
         return NULL;
     }
-    return "unknown key";
+    return apply_part_d(gpu, key, value);
 }
 
 /* Reads FAKE_NVML_SCENARIO. Returns 0, or -1 after saying on stderr what is wrong. */
@@ -506,3 +510,140 @@ nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t d, unsigned int link, unsig
     *version = (unsigned int)d->v[NVLINK_VERSION];
     return OK;
 }
+
+/* --- issue 11, part D: processes, MIG devices, counters that predict failure ----------------------------
+ * Per-GPU scenario keys (each also as gpu.N.key):
+ *   process PID BYTES            a compute process holding BYTES of GPU memory (repeatable, up to 8)
+ *   graphics_process PID BYTES   the same in the graphics list
+ *   mig_devices N                MIG devices present while MIG is on (nvmlDeviceGetMigDeviceHandleByIndex)
+ *   retired_sbe N, retired_dbe N, retired_pending 0|1   dynamic page retirement
+ *   inforom_corrupt 0|1          nvmlDeviceValidateInforom answers NVML_ERROR_CORRUPTED_INFOROM (14)
+ *   vbios TEXT                   nvmlDeviceGetVbiosVersion (default 96.00.89.00.01)
+ *   nvlink_error.L COUNTER N     nvmlDeviceGetNvLinkErrorCounter of link L; COUNTER is REPLAY, RECOVERY,
+ *                                CRC_FLIT or CRC_DATA (nvmlNvLinkErrorCounter_t 0-3) */
+#define MAX_PROCS 8
+#define CORRUPTED_INFOROM 14
+struct fake_process { unsigned int pid; unsigned long long used; };
+static struct part_d {
+    struct fake_process procs[2][MAX_PROCS]; /* [0] compute, [1] graphics */
+    int nprocs[2];
+    unsigned int mig_devices, retired[2], retired_pending, inforom_corrupt;
+    char vbios[32];
+    unsigned long long nvlink_errors[32][4];
+} part_d[MAX_GPUS];
+static const char *NVLINK_COUNTER_NAMES[4] = {"REPLAY", "RECOVERY", "CRC_FLIT", "CRC_DATA"};
+
+static void reset_part_d(void) {
+    memset(part_d, 0, sizeof part_d);
+    for (int i = 0; i < MAX_GPUS; i++) strcpy(part_d[i].vbios, "96.00.89.00.01");
+}
+
+static const char *apply_part_d(int gpu, const char *key, char *value) {
+    int first = gpu == ALL ? 0 : gpu, last = gpu == ALL ? MAX_GPUS - 1 : gpu;
+    char *end;
+    if (strcmp(key, "process") == 0 || strcmp(key, "graphics_process") == 0) {
+        int list = key[0] == 'g';
+        unsigned long pid = strtoul(value, &end, 0);
+        unsigned long long used = strtoull(end, &end, 0);
+        if (pid == 0 || *end != '\0') return "expected PID BYTES";
+        for (int i = first; i <= last; i++) {
+            if (part_d[i].nprocs[list] == MAX_PROCS) return "too many processes";
+            part_d[i].procs[list][part_d[i].nprocs[list]++] = (struct fake_process){(unsigned int)pid, used};
+        }
+        return NULL;
+    }
+    if (strcmp(key, "vbios") == 0) {
+        for (int i = first; i <= last; i++) snprintf(part_d[i].vbios, sizeof part_d[i].vbios, "%s", value);
+        return NULL;
+    }
+    if (strncmp(key, "nvlink_error.", 13) == 0) {
+        long link = strtol(key + 13, &end, 10);
+        char *counter = strtok(value, " \t"), *count = strtok(NULL, " \t");
+        int which = -1;
+        if (key[13] == '\0' || *end != '\0' || link < 0 || link > 31) return "expected nvlink_error.L";
+        for (int c = 0; counter && c < 4; c++)
+            if (strcmp(counter, NVLINK_COUNTER_NAMES[c]) == 0) which = c;
+        if (which < 0 || !count) return "expected COUNTER N";
+        unsigned long long n = strtoull(count, &end, 0);
+        if (*end != '\0') return "not a number";
+        for (int i = first; i <= last; i++) part_d[i].nvlink_errors[link][which] = n;
+        return NULL;
+    }
+    static const char *NUMBERS[] = {"mig_devices", "retired_sbe", "retired_dbe", "retired_pending",
+                                    "inforom_corrupt"};
+    for (int k = 0; k < 5; k++) {
+        if (strcmp(key, NUMBERS[k]) != 0) continue;
+        unsigned long n = strtoul(value, &end, 0);
+        if (*value == '\0' || *end != '\0') return "not a number";
+        for (int i = first; i <= last; i++) {
+            unsigned int *field[] = {&part_d[i].mig_devices, &part_d[i].retired[0], &part_d[i].retired[1],
+                                     &part_d[i].retired_pending, &part_d[i].inforom_corrupt};
+            *field[k] = (unsigned int)n;
+        }
+        return NULL;
+    }
+    return "unknown key";
+}
+
+/* nvmlProcessInfo_t as pynvml's c_nvmlProcessInfo_v3_t lays it out. NVML's two-call protocol: too small a
+ * buffer answers INSUFFICIENT_SIZE with the count needed; no process at all answers SUCCESS with 0. */
+typedef struct { unsigned int pid; unsigned long long usedGpuMemory; unsigned int gi, ci; } nvmlProcessInfo_t;
+static nvmlReturn_t running(nvmlDevice_t d, int list, unsigned int *count, nvmlProcessInfo_t *infos) {
+    OUT(count) unsigned int n = (unsigned int)part_d[d->index].nprocs[list];
+    if (*count < n || (n && !infos)) {
+        *count = n;
+        return INSUFFICIENT_SIZE;
+    }
+    for (unsigned int i = 0; i < n; i++) {
+        struct fake_process p = part_d[d->index].procs[list][i];
+        infos[i] = (nvmlProcessInfo_t){p.pid, p.used, 0xFFFFFFFF, 0xFFFFFFFF};
+    }
+    *count = n;
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *n, nvmlProcessInfo_t *p) {
+    ENTER(1) return running(d, 0, n, p);
+}
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned int *n, nvmlProcessInfo_t *p) {
+    ENTER(1) return running(d, 1, n, p);
+}
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *count) {
+    ENTER(1) OUT(count) *count = d->v[MIG] ? 7 : 0; /* seven 1g slices on an H100 */
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int index, nvmlDevice_t *mig) {
+    ENTER(1) OUT(mig) if (!d->v[MIG]) return INVALID_ARGUMENT;
+    if (index >= part_d[d->index].mig_devices) return NOT_FOUND; /* no MIG device at that index */
+    *mig = d;
+    return OK;
+}
+/* cause: NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS 0, DOUBLE_BIT_ECC_ERROR 1. */
+nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t d, int cause, unsigned int *count,
+                                       unsigned long long *addresses) {
+    ENTER(1) OUT(count && cause >= 0 && cause <= 1) unsigned int n = part_d[d->index].retired[cause];
+    if (*count < n || (n && !addresses)) {
+        *count = n;
+        return INSUFFICIENT_SIZE;
+    }
+    for (unsigned int i = 0; i < n; i++) addresses[i] = 0x1000ULL * (i + 1) + (unsigned long long)cause;
+    *count = n;
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, int *pending) {
+    ENTER(1) OUT(pending) *pending = (int)part_d[d->index].retired_pending;
+    return OK;
+}
+nvmlReturn_t nvmlDeviceValidateInforom(nvmlDevice_t d) {
+    ENTER(1) return part_d[d->index].inforom_corrupt ? CORRUPTED_INFOROM : OK;
+}
+nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t d, char *version, unsigned int length) {
+    ENTER(1) return copy_text(part_d[d->index].vbios, version, length);
+}
+nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t d, unsigned int link, int counter,
+                                             unsigned long long *value) {
+    ENTER(1) OUT(value) if ((r = link_ok(d, link))) return r;
+    if (counter < 0 || counter > 3) return INVALID_ARGUMENT;
+    *value = part_d[d->index].nvlink_errors[link][counter];
+    return OK;
+}
+/* --- end of part D ---------------------------------------------------------------------------------- */

@@ -1,0 +1,268 @@
+"""Leftovers before a job: processes holding GPUs, and MIG mode with no MIG device to run on.
+
+Produces `gpu_processes.*` (every process NVML lists on any GPU, with whether it belongs to the job
+gpudoctor runs in) and `gpu_mig.*` (MIG mode and the MIG devices of each GPU). Fast enough for `preflight`:
+two process lists and at most eight MIG handles per GPU, plus a few small /proc files.
+
+Which processes belong to this job (`same_job`), decided from what any user can read without privileges:
+
+- gpudoctor itself and its ancestors (/proc/<pid>/stat, following the parent PIDs): the job script, the
+  `srun` step, the container's entrypoint that runs `gpudoctor check --profile preflight && exec "$@"`;
+- under Slurm, a process whose /proc/<pid>/cgroup names `job_<SLURM_JOB_ID>` (Slurm's cgroup plugins put
+  every step of a job under that directory), so the other ranks of the same job are not leftovers;
+- a process whose /proc/<pid>/cgroup is the same as gpudoctor's own (/proc/self/cgroup): the same container
+  or systemd unit, except a login session's scope (`session-N.scope`), which is no job boundary: a
+  notebook left running in the same login is still a leftover.
+
+The NVIDIA driver does not translate PIDs into a container's PID namespace (NVML reports host PIDs,
+NVIDIA/nvidia-docker#1483), so inside a container neither the name nor the job of a process can be read
+from /proc: both are unknown there, with that reason, never guessed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..facts import Fact, known, list_facts, unknown
+from ..host.base import NOT_FOUND, HostError, NvmlError
+from . import container
+
+PROCESS_LISTS = (
+    ("compute", "nvmlDeviceGetComputeRunningProcesses"),
+    ("graphics", "nvmlDeviceGetGraphicsRunningProcesses"),
+)
+MAX_MIG_DEVICES = 8  # the most MIG devices any GPU has (nvmlDeviceGetMaxMigDeviceCount answers 7 on H100)
+MAX_ANCESTORS = 64
+MAX_PID = 1 << 22  # PID_MAX_LIMIT on 64-bit Linux
+MAX_MEMORY_BYTES = 1 << 44
+IN_CONTAINER = "in a container: NVML reports host PIDs, which this PID namespace cannot resolve"
+NOT_VISIBLE = "process not visible here (it exited, or lives in another PID namespace)"
+
+
+# --- pure parsers --------------------------------------------------------------------------------------
+
+
+def parse_stat(text: str) -> tuple[int, int]:
+    """(pid, parent pid) from /proc/<pid>/stat: "1234 (my (odd) name) S 1200 ..." (proc(5)); the name may
+    hold spaces and parentheses, so the fields after it are found from the last ')'."""
+    head, _, rest = text.rpartition(")")
+    pid = int(head.split("(", 1)[0])
+    return pid, int(rest.split()[1])
+
+
+def cgroup_paths(text: str) -> tuple[str, ...]:
+    """The cgroup paths of /proc/<pid>/cgroup lines "hierarchy-ID:controllers:path" (v2: "0::/path")."""
+    return tuple(line.split(":", 2)[2] for line in text.splitlines() if line.count(":") >= 2)
+
+
+def in_slurm_job(cgroup: str, job_id: str) -> bool:
+    """Whether a cgroup path names Slurm job `job_id`: .../job_<id>/step_<s>/... (cgroup v1 and v2)."""
+    want = f"job_{job_id}"
+    return any(want in path.split("/") for path in cgroup_paths(cgroup))
+
+
+def login_session(cgroup: str) -> bool:
+    """A systemd login session's scope (/user.slice/user-1000.slice/session-3.scope): not a job."""
+    return any(
+        part.startswith("session-") and part.endswith(".scope")
+        for path in cgroup_paths(cgroup)
+        for part in path.split("/")
+    )
+
+
+def same_job(
+    pid: int,
+    ancestors: set[int],
+    cgroup: Optional[str],
+    own_cgroup: Optional[str],
+    slurm_job: Optional[str],
+) -> Optional[bool]:
+    """Whether process `pid` (cgroup text `cgroup`, None when unreadable) is part of gpudoctor's job."""
+    if pid in ancestors:
+        return True
+    if cgroup is None:
+        return None
+    if slurm_job and in_slurm_job(cgroup, slurm_job):
+        return True
+    if own_cgroup is not None and cgroup_paths(cgroup) == cgroup_paths(own_cgroup):
+        return not login_session(own_cgroup)
+    return False
+
+
+def processes(value: Any) -> list[tuple[int, Optional[int]]]:
+    """[(pid, used bytes or None)] from pynvml's process list ({"pid", "usedGpuMemory"} each; pynvml gives
+    None where NVML says NVML_VALUE_NOT_AVAILABLE)."""
+    out = []
+    for entry in value:
+        pid = entry["pid"]
+        used = entry.get("usedGpuMemory")
+        if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid <= MAX_PID:
+            raise ValueError(f"implausible pid {pid!r}")
+        if not (isinstance(used, int) and 0 <= used <= MAX_MEMORY_BYTES):
+            used = None
+        out.append((pid, used))
+    return out
+
+
+# --- probe ----------------------------------------------------------------------------------------------
+
+
+def _read(host: Any, path: str) -> Optional[str]:
+    try:
+        return host.read(path)
+    except HostError:
+        return None
+
+
+def _ancestors(host: Any) -> set[int]:
+    """gpudoctor's PID and its ancestors' (as far as /proc lets us follow them)."""
+    found: set[int] = set()
+    path = "/proc/self/stat"
+    for _ in range(MAX_ANCESTORS):
+        text = _read(host, path)
+        if text is None:
+            break
+        try:
+            pid, parent = parse_stat(text)
+        except (ValueError, IndexError):
+            break
+        found.add(pid)
+        if parent <= 0 or parent in found:
+            break
+        path = f"/proc/{parent}/stat"
+    return found
+
+
+def _in_container(host: Any) -> bool:
+    detected = container._runtime_facts(host)["container.detected"]  # the container probe's own reading
+    return bool(detected.known and detected.value)
+
+
+def probe(host: Any) -> dict[str, Fact]:
+    source = "nvml:nvmlDeviceGetCount"
+    try:
+        count = host.nvml("nvmlDeviceGetCount")
+    except NvmlError as e:
+        # No library or no kernel module: no GPU, so no process holds one (as the GPU probe counts them).
+        if e.name in ("NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded"):
+            return {k: known(0, f"{source} ({e.reason})") for k in ("gpu_processes.count", "gpu_mig.count")}
+        return {k: unknown(e.reason, source) for k in ("gpu_processes.count", "gpu_mig.count")}
+    except HostError as e:
+        reason = e.reason
+        return {"gpu_processes.count": unknown(reason, source), "gpu_mig.count": unknown(reason, source)}
+    if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= 1024:
+        bad = unknown(f"unexpected value {count!r}"[:80], source)
+        return {"gpu_processes.count": bad, "gpu_mig.count": bad}
+    facts = _processes(host, count)
+    facts.update(list_facts("gpu_mig", [_mig(host, i) for i in range(count)], source))
+    return facts
+
+
+def _processes(host: Any, count: int) -> dict[str, Fact]:
+    found: list[tuple[int, str, int, Optional[int]]] = []  # (gpu, type, pid, used bytes)
+    for gpu in range(count):
+        for kind, function in PROCESS_LISTS:
+            src = f"nvml:{function}"
+            try:
+                listed = processes(host.nvml(function, device=gpu))
+            except HostError as e:
+                # One GPU's list missing leaves the whole list unknown: a partial list would read as complete.
+                return {"gpu_processes.count": unknown(f"GPU {gpu}: {e.reason}", src)}
+            except (TypeError, KeyError, ValueError, AttributeError) as e:
+                return {"gpu_processes.count": unknown(f"GPU {gpu}: unexpected value ({e})"[:80], src)}
+            found += [(gpu, kind, pid, used) for pid, used in listed]
+    if not found:
+        return list_facts("gpu_processes", [], "nvml:nvmlDeviceGetComputeRunningProcesses")
+    in_container = _in_container(host)
+    ancestors = set() if in_container else _ancestors(host)
+    own_cgroup = _read(host, "/proc/self/cgroup")
+    try:
+        slurm_job = host.env("SLURM_JOB_ID")
+    except HostError:
+        slurm_job = None
+    members = []
+    for gpu, kind, pid, used in found:
+        members.append(_member(host, gpu, kind, pid, used, in_container, ancestors, own_cgroup, slurm_job))
+    return list_facts("gpu_processes", members, "nvml:nvmlDeviceGetComputeRunningProcesses")
+
+
+def _member(
+    host: Any,
+    gpu: int,
+    kind: str,
+    pid: int,
+    used: Optional[int],
+    in_container: bool,
+    ancestors: set[int],
+    own_cgroup: Optional[str],
+    slurm_job: Optional[str],
+) -> dict[str, Fact]:
+    nvml_src = "nvml:nvmlDeviceGet{}RunningProcesses".format("Compute" if kind == "compute" else "Graphics")
+    comm, cgroup = f"/proc/{pid}/comm", f"/proc/{pid}/cgroup"
+    member = {
+        "gpu": known(gpu, nvml_src),
+        "pid": known(pid, nvml_src),
+        "type": known(kind, nvml_src),
+        "used_bytes": known(used, nvml_src) if used is not None else unknown("not available", nvml_src),
+    }
+    if in_container:
+        member["name"] = unknown(IN_CONTAINER, comm)
+        member["same_job"] = unknown(IN_CONTAINER, cgroup)
+        return member
+    try:
+        member["name"] = known(host.read(comm).strip(), comm)
+    except HostError as e:
+        member["name"] = unknown(NOT_VISIBLE if e.reason == NOT_FOUND else e.reason, comm)
+    try:
+        text: Optional[str] = host.read(cgroup)
+        why = ""
+    except HostError as e:
+        text, why = None, (NOT_VISIBLE if e.reason == NOT_FOUND else e.reason)
+    verdict = same_job(pid, ancestors, text, own_cgroup, slurm_job)
+    sources = f"{cgroup}, /proc/self/stat, /proc/self/cgroup, env:SLURM_JOB_ID"
+    member["same_job"] = unknown(why, cgroup) if verdict is None else known(verdict, sources)
+    return member
+
+
+def _mig(host: Any, index: int) -> dict[str, Fact]:
+    src = "nvml:nvmlDeviceGetMigMode"
+    out: dict[str, Fact] = {"index": known(index, "nvml:nvmlDeviceGetCount")}
+    try:
+        out["name"] = known(str(host.nvml("nvmlDeviceGetName", device=index)), "nvml:nvmlDeviceGetName")
+    except HostError as e:
+        out["name"] = unknown(e.reason, "nvml:nvmlDeviceGetName")
+    try:
+        mode = host.nvml("nvmlDeviceGetMigMode", device=index)
+        enabled = mode[0] == 1
+    except HostError as e:
+        out["enabled"] = out["devices"] = unknown(e.reason, src)
+        return out
+    except (TypeError, IndexError, KeyError):
+        out["enabled"] = out["devices"] = unknown(f"unexpected value {mode!r}"[:80], src)
+        return out
+    out["enabled"] = known(enabled, src)
+    out["devices"] = _mig_devices(host, index) if enabled else known(0, src)
+    return out
+
+
+def _mig_devices(host: Any, index: int) -> Fact:
+    """MIG devices on a GPU in MIG mode: the indexes below nvmlDeviceGetMaxMigDeviceCount that answer a
+    handle; NVML_ERROR_NOT_FOUND means no MIG device at that index (nvml.h)."""
+    src = "nvml:nvmlDeviceGetMigDeviceHandleByIndex"
+    try:
+        most = host.nvml("nvmlDeviceGetMaxMigDeviceCount", device=index)
+    except HostError as e:
+        return unknown(e.reason, "nvml:nvmlDeviceGetMaxMigDeviceCount")
+    if not isinstance(most, int) or isinstance(most, bool) or not 0 <= most <= MAX_MIG_DEVICES:
+        return unknown(f"unexpected value {most!r}"[:80], "nvml:nvmlDeviceGetMaxMigDeviceCount")
+    devices = 0
+    for i in range(most):
+        try:
+            host.nvml("nvmlDeviceGetMigDeviceHandleByIndex", device=index, arg=str(i))
+            devices += 1
+        except NvmlError as e:
+            if not e.name.endswith("NotFound"):
+                return unknown(e.reason, src)
+        except HostError as e:
+            return unknown(e.reason, src)
+    return known(devices, src)
