@@ -612,6 +612,7 @@ def _xid(facts: Facts) -> dict[str, Fact]:
         out[p + "action"] = known(action, src)
         text = ACTION_TEXT[action].replace("{gpu}", str(gpu) if gpu is not None else str(pci))
         out[p + "action_text"] = known(text, src)
+    return out
 
 
 # --- issue 11, part C "interconnect": environment variables judged against the GPUs and interfaces -------

@@ -16,8 +16,18 @@ FIXTURES = Path(__file__).parent / "fixtures"
 H200 = FIXTURES / "h200-driver580-snapshot"
 
 
+class CompleteEnv(dict):
+    """A recorded environment that is complete: a variable not in it was unset (a real snapshot answers
+    NOT_RECORDED for a variable it did not read)."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
 def fake_host(**parts) -> SnapshotHost:
-    """A Host answering from the given Recording fields (files=, dirs=, commands=, nvml_system=, ...)."""
+    """A Host answering from the given Recording fields (files=, dirs=, commands=, nvml_system=, ...); its
+    environment is complete (CompleteEnv)."""
+    parts["env"] = CompleteEnv(parts.get("env") or {})
     return SnapshotHost(Recording(**parts), source="test")
 
 

@@ -206,6 +206,9 @@ def test_derived_facts_are_the_documented_ones():
             "xid.count": known(1, "test"),
             "xid[0].code": known(79, "test"),
             "xid[0].pci": known("0000:3b:00", "test"),
+            "env.cuda_visible_devices": known("0,1", "test"),
+            "env.nccl_socket_ifname": known("eth", "test"),
+            "interconnect.net_interfaces": known(["eth0"], "test"),
         }
     )
     added = {spec_name(name) for name, _ in derive(base).items()} - {

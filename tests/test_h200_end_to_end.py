@@ -48,11 +48,33 @@ def test_h200_has_no_error_and_only_onnxruntime_warns(h200_host):
     assert by_severity == {("warning", "GD-FW-004"), ("info", "GD-CUDNN-002")}
     assert exit_code(result.findings, "error") == 0
     assert exit_code(result.findings, "warning") == 1
-    # The capture recorded neither PATH nor any compiler's --version: the build-toolchain rules cannot tell.
+    # What the capture did not record is "could not be evaluated", each with that reason, never passed: PATH
+    # and the compilers' --version (the build-toolchain rules), the kernel log, /sys/class/infiniband and
+    # /proc/modules, the AER counters and the InfoROM, LD_PRELOAD and NVTX_INJECTION64_PATH.
     unknown = {r.rule.id: [n for n, _ in r.unknown_facts] for r in result.results if r.status == "unknown"}
+    log = ["xid.count"]
     assert unknown == {
         "GD-CUDA-006": ["cuda.nvcc.on_path", "cuda.nvcc.version"],
-        "GD-CUDA-007": ["cuda.host_compilers[0].kind", "cuda.host_compilers[0].major"],
+        "GD-CUDA-007": ["cuda.host_compilers.count"],
+        "GD-COUNTER-002": ["gpu_health[0].inforom_valid"],
+        "GD-COUNTER-005": ["gpu_health[0].pcie.aer_fatal", "gpu_health[0].pcie.aer_nonfatal"],
+        "GD-IB-001": ["interconnect.ib_ports.count"],
+        "GD-IB-002": ["interconnect.ib_ports.count"],
+        "GD-IB-003": ["interconnect.peermem_loaded", "interconnect.rdma.device_count"],
+        "GD-IB-004": ["interconnect.gpu_nics.count"],
+        "GD-ENV-007": ["env.profiler_injection_count"],
+        "GD-XID-001": log,
+        "GD-XID-002": log,
+        "GD-XID-003": log,
+        "GD-XID-004": log,
+        "GD-XID-005": ["sxid.count"],
+        "GD-XID-006": ["sxid.count"],
+        "GD-KLOG-001": ["kernel_log.status"],
+    }
+    reasons = {why for r in result.results if r.status == "unknown" for _, why in r.unknown_facts}
+    assert reasons == {
+        "not recorded in snapshot",
+        "the kernel log could not be read: not recorded in snapshot",
     }
     passed = {r.rule.id for r in result.results if r.status == "passed"}
     assert {"GD-CUDA-003", "GD-CUDA-004", "GD-CUDA-005"} <= passed  # toolkit 13.0.88 on driver 580

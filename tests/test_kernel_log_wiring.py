@@ -82,8 +82,17 @@ def test_redacted_snapshot_keeps_only_the_driver_lines():
         ],
     )  # fmt: skip
     out = redact(rec, hostnames=("node7",))
-    assert out.files["/dev/kmsg"] == f"6,1,0,-;Linux version 6.8.0\n3,3,2500200000,-;{XID_79}\n"
-    assert out.commands[0]["stdout"] == (
-        f"[    0.000000] Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075)\n[ 2500.200000] {XID_79}\n"
+    # Other lines keep their header or stamp (so the snapshot replays to the same count and times), not
+    # their text.
+    assert out.files["/dev/kmsg"] == (
+        f"6,1,0,-;Linux version 6.8.0\n6,2,3000000,-;<redacted>\n3,3,2500200000,-;{XID_79}\n"
     )
-    assert out.commands[1]["stdout"] == f"[ 2500.200000] redacted-host kernel: {XID_79}\n"
+    assert out.commands[0]["stdout"] == (
+        "[    0.000000] Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075)\n"
+        "[    3.000000] <redacted>\n[    4.000000] <redacted>\n"
+        f"[ 2500.200000] {XID_79}\n"
+    )
+    assert out.commands[1]["stdout"] == (
+        f"[ 2500.200000] redacted-host kernel: {XID_79}\n[ 2501.000000] <redacted>\n"
+    )
+    assert "4C53" not in str(out.files) + str(out.commands) and "54:ee:75" not in str(out.commands)

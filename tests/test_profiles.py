@@ -17,7 +17,14 @@ from gpudoctor.profiles import PROFILES, resolve_fail_on, resolve_timeout, rule_
 from conftest import H200, run_cli
 
 ROOT = Path(__file__).parents[1]
+# The rules that read facts only probes outside preflight collect: cuda, libraries, monitoring, storage,
+# gpu_health (the counters), interconnect (and the environment rules judged against it), kernel_log.
 PREFLIGHT_SKIPS = [
+    "GD-COUNTER-001",
+    "GD-COUNTER-002",
+    "GD-COUNTER-003",
+    "GD-COUNTER-004",
+    "GD-COUNTER-005",
     "GD-CUDA-003",
     "GD-CUDA-004",
     "GD-CUDA-005",
@@ -25,6 +32,21 @@ PREFLIGHT_SKIPS = [
     "GD-CUDA-007",
     "GD-CUDNN-001",
     "GD-CUDNN-002",
+    "GD-IB-001",
+    "GD-IB-002",
+    "GD-IB-003",
+    "GD-IB-004",
+    "GD-PCIE-ACS-001",
+    "GD-IOMMU-001",
+    "GD-ENV-005",
+    "GD-ENV-006",
+    "GD-XID-001",
+    "GD-XID-002",
+    "GD-XID-003",
+    "GD-XID-004",
+    "GD-XID-005",
+    "GD-XID-006",
+    "GD-KLOG-001",
     "GD-NCCL-001",
     "GD-DCGM-001",
     "GD-STORAGE-001",
@@ -44,7 +66,14 @@ def test_profile_probes_are_registry_names():
     for profile in PROFILES.values():
         assert set(profile.probes) <= names, profile.name
     assert set(PROFILES["workstation"].probes) == names == set(PROFILES["ci"].probes)
-    assert PROFILES["preflight"].probes == ("driver", "gpus", "container", "system", "python")
+    assert PROFILES["preflight"].probes == (
+        "driver",
+        "gpus",
+        "container",
+        "system",
+        "python",
+        "gpu_processes",
+    )
 
 
 def test_preflight_evaluates_only_rules_whose_facts_it_collects():
@@ -99,21 +128,40 @@ def test_no_python_judges_the_machine_alone():
     assert result.facts.get("python.executable").unknown == "not collected"
     # No interpreter is run at all: the glibc a Python would have reported is not read either.
     assert result.facts.get("system.glibc").unknown == "not inspected (--no-python)"
-    assert [r.status for r in result.results if r.status != "passed"] == []
+    # The H200 capture recorded no process (nvidia-smi: "No running processes found"), and not LD_PRELOAD or
+    # NVTX_INJECTION64_PATH (tests/fixtures/make_h200_snapshot.py).
+    assert [(r.rule.id, r.status) for r in result.results if r.status != "passed"] == [
+        ("GD-ENV-007", "unknown"),
+        ("GD-PROC-001", "not_applicable"),
+    ]
 
 
 def test_preflight_check_collects_only_its_probes():
     host = SnapshotHost(load(str(H200)), "h200")
     result = run_check(host, "h200", Deadline(10), [], profile=PROFILES["preflight"])
-    assert [p.name for p in result.probes] == ["driver", "gpus", "python", "system", "container"]
-    assert result.skipped_probes == ["cuda", "libraries", "monitoring", "storage", "interconnect", "runtime"]
+    assert [p.name for p in result.probes] == [
+        "driver",
+        "gpus",
+        "python",
+        "system",
+        "container",
+        "gpu_processes",
+    ]
+    assert result.skipped_probes == [
+        "cuda", "libraries", "monitoring", "storage", "kernel_log", "interconnect", "gpu_health", "runtime"
+    ]  # fmt: skip
     # The runtime rules need --deep: skipped in every profile without it.
     runtime = [r for r in result.skipped_rules if r.startswith("GD-RUNTIME-")]
     assert runtime and sorted(result.skipped_rules) == sorted(PREFLIGHT_SKIPS + runtime)
     assert result.facts.value("python.executable") == "/opt/torch/.venv/bin/python3"
     assert result.facts.value("gpus.count") == 1
     # The fixture's onnxruntime is the CPU-only package (its README): a warning, below preflight's fail-on.
-    assert {(r.rule.id, r.status) for r in result.results if r.status != "passed"} == {("GD-FW-004", "fired")}
+    # It recorded no GPU process, and not LD_PRELOAD (GD-ENV-007 cannot be judged).
+    assert {(r.rule.id, r.status) for r in result.results if r.status != "passed"} == {
+        ("GD-FW-004", "fired"),
+        ("GD-ENV-007", "unknown"),
+        ("GD-PROC-001", "not_applicable"),
+    }
 
 
 # --- through the command line -------------------------------------------------------------------------
@@ -124,7 +172,8 @@ def test_cli_preflight_prints_one_line_on_stderr():
     assert (r.returncode, r.stdout) == (0, "")
     assert (
         r.stderr
-        == "gpudoctor: ok · 1 × NVIDIA H200 · driver 580.159.04 · CUDA 13.0 · 1 warning(s): GD-FW-004\n"
+        == "gpudoctor: ok · 1 × NVIDIA H200 · driver 580.159.04 · CUDA 13.0 · 1 warning(s): GD-FW-004 · "
+        "1 rule(s) could not be evaluated\n"
     )
 
 
@@ -157,13 +206,14 @@ def test_cli_ci_profile_fails_on_warnings_in_plain_text():
 def test_an_unreadable_kernel_log_alone_does_not_fail_a_gate_unless_asked():
     # The H200 snapshot was recorded before gpudoctor read the kernel log: GD-XID-001 and GD-XID-005
     # (errors) are unknown only for want of kernel_log/xid/sxid facts (Profile.unknown_ok). The ci profile
-    # still exits 0 with --fail-on error, shows them as could not be evaluated, and GD-KLOG-001 says why;
+    # still exits 0 with --fail-on error and shows them as could not be evaluated (on a live host GD-KLOG-001
+    # says why the log was unreadable);
     # an explicit --fail-on-unknown counts them: exit 2.
     r = gd("check", "--snapshot", str(H200), "--profile", "ci", "--fail-on", "error", "--format", "json")
     assert r.returncode == 0, r.stdout[-500:]
     report = json.loads(r.stdout)
     status = {rule["id"]: rule["status"] for rule in report["rules"]}
-    assert status["GD-XID-001"] == "unknown" and status["GD-KLOG-001"] == "fired"
+    assert status["GD-XID-001"] == "unknown" and status["GD-KLOG-001"] == "unknown"
     strict = gd(
         "check", "--snapshot", str(H200), "--profile", "ci", "--fail-on", "error", "--fail-on-unknown"
     )

@@ -443,6 +443,10 @@ def test_hung_nvml_init_inside_the_deadline(fake_lib):
     )
 
 
+# The probes that wait on NVML, and so on a hung call.
+NVML_PROBES = ("gpus", "driver", "gpu_health", "gpu_processes")
+
+
 # (fmt, deadline): the JSON report with a deadline past the 2 s NVML call limit is tested above.
 @pytest.mark.parametrize("scenario", ["hang-power", "hang-init"])
 @pytest.mark.parametrize(("fmt", "deadline"), [("json", 1.0), ("text", 1.0), ("text", 3.0)])
@@ -457,12 +461,12 @@ def test_whole_check_ends_by_its_deadline_and_names_what_hung(fake_lib, scenario
         assert run.rc == data["summary"]["exit_code"]
         assert data["timed_out"] == [hung]
         abandoned = {p["name"] for p in data["probes"] if p["status"] != "ok"}
-        assert abandoned <= {"gpus", "driver"}
+        assert abandoned <= set(NVML_PROBES)
     else:
         lines = [" ".join(line.split()) for line in run.stdout.splitlines()]
         assert f"Timed out {hung}" in lines, run.stdout
         abandoned = {ln for ln in lines if ln.startswith("Probe ")}
-        assert abandoned <= {"Probe gpus timed out", "Probe driver timed out"}, run.stdout
+        assert abandoned <= {f"Probe {name} timed out" for name in NVML_PROBES}, run.stdout
 
 
 def test_facts_command_ends_by_its_deadline(fake_lib):
@@ -515,7 +519,7 @@ def _init_codes(lib_dir: Path, *scenarios: Path) -> tuple[list[int], str]:
 
 def test_every_scenario_file_is_valid(fake_lib):
     files = sorted(SCENARIOS.glob("*.scn"))
-    assert len(files) == 11
+    assert len(files) == 13
     expected = {"version-mismatch.scn": 18, "driver-not-loaded.scn": 9}  # NVML's codes for the two
     codes, stderr = _init_codes(fake_lib, *files)
     assert (dict(zip([f.name for f in files], codes)), stderr) == (

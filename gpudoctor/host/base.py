@@ -32,6 +32,15 @@ class HostError(Exception):
         self.detail = detail
 
 
+def env_or_none(host: Any, name: str) -> Optional[str]:
+    """The variable's value, or None when it is unset or could not be read (a snapshot that did not
+    record it): for readers where an unknown value can only be read as none (extra library directories)."""
+    try:
+        return host.env(name)
+    except HostError:
+        return None
+
+
 class SnapshotError(Exception):
     """A snapshot that cannot be read; the message says why. (Here, not in snapshot.py, so that a live
     check need not import the snapshot machinery to name it.)"""

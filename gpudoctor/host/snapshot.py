@@ -247,6 +247,10 @@ class SnapshotHost:
         return data
 
     def env(self, name: str) -> Optional[str]:
+        """The recorded value (None: it was unset); HostError NOT_RECORDED for a variable the snapshot did
+        not read, which an unset one must not be taken for."""
+        if name not in self.rec.env:
+            raise HostError(NOT_RECORDED, f"environment variable {name}")
         value = self.rec.env.get(name)
         return value if isinstance(value, str) else None
 
@@ -319,16 +323,30 @@ def redact(rec: Recording, hostnames: tuple[str, ...] = (), identity: Optional[I
 
 
 # The kernel log names disks, network addresses, USB serials and users' programs: a redacted snapshot keeps
-# only the lines of the NVIDIA drivers (NVRM, nvidia, nvidia-nvswitch, nvidia-modeset, ...) and the kernel's
-# "Linux version" line (its timestamp shows whether the log still reaches back to boot). Process names in
-# Xid lines (name=python3) are kept: they say which program faulted.
+# the text of the NVIDIA drivers' lines (NVRM, nvidia, nvidia-nvswitch, nvidia-modeset, ...) and of the
+# kernel's "Linux version" line; every other line keeps only its record header or timestamp, its text
+# replaced, so that the snapshot replays to the same line count and times. Process names in Xid lines
+# (name=python3) are kept: they say which program faulted.
 _KERNEL_LOG_KEEP = re.compile(r"NVRM|nvidia|Xid|SXid|Linux version", re.IGNORECASE)
 _KERNEL_LOG_COMMANDS = ("dmesg", "journalctl")
 
 
+_KERNEL_LOG_HEADER = re.compile(r"^(\d+,\d+,\d+,[^;]*;|\[\s*\d+(?:\.\d+)?\]\s?)")
+KERNEL_LOG_REDACTED = "<redacted>"
+
+
 def kernel_log_lines(text: str) -> str:
-    """The lines of a kernel log (/dev/kmsg, dmesg, journalctl -k) that a redacted snapshot keeps."""
-    return "".join(line for line in text.splitlines(keepends=True) if _KERNEL_LOG_KEEP.search(line))
+    """A kernel log (/dev/kmsg, dmesg, journalctl -k) as a redacted snapshot keeps it: the NVIDIA drivers'
+    lines whole, the others as their header (a /dev/kmsg record's, a [seconds] stamp) and KERNEL_LOG_REDACTED;
+    /dev/kmsg's continuation lines and journalctl's "-- ... --" notes, which are no records, are left out."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        if _KERNEL_LOG_KEEP.search(line):
+            out.append(line)
+        elif not line.startswith((" ", "-- ")):
+            header = _KERNEL_LOG_HEADER.match(line)
+            out.append((header.group(1) if header else "") + KERNEL_LOG_REDACTED + "\n")
+    return "".join(out)
 
 
 def _kernel_log_command(entry: Any) -> Any:

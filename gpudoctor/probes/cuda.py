@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
 from ..facts import Fact, known, list_facts, unknown
-from ..host.base import NOT_FOUND, HostError
+from ..host.base import NOT_FOUND, HostError, env_or_none
 from .ldcache import versioned_name
 from .libraries import (
     Disk,
@@ -167,14 +167,14 @@ def probe(host: Any) -> dict[str, Fact]:
     compat_dir = f"{home}/compat" if home else None
     facts["cuda.compat.version"] = _compat_version(host, compat_dir, home_fact)
     facts["cuda.compat.active"] = known(
-        compat_active(compat_dir, host.env("LD_LIBRARY_PATH")), "LD_LIBRARY_PATH"
+        compat_active(compat_dir, env_or_none(host, "LD_LIBRARY_PATH")), "LD_LIBRARY_PATH"
     )
     return facts
 
 
 def _home(host: Any) -> tuple[Optional[str], Fact]:
     for name in ("CUDA_HOME", "CUDA_PATH"):
-        value = host.env(name)
+        value = env_or_none(host, name)
         if value:
             return value.rstrip("/") or value, known(value.rstrip("/") or value, name)
     try:
@@ -340,7 +340,7 @@ def _toolkit_version(host: Any, home: Optional[str], home_fact: Fact) -> Fact:
 
 def _runtimes(host: Any) -> dict[str, Fact]:
     entries, ldconfig_error = ldconfig_entries(host)
-    ld_dirs = split_path_list(host.env("LD_LIBRARY_PATH"))
+    ld_dirs = split_path_list(env_or_none(host, "LD_LIBRARY_PATH"))
     pip = pip_copies(python_dump(host), CUDART_DISTS, "libcudart.so")
     copies, _ = find_copies(Disk(host), CUDART_STEM, entries, ld_dirs, pip)
     return copies_facts("cuda.runtimes", dedupe(copies), ldconfig_error)

@@ -157,8 +157,9 @@ def _nvlink(host: Any, index: int) -> dict[str, Fact]:
         except HostError as e:
             return dict.fromkeys(NVLINK_FIELDS, unknown(e.reason, "nvml:nvmlDeviceGetNvLinkState"))
         links += 1
-    if links == 0:
-        return dict.fromkeys(NVLINK_FIELDS, unknown("no NVLink", "nvml:nvmlDeviceGetNvLinkState"))
+    if links == 0:  # NVML reports no link: a GPU without NVLink has no NVLink errors
+        none = "nvml:nvmlDeviceGetNvLinkState (no NVLink)"
+        return {**{f: known(0, none) for f, _ in NVLINK_COUNTERS}, "nvlink.error_links": known([], none)}
     totals = dict.fromkeys((f for f, _ in NVLINK_COUNTERS), 0)
     bad: list[int] = []
     for link in range(links):

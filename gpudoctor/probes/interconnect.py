@@ -255,7 +255,6 @@ def probe(host: Any) -> dict[str, Fact]:
         facts["interconnect.ib_ports.count"] = unknown(dev_reason or NOT_FOUND, IB_ROOT)
         facts["interconnect.ib_ports_active"] = unknown(dev_reason or NOT_FOUND, IB_ROOT)
         facts["interconnect.ib_rate_max_gbps"] = unknown(dev_reason or NOT_FOUND, IB_ROOT)
-        devices = []
         ports: list[dict[str, Fact]] = []
     else:
         facts["interconnect.rdma.device_count"] = known(len(devices), IB_ROOT)
@@ -272,7 +271,7 @@ def probe(host: Any) -> dict[str, Fact]:
     facts.update(_peermem(host))
     facts.update(_iommu(host))
     facts.update(_net(host))
-    facts.update(_topology(host, devices))
+    facts.update(_topology(host, devices, dev_reason or NOT_FOUND))
     return facts
 
 
@@ -310,8 +309,9 @@ def _net(host: Any) -> dict[str, Fact]:
     return {"interconnect.net_interfaces": known(list(names), NET_ROOT)}
 
 
-def _topology(host: Any, devices: list[str]) -> dict[str, Fact]:
-    """ACS on the bridges above the GPUs, and each GPU's nearest RDMA NIC."""
+def _topology(host: Any, devices: Optional[list[str]], devices_reason: str) -> dict[str, Fact]:
+    """ACS on the bridges above the GPUs, and each GPU's nearest RDMA NIC (unknown, for devices_reason, when
+    the RDMA devices could not be listed and there are GPUs: no NIC found must not read as no NIC there)."""
     out: dict[str, Fact] = {}
     classes, reason = _pci_classes(host)
     if classes is None:
@@ -325,8 +325,11 @@ def _topology(host: Any, devices: list[str]) -> dict[str, Fact]:
     parent = _parents(host, bridges)
     above_gpus = sorted({b for g in gpus for b in _path(g, parent)})
     out.update(_acs(host, above_gpus))
+    if devices is None and gpus:
+        out["interconnect.gpu_nics.count"] = unknown(devices_reason, IB_ROOT)
+        return out
     nics: list[tuple[str, str]] = []
-    for dev in devices:
+    for dev in devices or []:
         text, _ = _read(host, f"{IB_ROOT}/{dev}/device/uevent")
         slot = parse_uevent_slot(text) if text is not None else None
         if slot:

@@ -24,7 +24,7 @@ import re
 from typing import Any, Optional
 
 from ..facts import Fact, known, list_facts, unknown
-from ..host.base import NO_PERMISSION, NOT_FOUND, HostError
+from ..host.base import NO_PERMISSION, NOT_FOUND, NOT_RECORDED, HostError
 
 KMSG = "/dev/kmsg"
 DMESG = ("dmesg",)
@@ -251,9 +251,11 @@ def probe(host: Any, since: Optional[float] = None) -> dict[str, Fact]:
             if restrict is not None and restrict.strip() == "1":
                 detail += "; kernel.dmesg_restrict=1"
             detail += f". To read it: {ACCESS}"
+        # A snapshot recorded before gpudoctor read the kernel log: not a finding about this host, unknown.
+        recorded = not all(r == NOT_RECORDED for r, _ in tried)
         facts.update({
-            "kernel_log.status": known(reason, src),
-            "kernel_log.error": known(detail, src),
+            "kernel_log.status": known(reason, src) if recorded else unknown(reason, src),
+            "kernel_log.error": known(detail, src) if recorded else unknown(reason, src),
             "kernel_log.source": unknown(reason, src),
             "kernel_log.lines": unknown(reason, src),
             "kernel_log.truncated": unknown(reason, src),

@@ -16,7 +16,7 @@ from typing import Any, Optional
 from packaging.version import Version
 
 from ..facts import Fact, known, list_facts, unknown
-from ..host.base import NOT_FOUND, HostError
+from ..host.base import NOT_FOUND, HostError, env_or_none
 from .ldcache import parse_ldconfig, versioned_name
 
 LDCONFIG_ARGVS = (("ldconfig", "-p"), ("/sbin/ldconfig", "-p"))
@@ -174,7 +174,7 @@ def find_copies(
 
     A directory that belongs to a pip wheel or to CONDA_PREFIX counts as that origin wherever it was
     found, so that a wheel's lib directory on LD_LIBRARY_PATH is not mistaken for a system copy."""
-    conda = disk.host.env("CONDA_PREFIX")
+    conda = env_or_none(disk.host, "CONDA_PREFIX")
     conda_lib = os.path.normpath(f"{conda}/lib") if conda else None
     wheels = {os.path.dirname(c.path): c for c in pip}
 
@@ -222,7 +222,7 @@ def copies_facts(prefix: str, copies: list[Copy], ldconfig_error: Optional[str])
 
 def probe(host: Any) -> dict[str, Fact]:
     entries, ldconfig_error = ldconfig_entries(host)
-    ld_dirs = split_path_list(host.env("LD_LIBRARY_PATH"))
+    ld_dirs = split_path_list(env_or_none(host, "LD_LIBRARY_PATH"))
     dump = python_dump(host)
     disk = Disk(host)
     facts: dict[str, Fact] = {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpudoctor.host.base import NO_PERMISSION, HostError
 from gpudoctor.host.live import LiveHost
 from gpudoctor.host.snapshot import RecordingHost, SnapshotHost
 from gpudoctor.probes import interconnect as ic
@@ -189,6 +190,26 @@ def test_no_rdma_stack_means_no_devices_not_unknown(tmp_path):
     assert facts["interconnect.rdma.device_count"] == 0
     assert facts["interconnect.ib_ports.count"] == 0
     assert facts["interconnect.ib_ports_active"] == 0
+
+
+class NoRdmaListing(RootedHost):
+    """The tree, with /sys/class/infiniband unreadable (a listing refused, as without permission)."""
+
+    def listdir(self, path: str) -> list[str]:
+        if path == ic.IB_ROOT:
+            raise HostError(NO_PERMISSION, path)
+        return super().listdir(path)
+
+
+def test_unreadable_rdma_devices_leave_the_nearest_nic_unknown_not_none(tmp_path):
+    hgx_tree(tmp_path)
+    facts = _values(ic.probe(NoRdmaListing(tmp_path)))
+    assert facts["interconnect.rdma.device_count"] == ("unknown", NO_PERMISSION)
+    assert facts["interconnect.gpu_nics.count"] == ("unknown", NO_PERMISSION)
+    # Without a GPU there is no GPU to be far from a NIC, whatever the listing said.
+    for gpu in ("0000:18:00.0", "0000:9a:00.0"):
+        (tmp_path / f"sys/bus/pci/devices/{gpu}/vendor").write_text("0x8086\n")
+    assert _values(ic.probe(NoRdmaListing(tmp_path)))["interconnect.gpu_nics.count"] == 0
 
 
 def _root_host(lspci: str, rc: int = 0):

@@ -101,6 +101,15 @@ def test_h200_capture():
         "system.glibc": "2.39",
         "env.ld_library_path": "/usr/local/nvidia/lib64:/usr/local/nvidia/lib",
         "env.cuda_visible_devices": ("unknown", "not set"),
+        "env.cuda_launch_blocking": ("unknown", "not set"),
+        "env.cuda_injection64_path": ("unknown", "not set"),
+        "env.nvtx_injection64_path": ("unknown", "not set"),
+        "env.ld_preload": ("unknown", "not set"),
+        "env.nccl_p2p_disable": ("unknown", "not set"),
+        "env.nccl_ib_disable": ("unknown", "not set"),
+        "env.nccl_socket_ifname": ("unknown", "not set"),
+        "env.profiler_injection": [],
+        "env.profiler_injection_count": 0,
     }
     assert facts["system.os"].source == "/etc/os-release"
     assert facts["system.shm_bytes"].source == "/proc/self/mounts"
