@@ -12,7 +12,7 @@ from .engine.evaluate import evaluate
 from .engine.loader import load_rules
 from .engine.model import NOT_APPLICABLE, SEVERITY_RANK, Finding, Rule, RuleResult
 from .facts import Facts, head
-from .host.base import Deadline
+from .host.base import NOT_RECORDED, Deadline
 from .policy import Policy
 from .profiles import PROFILES, Profile, select_rules
 
@@ -36,6 +36,7 @@ class CheckResult:
     ignore: dict[str, str] = field(default_factory=dict)  # rule id -> why the policy ignores it
     fail_unknown: bool = False  # an error-level rule that could not be evaluated makes the exit code 2
     unknown_ok: tuple[str, ...] = ()  # fact sections whose unknowns alone do not (Profile.unknown_ok)
+    unrecorded_ok: bool = False  # nor facts a replayed snapshot did not record (Profile.unrecorded_ok)
     overrides: list[Rule] = field(default_factory=list)  # rules that replaced shipped ones (Rule.replaces)
 
     @property
@@ -65,17 +66,18 @@ class CheckResult:
 
     def unknown_errors(self) -> list[RuleResult]:
         """Error-level rules that could not be evaluated (not those the policy ignores, nor those unknown
-        only for want of the facts the profile lets be unknown: `unknown_ok`)."""
+        only for want of the facts the profile lets be unknown: `unknown_ok`, `unrecorded_ok`)."""
         return [
             r
             for r in self.results
             if r.status == "unknown"
             and r.rule.severity == "error"
             and r.rule.id not in self.ignore
-            and not (self.unknown_ok and r.unknown_facts and all(
-                head(name) in self.unknown_ok for name, _why in r.unknown_facts
-            ))
-        ]  # fmt: skip
+            and not (r.unknown_facts and all(self._unknown_ok(name, why) for name, why in r.unknown_facts))
+        ]
+
+    def _unknown_ok(self, name: str, why: str) -> bool:
+        return head(name) in self.unknown_ok or (self.unrecorded_ok and why.endswith(NOT_RECORDED))
 
     def verdict(self, fail_on: str) -> int:
         """The exit code: 1 for findings at or above `fail_on`; else 2 when an error-level rule could not
@@ -193,6 +195,7 @@ def run_checks(
                 ignore=dict(policy.ignore) if policy else {},
                 fail_unknown=prof.fail_unknown if fail_unknown is None else fail_unknown,
                 unknown_ok=prof.unknown_ok if fail_unknown is None else (),
+                unrecorded_ok=prof.unrecorded_ok and fail_unknown is None,
                 overrides=[r for r in rules if r.replaces],
             )
         )

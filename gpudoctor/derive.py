@@ -67,6 +67,9 @@ DERIVED = (
     "env.cuda_visible_devices_unmatched",
     "env.cuda_visible_devices_unmatched_count",
     "env.nccl_socket_ifname_matches",
+    # issue 11, part 1: GPUs the nvidia module holds that NVML does not list
+    "pci.missing_from_nvml",
+    "pci.missing_from_nvml_count",
 )
 
 # --- pure decisions -------------------------------------------------------------------------------------
@@ -208,6 +211,8 @@ def derive(facts: Facts) -> Facts:
         out.update(_newer_than_tables(facts))
     if facts.count("xid"):
         out.update(_xid(facts))
+    if _collected(facts, "pci.nvidia_driver_addresses", "gpus.count"):
+        out.update(_missing_from_nvml(facts))
     out.update(_env_pitfalls(facts))
     return Facts(out, facts.missing)
 
@@ -216,6 +221,26 @@ def _cpus_per_gpu(facts: Facts) -> Fact:
     get = _Inputs(facts)
     cpus, count = get("system.cpus"), get("gpus.count")
     return get.result(lambda: (round(cpus / count, 2), None) if count else (None, "no GPU"))
+
+
+def missing_from_nvml(bound: Sequence[str], nvml_bus_ids: Sequence[str]) -> list[str]:
+    """The PCI addresses the nvidia module is bound to that no GPU NVML lists has (NVML spells addresses in
+    capitals, sysfs in lower case)."""
+    listed = {b.lower() for b in nvml_bus_ids}
+    return [addr for addr in bound if addr.lower() not in listed]
+
+
+def _missing_from_nvml(facts: Facts) -> dict[str, Fact]:
+    get = _Inputs(facts)
+    bound, count = get("pci.nvidia_driver_addresses"), get("gpus.count")
+    bus_ids = [get(f"gpus[{i}].bus_id") for i in range(count if isinstance(count, int) else 0)]
+    missing = get.result(lambda: (missing_from_nvml(bound, bus_ids), None))
+    return {
+        "pci.missing_from_nvml": missing,
+        "pci.missing_from_nvml_count": (
+            known(len(missing.value), missing.source) if missing.known else missing
+        ),
+    }
 
 
 def _rocm_frameworks(facts: Facts) -> Fact:

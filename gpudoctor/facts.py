@@ -74,6 +74,19 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("pci.unbound", "int", "", "of those, how many have no kernel driver bound"),
     _s("pci.unbound_addresses", "list[str]", "", "PCI addresses of NVIDIA GPUs with no driver bound"),
     _s(
+        "pci.nvidia_driver_addresses",
+        "list[str]",
+        "",
+        "PCI addresses of NVIDIA GPUs the nvidia kernel module is bound to (their uevent's DRIVER=nvidia)",
+    ),
+    _s(
+        "pci.missing_from_nvml",
+        "list[str]",
+        "",
+        "derived: GPUs the nvidia module is bound to that NVML does not list (outside containers only)",
+    ),
+    _s("pci.missing_from_nvml_count", "int", "", "derived: how many addresses are in pci.missing_from_nvml"),
+    _s(
         "pci.amd_gpus",
         "int",
         "",
@@ -84,6 +97,20 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("gpus[].index", "int", "", "NVML index"),
     _s("gpus[].name", "str", "", "product name, e.g. NVIDIA H200"),
     _s("gpus[].uuid", "str", "", "GPU UUID (redacted in snapshots unless --no-redact)"),
+    _s(
+        "gpus[].lost",
+        "bool",
+        "",
+        "NVML answers GpuIsLost for this GPU: it fell off the bus or stopped responding (Xid 79)",
+    ),
+    _s(
+        "gpus[].recovery_action",
+        "str",
+        "",
+        "what NVML says the GPU needs (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION): none, gpu reset, node reboot,"
+        " drain p2p, drain and reset, recover imex domain, bus reset, system reboot; `not reported` where"
+        " the driver does not offer the field",
+    ),
     _s("gpus[].bus_id", "str", "", "PCI address, domain:bus:device.function, e.g. 0000:00:06.0"),
     _s("gpus[].brand", "str", "", "brand as NVIDIA_REQUIRE_* names it: tesla, geforce, nvidia, quadro, ..."),
     _s("gpus[].architecture", "str", "", "architecture name: Volta, Turing, Ampere, Ada, Hopper, Blackwell"),

@@ -46,12 +46,22 @@ class Profile:
     # as could not be evaluated, GD-KLOG-001 says why and what grants access, and --fail-on-unknown counts
     # it too.
     unknown_ok: tuple[str, ...] = ()
+    # Likewise a rule unknown only because a replayed snapshot did not record its facts (one an older
+    # gpudoctor wrote, before it read them): a snapshot is not the host, and a live check never answers so.
+    unrecorded_ok: bool = False
 
 
 PROFILES: dict[str, Profile] = {
     "workstation": Profile("workstation", ALL_PROBES, "error", 10.0),
     "ci": Profile(
-        "ci", ALL_PROBES, "warning", 10.0, plain=True, fail_unknown=True, unknown_ok=KERNEL_LOG_FACTS
+        "ci",
+        ALL_PROBES,
+        "warning",
+        10.0,
+        plain=True,
+        fail_unknown=True,
+        unknown_ok=KERNEL_LOG_FACTS,
+        unrecorded_ok=True,
     ),
     "preflight": Profile(
         "preflight",
@@ -65,6 +75,7 @@ PROFILES: dict[str, Profile] = {
         one_line=True,
         fail_unknown=True,
         unknown_ok=KERNEL_LOG_FACTS,
+        unrecorded_ok=True,
     ),
 }
 DEFAULT = "workstation"

@@ -209,6 +209,7 @@ def test_derived_facts_are_the_documented_ones():
             "env.cuda_visible_devices": known("0,1", "test"),
             "env.nccl_socket_ifname": known("eth", "test"),
             "interconnect.net_interfaces": known(["eth0"], "test"),
+            "pci.nvidia_driver_addresses": known(["0000:3b:00.0"], "test"),
         }
     )
     added = {spec_name(name) for name, _ in derive(base).items()} - {
@@ -654,3 +655,25 @@ def test_broken_tables_say_why(monkeypatch):
 def test_newer_than_table(what, version, newest, expected):
     table = "cuda_drivers" if what == "driver" else what
     assert newer_than_table(what, version, table, newest) == expected
+
+
+def test_missing_from_nvml():
+    from gpudoctor.derive import missing_from_nvml
+
+    assert missing_from_nvml(["0000:18:00.0", "0000:9a:00.0"], ["0000:18:00.0"]) == ["0000:9a:00.0"]
+    assert missing_from_nvml(["0000:9a:00.0"], ["0000:9A:00.0"]) == []  # NVML in capitals, sysfs not
+    assert missing_from_nvml([], ["0000:18:00.0"]) == []
+
+
+def test_gpus_missing_from_nvml_derived():
+    two = {"pci.nvidia_driver_addresses": ["0000:18:00.0", "0000:2a:00.0"], "gpus.count": 1,
+           "gpus[0].bus_id": "0000:18:00.0"}  # fmt: skip
+    d = derive(facts(two))
+    assert (d.value("pci.missing_from_nvml"), d.value("pci.missing_from_nvml_count")) == (["0000:2a:00.0"], 1)
+    # A GPU NVML lists whose address is unknown (lost before it answered) leaves the comparison unknown.
+    d = derive(facts({**two, "gpus.count": 2, "gpus[1].bus_id": ("?", "GPU is lost")}))
+    assert d.get("pci.missing_from_nvml_count").unknown == "GPU is lost"
+    assert d.get("pci.missing_from_nvml").unknown == "GPU is lost"
+    # No NVIDIA GPU bound, no driver: nothing missing.
+    d = derive(facts({"pci.nvidia_driver_addresses": [], "gpus.count": 0}))
+    assert d.value("pci.missing_from_nvml_count") == 0

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.check import run_check
+from gpudoctor.check import CheckResult, run_check
+from gpudoctor.engine.evaluate import evaluate
 from gpudoctor.engine.loader import load_rules
+from gpudoctor.facts import Facts, known, unknown
 from gpudoctor.host.base import Deadline
 from gpudoctor.host.snapshot import SnapshotHost, load
 from gpudoctor.probes import registry
@@ -120,6 +122,11 @@ def test_timeouts():
     assert resolve_timeout(PROFILES["workstation"], 4.0, deep=True) == 4.0
 
 
+# The recovery action rules (errors): the H200 capture asked NVML for no field value. Unknown only because
+# the snapshot did not record it, they do not make a gate exit 2 (Profile.unrecorded_ok).
+RECOVERY_UNRECORDED = [("GD-GPU-006", "unknown"), ("GD-GPU-007", "unknown"), ("GD-GPU-008", "unknown")]
+
+
 def test_no_python_judges_the_machine_alone():
     host = SnapshotHost(load(str(H200)), "h200")
     result = run_check(host, "h200", Deadline(10), [], profile=PROFILES["preflight"], no_python=True)
@@ -129,8 +136,9 @@ def test_no_python_judges_the_machine_alone():
     # No interpreter is run at all: the glibc a Python would have reported is not read either.
     assert result.facts.get("system.glibc").unknown == "not inspected (--no-python)"
     # The H200 capture recorded no process (nvidia-smi: "No running processes found"), and not LD_PRELOAD or
-    # NVTX_INJECTION64_PATH (tests/fixtures/make_h200_snapshot.py).
+    # NVTX_INJECTION64_PATH (tests/fixtures/make_h200_snapshot.py), nor NVML's recovery action field.
     assert [(r.rule.id, r.status) for r in result.results if r.status != "passed"] == [
+        *RECOVERY_UNRECORDED,
         ("GD-ENV-007", "unknown"),
         ("GD-PROC-001", "not_applicable"),
     ]
@@ -160,6 +168,7 @@ def test_preflight_check_collects_only_its_probes():
     assert {(r.rule.id, r.status) for r in result.results if r.status != "passed"} == {
         ("GD-FW-004", "fired"),
         ("GD-ENV-007", "unknown"),
+        *RECOVERY_UNRECORDED,
         ("GD-PROC-001", "not_applicable"),
     }
 
@@ -173,7 +182,7 @@ def test_cli_preflight_prints_one_line_on_stderr():
     assert (
         r.stderr
         == "gpudoctor: ok · 1 × NVIDIA H200 · driver 580.159.04 · CUDA 13.0 · 1 warning(s): GD-FW-004 · "
-        "1 rule(s) could not be evaluated\n"
+        "4 rule(s) could not be evaluated\n"
     )
 
 
@@ -219,5 +228,22 @@ def test_an_unreadable_kernel_log_alone_does_not_fail_a_gate_unless_asked():
     )
     assert strict.returncode == 2
     assert (
-        "could not check: error-level rule(s) GD-XID-001, GD-XID-005 could not be evaluated" in strict.stdout
+        "could not check: error-level rule(s) GD-GPU-006, GD-GPU-007, GD-GPU-008, GD-XID-001, GD-XID-005"
+        " could not be evaluated" in strict.stdout
     )
+
+
+def test_only_what_a_snapshot_did_not_record_is_let_be_unknown():
+    rules = [r for r in load_rules([]) if r.id == "GD-GPU-006"]
+
+    def gate(why: str, **options) -> list[str]:
+        facts = Facts({
+            "gpus.count": known(1, "t"), "gpus[0].index": known(0, "t"),
+            "gpus[0].recovery_action": unknown(why, "nvml"),
+        })  # fmt: skip
+        result = CheckResult(facts, evaluate(rules, facts), [], "t", "t", 0.0, fail_unknown=True, **options)
+        return [r.rule.id for r in result.unknown_errors()]
+
+    assert gate("not recorded in snapshot", unrecorded_ok=True) == []
+    assert gate("not recorded in snapshot") == ["GD-GPU-006"]  # --fail-on-unknown, or another profile
+    assert gate("no permission", unrecorded_ok=True) == ["GD-GPU-006"]  # a live host's unknown still fails

@@ -156,7 +156,7 @@ def h100(i: int, **changes: Any) -> dict:
         "index": i, "name": "NVIDIA H100 80GB HBM3", "uuid": f"GPU-fa4e0000-0000-4000-8000-{i:012d}",
         "bus_id": f"0000:{BUSES[i]:02x}:00.0", "brand": "nvidia", "architecture": "Hopper",
         "compute_capability": "9.0", "compute_mode": "Default", "virtualization_mode": "None",
-        "persistence_mode": True,
+        "persistence_mode": True, "lost": False, "recovery_action": "none",
         "memory.total_bytes": 85520809984, "memory.used_bytes": 555745280,
         "pcie.gen_current": 5, "pcie.gen_max": 5, "pcie.gen_gpu_max": 5, "pcie.width_current": 16,
         "pcie.width_max": 16, "pcie.replay_counter": 0,
@@ -296,6 +296,8 @@ def test_every_optional_call_not_supported(fake_lib):
     # With one GPU there is no peer to ask about: no peer is unreachable, a known fact.
     expected.update({"p2p.no_read": [], "p2p.no_read_count": 0, "topology.cross_socket": [],
                      "topology.cross_socket_count": 0})  # fmt: skip
+    # It answers, so it is not lost; a driver that offers no recovery action reports none.
+    expected.update({"lost": False, "recovery_action": "not reported"})
     assert gpu_facts(data) == [expected]
     assert gpu_findings(data) == []
     assert {r: rule(data, r)["status"] for r in GPU_RULES} == {
@@ -303,12 +305,55 @@ def test_every_optional_call_not_supported(fake_lib):
     }  # fmt: skip
 
 
+def lost(i: int) -> dict:
+    """GPU i lost part way through being read: what it said before (its name, UUID and PCI address) still
+    names it, everything else is unknown, and it is known to be lost."""
+    facts = all_unknown(i, "GPU is lost")
+    h = h100(i)
+    facts.update({f: h[f] for f in ("name", "uuid", "bus_id")}, lost=True)
+    return facts
+
+
 def test_one_lost_gpu_never_hides_the_others(fake_lib):
     data = check(fake_lib, "gpu-lost")
-    assert gpu_facts(data) == [h100(i) if i != 4 else all_unknown(4, "GPU is lost") for i in range(8)]
-    assert gpu_findings(data) == []
+    assert gpu_facts(data) == [h100(i) if i != 4 else lost(4) for i in range(8)]
+    # The most urgent state a GPU node can be in is an error naming the GPU, and the check exits 1 (check()).
+    assert gpu_findings(data) == [("GD-GPU-004", 4)]
+    finding = next(f for f in data["findings"] if f["rule"] == "GD-GPU-004")
+    assert finding["message"] == (
+        "GPU 4 (NVIDIA H100 80GB HBM3, PCI 0000:9a:00.0) is lost: every NVML call on it answers"
+        ' "GPU is lost"; no program can use it.'
+    )
+    assert [s["argv"] for s in finding["fix"] if s["argv"]] == [
+        ["sudo", "nvidia-smi", "-r", "-i", "4"],
+        ["sudo", "reboot"],
+    ]
     assert rule(data, "GD-ECC-001")["unknown_facts"] == {"gpus[4].ecc.uncorrected_volatile": "GPU is lost"}
     assert data["timed_out"] == []
+
+
+def test_a_lost_gpu_reads_as_lost_in_the_report(fake_lib):
+    run = gpudoctor(fake_lib, "gpu-lost", "check")
+    assert run.rc == 1
+    lines = run.stdout.splitlines()
+    lost = '4: NVIDIA H100 80GB HBM3 · PCI 0000:9a:00.0 · LOST: NVML answers "GPU is lost"'
+    assert " " * 12 + lost in lines
+    assert "  ERROR   GD-GPU-004  GPU lost (fallen off the bus)" in lines
+
+
+def test_nvml_recovery_actions_become_findings(fake_lib):
+    data = check(fake_lib, "recovery-action")
+    actions = [flat(g)["recovery_action"] for g in data["facts"]["gpus"]]
+    assert actions == ["none", "gpu reset", "node reboot", "drain p2p", "drain and reset", "none",
+                       U("unexpected value [{'fieldId': 230, 'nvmlReturn': 0, 'value': 99}]"),
+                       U("no permission")]  # fmt: skip
+    assert gpu_findings(data) == [("GD-GPU-006", 1), ("GD-GPU-006", 4), ("GD-GPU-007", 2), ("GD-GPU-008", 3)]
+    assert rule(data, "GD-GPU-006")["unknown_facts"] == {}  # fired: the unknown GPUs do not hide it
+    reset = next(f for f in data["findings"] if f["rule"] == "GD-GPU-006" and f["item"] == 1)
+    assert reset["message"] == (
+        'NVML\'s recovery action for GPU 1 (NVIDIA H100 80GB HBM3) is "gpu reset": it cannot be used again'
+        " until it is reset."
+    )
 
 
 def test_old_driver_without_newer_calls(old_driver_lib):
@@ -316,9 +361,9 @@ def test_old_driver_without_newer_calls(old_driver_lib):
     missing = U("not supported by this driver")  # pynvml: NVMLError_FunctionNotFound
     # Clock reasons come through the older ThrottleReasons call.
     assert gpu_facts(data) == [
-        h100(0, pcie__gen_gpu_max=missing),
+        h100(0, pcie__gen_gpu_max=missing, recovery_action="not reported"),
         h100(1, pcie__gen_gpu_max=missing, clocks__event_reasons=8,
-             clocks__event_reason_names=["HwSlowdown"]),
+             clocks__event_reason_names=["HwSlowdown"], recovery_action="not reported"),
     ]  # fmt: skip
     driver = data["facts"]["driver"]
     assert driver["version"] == "470.256.02"
@@ -429,8 +474,11 @@ def test_hung_call_inside_the_deadline_costs_only_what_it_stops(fake_lib):
     # NVML calls get 2 s each; with a 3 s deadline the hung call is given up before the check's end.
     data = check(fake_lib, "hang-power", timeout=3)
     assert data["timed_out"] == [HUNG_POWER]
-    # GPUs read before the hang are intact; from the hung call on, NVML is not asked again.
-    assert gpu_facts(data) == [h100(i) if i < 3 else all_unknown(i, "timed out") for i in range(8)]
+    # GPUs read before the hang are intact; from the hung call on, NVML is not asked again. GPU 3 is still
+    # named by what it answered before its power reading hung; whether it is lost cannot be told.
+    hung = {**all_unknown(3, "timed out"), **{f: h100(3)[f] for f in ("name", "uuid", "bus_id")}}
+    assert gpu_facts(data) == [h100(i) if i < 3 else hung if i == 3 else all_unknown(i, "timed out")
+                               for i in range(8)]  # fmt: skip
     assert all(p["status"] == "ok" for p in data["probes"])
 
 
@@ -519,7 +567,7 @@ def _init_codes(lib_dir: Path, *scenarios: Path) -> tuple[list[int], str]:
 
 def test_every_scenario_file_is_valid(fake_lib):
     files = sorted(SCENARIOS.glob("*.scn"))
-    assert len(files) == 13
+    assert len(files) == 14
     expected = {"version-mismatch.scn": 18, "driver-not-loaded.scn": 9}  # NVML's codes for the two
     codes, stderr = _init_codes(fake_lib, *files)
     assert (dict(zip([f.name for f in files], codes)), stderr) == (

@@ -45,7 +45,11 @@ SYMBOLIC_ARGS: dict[str, dict[str, tuple[int, ...]]] = {
         for link in range(18)  # NVML_NVLINK_MAX_LINKS
         for name, code in (("REPLAY", 0), ("RECOVERY", 1), ("CRC_FLIT", 2), ("CRC_DATA", 3))
     },
+    # nvmlDeviceGetFieldValues(handle, [field ids]), by the name of the field asked (nvml.h NVML_FI_DEV_*).
+    "nvmlDeviceGetFieldValues": {"GPU_RECOVERY_ACTION": ([230],)},  # NVML_FI_DEV_GET_GPU_RECOVERY_ACTION
 }
+# nvmlValueType_t -> the member of nvmlValue_t that holds a field value of that type.
+VALUE_MEMBERS = ("dVal", "uiVal", "ulVal", "ullVal", "sllVal", "siVal", "usVal")
 # Calls that answer a handle (a pointer, meaningless once recorded): the reading is whether one came back.
 HANDLE_RESULTS = frozenset(("nvmlDeviceGetMigDeviceHandleByIndex",))
 # Calls that take a second device: the key names the peer GPU's index first, then any symbolic argument,
@@ -70,6 +74,20 @@ def to_plain(value: Any) -> Any:
     if type(value).__name__ == "nvmlFriendlyObject":  # pynvml's process lists: plain attributes
         return {k: to_plain(v) for k, v in sorted(vars(value).items())}
     return repr(value)
+
+
+def field_values(values: Any) -> list[dict]:
+    """nvmlDeviceGetFieldValues' array as plain data: each field's id, NVML return code and value (only the
+    member its valueType names: the union's other members are the same bits read as other types)."""
+    out = []
+    for v in values:
+        member = VALUE_MEMBERS[v.valueType] if 0 <= v.valueType < len(VALUE_MEMBERS) else None
+        out.append({
+            "fieldId": v.fieldId,
+            "nvmlReturn": v.nvmlReturn,
+            "value": getattr(v.value, member) if member and v.nvmlReturn == 0 else None,
+        })  # fmt: skip
+    return out
 
 
 def peer_args(function: str, arg: Optional[str]) -> tuple[int, tuple[int, ...]]:
@@ -169,6 +187,8 @@ class NvmlSession:
         if device is not None:
             args = (self._handle(pynvml, device), *args)
         result = fn(*args)
+        if function == "nvmlDeviceGetFieldValues":
+            return field_values(result)
         return True if function in HANDLE_RESULTS else to_plain(result)
 
     def _init(self) -> Any:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..facts import Fact, known, unknown
@@ -20,6 +21,7 @@ NVIDIA_VENDOR = "0x10de"
 # VGA-compatible (0x0300) and 3D (0x0302) controllers; data-centre GPUs are the latter.
 GPU_CLASSES = ("0x0300", "0x0302")
 AMD_VENDOR = "0x1002"
+NVIDIA_DRIVER = "nvidia"  # the kernel module's name in a bound device's uevent (DRIVER=nvidia)
 # AMD GPUs: display controllers of any kind (Radeon 0x0300, Instinct 0x0380) and processing accelerators.
 AMD_GPU_CLASSES = ("0x03", "0x1200")
 NVML_LIBRARY = "libnvidia-ml.so.1"
@@ -176,27 +178,52 @@ def _userspace(host: Any) -> Fact:
     return known(version, f"{directory}/libnvidia-ml.so.{version}")
 
 
+def uevent_driver(text: str) -> Optional[str]:
+    """The kernel driver a sysfs device's `uevent` names ("DRIVER=nvidia"), or None."""
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key == "DRIVER" and value.strip():
+            return value.strip()
+    return None
+
+
+PCI_FIELDS = ("pci.nvidia_gpus", "pci.unbound", "pci.unbound_addresses", "pci.nvidia_driver_addresses")
+
+
+@dataclass
+class PciScan:
+    gpus: list[str] = field(default_factory=list)  # NVIDIA GPU addresses, sorted
+    unbound: list[str] = field(default_factory=list)  # of those, the ones with no driver bound
+    amd: list[str] = field(default_factory=list)  # AMD GPU addresses
+    nvidia_driver: list[str] = field(default_factory=list)  # NVIDIA GPUs the nvidia driver is bound to
+    unread: dict[str, str] = field(default_factory=dict)  # bound GPUs whose uevent could not be read: why
+
+
 def _pci(host: Any) -> dict[str, Fact]:
     src = "sysfs"
     try:
-        gpus, unbound, amd = _scan_pci(host)
+        scan = _scan_pci(host)
     except HostError as e:
         bad = unknown(e.reason, src)
-        return {"pci.nvidia_gpus": bad, "pci.unbound": bad, "pci.unbound_addresses": bad, "pci.amd_gpus": bad}
+        return {**dict.fromkeys(PCI_FIELDS, bad), "pci.amd_gpus": bad}
+    uevents = f"{PCI_DEVICES}/*/uevent"
+    first_unread = next(iter(scan.unread.items()), None)
     return {
-        "pci.nvidia_gpus": known(len(gpus), src),
-        "pci.unbound": known(len(unbound), src),
-        "pci.unbound_addresses": known(unbound, src),
-        "pci.amd_gpus": known(len(amd), src),
+        "pci.nvidia_gpus": known(len(scan.gpus), src),
+        "pci.unbound": known(len(scan.unbound), src),
+        "pci.unbound_addresses": known(scan.unbound, src),
+        "pci.nvidia_driver_addresses": (
+            unknown(f"{first_unread[0]}: {first_unread[1]}", uevents)
+            if first_unread
+            else known(scan.nvidia_driver, uevents)
+        ),
+        "pci.amd_gpus": known(len(scan.amd), src),
     }
 
 
-def _scan_pci(host: Any) -> tuple[list[str], list[str], list[str]]:
-    """(NVIDIA GPU addresses, those of them with no driver bound, AMD GPU addresses), sorted; HostError if
-    unreadable."""
-    gpus: list[str] = []
-    unbound: list[str] = []
-    amd: list[str] = []
+def _scan_pci(host: Any) -> PciScan:
+    """The GPUs on the PCI bus and their drivers; HostError if the bus is unreadable."""
+    scan = PciScan()
     for addr in sorted(host.listdir(PCI_DEVICES)):
         base = f"{PCI_DEVICES}/{addr}"
         try:
@@ -208,13 +235,19 @@ def _scan_pci(host: Any) -> tuple[list[str], list[str], list[str]]:
         vendor = vendor.strip().lower()
         if vendor == AMD_VENDOR:
             if is_amd_gpu_class(host.read(f"{base}/class")):
-                amd.append(addr)  # HDMI audio, USB and PCIe bridge functions of the board are not
+                scan.amd.append(addr)  # HDMI audio, USB and PCIe bridge functions of the board are not
             continue
         if vendor != NVIDIA_VENDOR:
             continue
         if not is_gpu_class(host.read(f"{base}/class")):
             continue  # NVIDIA audio, USB-C and NVSwitch functions are not GPUs
-        gpus.append(addr)
+        scan.gpus.append(addr)
         if "driver" not in host.listdir(base):
-            unbound.append(addr)
-    return gpus, unbound, amd
+            scan.unbound.append(addr)
+            continue
+        try:  # nvidia, or vfio-pci for a GPU passed through to a VM, nouveau, ...
+            if uevent_driver(host.read(f"{base}/uevent")) == NVIDIA_DRIVER:
+                scan.nvidia_driver.append(addr)
+        except HostError as e:
+            scan.unread[addr] = e.reason
+    return scan

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from ..facts import SCHEMA, Fact, known, list_facts, unknown
-from ..host.base import HostError, NvmlError, nvml_key
+from ..host.base import HostError, NvmlError, nvml_key, nvml_reason
 
 Convert = Optional[Callable[[Any], Any]]
 # What the probe reads of each GPU; the derived gpus[].* facts (gpudoctor/derive.py) are added after it.
@@ -165,7 +165,7 @@ def _convert(value: Any, convert: Convert, source: str) -> Fact:
 
 
 class _Lost(Exception):
-    """The GPU stopped answering; args[0] is the reason."""
+    """The GPU stopped answering; args are the reason and the NVML error name."""
 
 
 def _is(error: Optional[HostError], names: tuple[str, ...]) -> bool:
@@ -179,6 +179,7 @@ class _Gpu:
         self.host = host
         self.index = index
         self._cache: dict[tuple[str, Optional[str]], tuple[Any, Optional[HostError]]] = {}
+        self.answered = False  # some call on it came back with a reading
 
     def raw(
         self, function: str, arg: Optional[str] = None, peer: bool = False
@@ -189,9 +190,10 @@ class _Gpu:
         if key not in self._cache:
             try:
                 self._cache[key] = (self.host.nvml(function, device=self.index, arg=arg), None)
+                self.answered = True
             except NvmlError as e:
                 if e.name in _FATAL and not peer:
-                    raise _Lost(e.reason) from e
+                    raise _Lost(e.reason, e.name) from e
                 self._cache[key] = (None, e)
             except HostError as e:
                 self._cache[key] = (None, e)
@@ -240,10 +242,65 @@ def read_gpu(host: Any, index: int, count: int = 1) -> dict[str, Fact]:
     try:
         facts = _read(gpu)
         facts.update(_peers(gpu, count))
+        # Not lost: it answered. A GPU that answered nothing (a snapshot that never read it) cannot tell.
+        facts["lost"] = known(False, "nvml") if gpu.answered else unknown(facts["name"].unknown or "", "nvml")
     except _Lost as e:
-        facts = {field: unknown(e.args[0], f"nvml:GPU {index}") for field in FIELDS}
+        reason, name = e.args
+        facts = {field: unknown(reason, f"nvml:GPU {index}") for field in FIELDS}
+        # What it said before it stopped answering still names it (a GPU lost part way through a read).
+        for field, function, convert in IDENTITY:
+            cached = gpu._cache.get((function, None))
+            if cached is not None and cached[1] is None:
+                facts[field] = _convert(cached[0], convert, f"nvml:{function}")
+        src = f"nvml:GPU {index} ({name})"
+        facts["lost"] = known(True, src) if name == LOST else unknown(reason, src)
     facts["index"] = known(index, "nvml:nvmlDeviceGetCount")
     return {field: facts[field] for field in FIELDS}
+
+
+LOST = "NVMLError_GpuIsLost"
+# The readings that name a GPU, kept when it is lost after answering them.
+IDENTITY = (
+    ("name", "nvmlDeviceGetName", str),
+    ("uuid", "nvmlDeviceGetUUID", str),
+    ("bus_id", "nvmlDeviceGetPciInfo", bus_id),
+)
+# nvmlDeviceGpuRecoveryAction_t (nvml.h; NVIDIA's "Error Recovery and Response Flags" page says what each
+# asks of the operator).
+RECOVERY_ACTIONS = {
+    0: "none", 1: "gpu reset", 2: "node reboot", 3: "drain p2p", 4: "drain and reset",
+    5: "recover imex domain", 6: "bus reset", 7: "system reboot",
+}  # fmt: skip
+RECOVERY_FIELD = 230  # NVML_FI_DEV_GET_GPU_RECOVERY_ACTION
+NOT_REPORTED = "not reported"
+# nvmlReturn_t codes a field value can carry in its own nvmlReturn, by pynvml's error class names.
+FIELD_RETURNS = {
+    1: "Uninitialized", 2: "InvalidArgument", 3: "NotSupported", 4: "NoPermission", 6: "NotFound",
+    10: "Timeout", 15: "GpuIsLost", 999: "Unknown",
+}  # fmt: skip
+
+
+def recovery_action(values: Any) -> str:
+    """nvmlDeviceGetFieldValues' answer for the recovery action field -> its name; NOT_REPORTED when the
+    driver does not offer the field (its return code NOT_SUPPORTED); ValueError for anything else."""
+    (entry,) = values
+    if entry["fieldId"] != RECOVERY_FIELD:
+        raise ValueError(f"field {entry['fieldId']!r}, not {RECOVERY_FIELD}")
+    code = entry["nvmlReturn"]
+    if code == 0:
+        return RECOVERY_ACTIONS[_int(entry["value"])]
+    name = FIELD_RETURNS.get(code)
+    if name == "NotSupported":
+        return NOT_REPORTED
+    raise Implausible(nvml_reason(f"NVMLError_{name}") if name else f"NVML return code {code!r} for it")
+
+
+def _recovery(g: _Gpu) -> Fact:
+    function, arg = "nvmlDeviceGetFieldValues", "GPU_RECOVERY_ACTION"
+    value, error = g.raw(function, arg)
+    if error is not None and _is(error, ("NotSupported", "FunctionNotFound")):  # an older driver or pynvml
+        return known(NOT_REPORTED, f"nvml:{nvml_key(function, arg)} ({error.reason})")
+    return g.fact(function, recovery_action, arg)
 
 
 def _read(g: _Gpu) -> dict[str, Fact]:
@@ -299,6 +356,7 @@ def _read(g: _Gpu) -> dict[str, Fact]:
         "remapped_rows.pending": g.fact("nvmlDeviceGetRemappedRows", lambda v: _on(v[2])),
         "remapped_rows.failed": g.fact("nvmlDeviceGetRemappedRows", lambda v: _on(v[3])),
         "virtualization_mode": g.fact("nvmlDeviceGetVirtualizationMode", lambda v: VIRTUALIZATIONS[_int(v)]),
+        "recovery_action": _recovery(g),
     }
     f.update(_nvlink(g))
     f.update(_sysfs_link(g.host, f["bus_id"]))

@@ -36,6 +36,13 @@ def gpu_lines(facts: Facts) -> list[str]:
     lines = []
     for i in range(facts.count("gpus")):
         g = f"gpus[{i}]."
+        if facts.value(g + "lost") is True:  # nothing else it said can be trusted, or was read
+            name, bus = facts.value(g + "name"), facts.value(g + "bus_id")
+            named = _join([str(name) if name else "", f"PCI {bus}" if bus else ""])
+            lines.append(
+                f"{_v(facts, g + 'index', i)}: " + _join([named, 'LOST: NVML answers "GPU is lost"'])
+            )
+            continue
         mem = facts.value(g + "memory.total_bytes")
         cc = facts.value(g + "compute_capability")
         arch = facts.value(g + "architecture")

@@ -520,14 +520,18 @@ nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t d, unsigned int link, unsig
  *   inforom_corrupt 0|1          nvmlDeviceValidateInforom answers NVML_ERROR_CORRUPTED_INFOROM (14)
  *   vbios TEXT                   nvmlDeviceGetVbiosVersion (default 96.00.89.00.01)
  *   nvlink_error.L COUNTER N     nvmlDeviceGetNvLinkErrorCounter of link L; COUNTER is REPLAY, RECOVERY,
- *                                CRC_FLIT or CRC_DATA (nvmlNvLinkErrorCounter_t 0-3) */
+ *                                CRC_FLIT or CRC_DATA (nvmlNvLinkErrorCounter_t 0-3)
+ *   recovery_action N            NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (nvmlDeviceGpuRecoveryAction_t: 0 none,
+ *                                1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset, ...)
+ *   recovery_field CODE          that field's own return code (NOT_SUPPORTED: a driver before the field) */
 #define MAX_PROCS 8
 #define CORRUPTED_INFOROM 14
 struct fake_process { unsigned int pid; unsigned long long used; };
 static struct part_d {
     struct fake_process procs[2][MAX_PROCS]; /* [0] compute, [1] graphics */
     int nprocs[2];
-    unsigned int mig_devices, retired[2], retired_pending, inforom_corrupt;
+    unsigned int mig_devices, retired[2], retired_pending, inforom_corrupt, recovery_action;
+    int recovery_field;
     char vbios[32];
     unsigned long long nvlink_errors[32][4];
 } part_d[MAX_GPUS];
@@ -552,6 +556,12 @@ static const char *apply_part_d(int gpu, const char *key, char *value) {
         }
         return NULL;
     }
+    if (strcmp(key, "recovery_field") == 0) {
+        int code = code_of(value);
+        if (code < 0) return "unknown return code"; /* HANG (-1) too: a field cannot hang alone */
+        for (int i = first; i <= last; i++) part_d[i].recovery_field = code;
+        return NULL;
+    }
     if (strcmp(key, "vbios") == 0) {
         for (int i = first; i <= last; i++) snprintf(part_d[i].vbios, sizeof part_d[i].vbios, "%s", value);
         return NULL;
@@ -570,14 +580,15 @@ static const char *apply_part_d(int gpu, const char *key, char *value) {
         return NULL;
     }
     static const char *NUMBERS[] = {"mig_devices", "retired_sbe", "retired_dbe", "retired_pending",
-                                    "inforom_corrupt"};
-    for (int k = 0; k < 5; k++) {
+                                    "inforom_corrupt", "recovery_action"};
+    for (int k = 0; k < 6; k++) {
         if (strcmp(key, NUMBERS[k]) != 0) continue;
         unsigned long n = strtoul(value, &end, 0);
         if (*value == '\0' || *end != '\0') return "not a number";
         for (int i = first; i <= last; i++) {
             unsigned int *field[] = {&part_d[i].mig_devices, &part_d[i].retired[0], &part_d[i].retired[1],
-                                     &part_d[i].retired_pending, &part_d[i].inforom_corrupt};
+                                     &part_d[i].retired_pending, &part_d[i].inforom_corrupt,
+                                     &part_d[i].recovery_action};
             *field[k] = (unsigned int)n;
         }
         return NULL;
@@ -638,6 +649,33 @@ nvmlReturn_t nvmlDeviceValidateInforom(nvmlDevice_t d) {
 }
 nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t d, char *version, unsigned int length) {
     ENTER(1) return copy_text(part_d[d->index].vbios, version, length);
+}
+/* nvmlFieldValue_t as pynvml's c_nvmlFieldValue_t lays it out; only NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (230)
+ * is known here: any other field answers NOT_SUPPORTED in its own nvmlReturn, as a driver without it does. */
+typedef struct {
+    unsigned int fieldId, scopeId;
+    long long timestamp, latencyUsec;
+    int valueType; /* nvmlValueType_t: NVML_VALUE_TYPE_UNSIGNED_INT is 1 */
+    nvmlReturn_t nvmlReturn;
+    union { double d; unsigned int ui; unsigned long ul; unsigned long long ull; long long sll; int si;
+            unsigned short us; } value;
+} nvmlFieldValue_t;
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t *values) {
+    ENTER(1) OUT(values && count > 0)
+    for (int i = 0; i < count; i++) {
+        nvmlFieldValue_t *v = &values[i];
+        v->timestamp = 1700000000000000LL;
+        v->latencyUsec = 0;
+        v->valueType = 1;
+        v->value.ull = 0;
+        if (v->fieldId == 230 && part_d[d->index].recovery_field == OK) {
+            v->nvmlReturn = OK;
+            v->value.ui = part_d[d->index].recovery_action;
+        } else {
+            v->nvmlReturn = v->fieldId == 230 ? part_d[d->index].recovery_field : NOT_SUPPORTED;
+        }
+    }
+    return OK;
 }
 nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t d, unsigned int link, int counter,
                                              unsigned long long *value) {

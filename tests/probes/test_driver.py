@@ -35,7 +35,11 @@ NVIDIA_LIB64 = [
     "libnvidia-tls.so.580.159.04",
 ]
 DEVICE_DIR = ["class", "current_link_speed", "device", "driver", "max_link_speed", "numa_node", "vendor"]
-DRIVER_FACTS = {s.name for s in SCHEMA if s.name.startswith(("driver.", "pci."))}
+DRIVER_FACTS = {
+    s.name for s in SCHEMA if s.name.startswith(("driver.", "pci.")) and not s.doc.startswith("derived:")
+}
+# Made up to match (the capture did not copy uevent): what the kernel writes for a GPU the nvidia module has.
+H200_UEVENT = "DRIVER=nvidia\nPCI_CLASS=30200\nPCI_ID=10DE:2335\nPCI_SLOT_NAME=0000:00:06.0\n"
 
 
 def ldconfig(stdout: str, argv: tuple = ("ldconfig", "-p"), rc: int = 0) -> dict:
@@ -48,6 +52,7 @@ def h200(**over) -> dict:
             "/proc/driver/nvidia/version": H200_PROC_VERSION,
             f"{PCI}/{GPU}/vendor": "0x10de\n",
             f"{PCI}/{GPU}/class": "0x030200\n",
+            f"{PCI}/{GPU}/uevent": H200_UEVENT,
         },
         "dirs": {PCI: [GPU], f"{PCI}/{GPU}": DEVICE_DIR, "/usr/local/nvidia/lib64": NVIDIA_LIB64},
         "commands": [ldconfig(H200_LDCONFIG)],
@@ -124,6 +129,7 @@ def test_h200_exact_facts():
         "pci.nvidia_gpus": 1,
         "pci.unbound": 0,
         "pci.unbound_addresses": [],
+        "pci.nvidia_driver_addresses": [GPU],
         "pci.amd_gpus": 0,
     }
     assert facts["driver.version"].source == "nvml:nvmlSystemGetDriverVersion"
@@ -234,6 +240,42 @@ def test_unbound_nvidia_gpu():
     assert values(facts)["pci.unbound_addresses"] == ["0000:41:00.0"]
 
 
+def test_which_driver_holds_each_gpu():
+    # GPU 0000:00:06.0 is the nvidia module's; 0000:41:00.0 is bound to vfio-pci (passed through to a VM), so
+    # NVML on this host is not expected to list it; 0000:81:00.0's uevent names no driver.
+    files = {
+        f"{PCI}/{GPU}/vendor": "0x10de\n",
+        f"{PCI}/{GPU}/class": "0x030200\n",
+        f"{PCI}/{GPU}/uevent": H200_UEVENT,
+    }
+    for addr, uevent in (
+        ("0000:41:00.0", "DRIVER=vfio-pci\nPCI_CLASS=30200\n"),
+        ("0000:81:00.0", "PCI_CLASS=30200\n"),
+    ):
+        files.update({f"{PCI}/{addr}/vendor": "0x10de\n", f"{PCI}/{addr}/class": "0x030200\n",
+                      f"{PCI}/{addr}/uevent": uevent})  # fmt: skip
+    dirs = {
+        PCI: [GPU, "0000:41:00.0", "0000:81:00.0"],
+        **{f"{PCI}/{a}": DEVICE_DIR for a in (GPU, "0000:41:00.0", "0000:81:00.0")},
+    }
+    facts = driver.probe(fake_host(files=files, dirs=dirs))
+    assert values(facts)["pci.nvidia_driver_addresses"] == [GPU]
+    assert facts["pci.nvidia_driver_addresses"].source == "/sys/bus/pci/devices/*/uevent"
+    assert values(facts)["pci.unbound"] == 0
+    # An unreadable uevent leaves the list unknown, naming the device: a partial list would read as complete.
+    del files[f"{PCI}/0000:81:00.0/uevent"]
+    facts = driver.probe(
+        fake_host(files=files, dirs=dirs, read_errors={f"{PCI}/0000:81:00.0/uevent": "no permission"})
+    )
+    assert values(facts)["pci.nvidia_driver_addresses"] == ("unknown", "0000:81:00.0: no permission")
+
+
+def test_uevent_driver():
+    assert driver.uevent_driver(H200_UEVENT) == "nvidia"
+    assert driver.uevent_driver("PCI_CLASS=30200\nDRIVER=\n") is None
+    assert driver.uevent_driver("") is None
+
+
 def test_amd_gpus_are_counted_apart_from_their_audio_and_bridge_functions():
     # An MI300X (processing accelerator 0x1200), a Radeon PRO W7900 (VGA) with its HDMI audio function, an
     # Instinct MI250X (display controller 0x0380), and an AMD PCIe switch port; no NVIDIA device at all.
@@ -260,7 +302,8 @@ def test_amd_class():
 
 def test_pci_unreadable():
     facts = driver.probe(fake_host(dirs={PCI: {"error": "no permission"}}))
-    for name in ("pci.nvidia_gpus", "pci.unbound", "pci.unbound_addresses", "pci.amd_gpus"):
+    for name in ("pci.nvidia_gpus", "pci.unbound", "pci.unbound_addresses", "pci.nvidia_driver_addresses",
+                 "pci.amd_gpus"):  # fmt: skip
         assert facts[name].unknown == "no permission"
         assert facts[name].source == "sysfs"
 

@@ -204,6 +204,9 @@ def test_h200_exact_facts():
         "remapped_rows.pending": False,
         "remapped_rows.failed": False,
         "virtualization_mode": "Passthrough",
+        "lost": False,
+        # The capture asked NVML for no field values: the recovery action was not recorded.
+        "recovery_action": ("unknown", "not recorded in snapshot"),
         "p2p.no_read": [],
         "p2p.no_read_count": 0,
         "topology.cross_socket": [],
@@ -266,7 +269,8 @@ def test_lost_gpu_hides_only_itself():
     lost = member(facts, 1)
     assert set(lost) == set(FIELDS)
     assert lost["index"].value == 1
-    assert all(f.unknown == "GPU is lost" for k, f in lost.items() if k != "index")
+    assert lost["lost"].value is True and lost["lost"].source == "nvml:GPU 1 (NVMLError_GpuIsLost)"
+    assert all(f.unknown == "GPU is lost" for k, f in lost.items() if k not in ("index", "lost"))
     for i in (0, 2, 7):
         g = member(facts, i)
         assert g["name"].value == "NVIDIA H200"
@@ -274,11 +278,57 @@ def test_lost_gpu_hides_only_itself():
         assert g["power.limit_w"].value == 700.0
 
 
-def test_gpu_lost_midway_discards_what_was_read():
+def test_gpu_lost_midway_keeps_only_what_names_it():
+    # Lost at its power reading: its name, UUID and PCI address, read before, still say which GPU it is (the
+    # finding names it); every reading about its state is discarded, even those read before it was lost.
     facts = gpus.probe(host({"0": device(nvmlDeviceGetPowerUsage=LOST), "1": device()}))
-    assert member(facts, 0)["name"].unknown == "GPU is lost"
-    assert member(facts, 0)["pcie.sysfs_gen_current"].unknown == "GPU is lost"
+    g = values(member(facts, 0))
+    assert (g["name"], g["uuid"], g["bus_id"], g["lost"]) == (
+        "NVIDIA H200", "GPU-00000000-1111-2222-3333-444444444444", GPU, True,
+    )  # fmt: skip
+    assert g["memory.total_bytes"] == g["pcie.sysfs_gen_current"] == ("unknown", "GPU is lost")
     assert member(facts, 1)["name"].value == "NVIDIA H200"
+    assert values(member(facts, 1))["lost"] is False
+
+
+def test_a_timed_out_gpu_is_not_called_lost():
+    timeout = {"error": "NVMLError_Timeout", "msg": "nvmlDeviceGetPowerUsage did not return within 2.0 s"}
+    g = member(gpus.probe(host({"0": device(nvmlDeviceGetPowerUsage=timeout)})), 0)
+    assert g["lost"].unknown == "timed out"
+    assert g["name"].value == "NVIDIA H200"
+
+
+RECOVERY = "nvmlDeviceGetFieldValues(GPU_RECOVERY_ACTION)"
+
+
+@pytest.mark.parametrize(
+    "reading, expected",
+    [
+        ([{"fieldId": 230, "nvmlReturn": 0, "value": 0}], "none"),
+        ([{"fieldId": 230, "nvmlReturn": 0, "value": 1}], "gpu reset"),
+        ([{"fieldId": 230, "nvmlReturn": 0, "value": 4}], "drain and reset"),
+        ([{"fieldId": 230, "nvmlReturn": 0, "value": 7}], "system reboot"),
+        ([{"fieldId": 230, "nvmlReturn": 3, "value": None}], "not reported"),  # the field's NOT_SUPPORTED
+        (NOT_SUPPORTED, "not reported"),
+        ({"error": "NVMLError_FunctionNotFound", "msg": ""}, "not reported"),
+        ([{"fieldId": 230, "nvmlReturn": 4, "value": None}], ("unknown", "no permission")),
+        (
+            [{"fieldId": 230, "nvmlReturn": 0, "value": 42}],
+            ("unknown", "unexpected value [{'fieldId': 230, 'nvmlReturn': 0, 'value': 42}]"),
+        ),
+        (
+            [{"fieldId": 231, "nvmlReturn": 0, "value": 1}],
+            ("unknown", "unexpected value [{'fieldId': 231, 'nvmlReturn': 0, 'value': 1}]"),
+        ),
+        (
+            {"error": "NVMLError_NoPermission", "msg": "Insufficient Permissions"},
+            ("unknown", "no permission"),
+        ),
+    ],
+)
+def test_recovery_action(reading, expected):
+    g = values(member(gpus.probe(host({"0": device(**{RECOVERY: reading})})), 0))
+    assert g["recovery_action"] == expected
 
 
 def test_nvml_timeout_stops_reading_that_gpu():
