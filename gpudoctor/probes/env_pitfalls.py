@@ -34,15 +34,6 @@ def profiler_preloads(text: str) -> list[str]:
     return [p for p in re.split(r"[\s:]+", text) if p and _PROFILER_LIB.search(p.rsplit("/", 1)[-1])]
 
 
-def _var(host: Any, name: str) -> Fact:
-    source = f"env:{name}"
-    try:
-        value = host.env(name)
-    except HostError as e:
-        return unknown(e.reason, source)
-    return unknown("not set", source) if value is None else known(value, source)
-
-
 def injection(values: dict[str, Fact]) -> tuple[list[str], Optional[str]]:
     """What sets up profiler injection, as NAME=value items, or (items so far, why it cannot be told)."""
     items: list[str] = []
@@ -57,8 +48,19 @@ def injection(values: dict[str, Fact]) -> tuple[list[str], Optional[str]]:
     return items, why
 
 
+def env_fact(host: Any, name: str) -> Fact:
+    """An environment variable as a fact: unknown "not set" when it is unset, or with the reason it could
+    not be read (a snapshot that did not record it)."""
+    source = f"env:{name}"
+    try:
+        value = host.env(name)
+    except HostError as e:
+        return unknown(e.reason, source)
+    return unknown("not set", source) if value is None else known(value, source)
+
+
 def facts(host: Any) -> dict[str, Fact]:
-    out = {f"env.{name.lower()}": _var(host, name) for name in VARIABLES}
+    out = {f"env.{name.lower()}": env_fact(host, name) for name in VARIABLES}
     items, why = injection(out)
     source = "env:CUDA_INJECTION64_PATH,NVTX_INJECTION64_PATH,LD_PRELOAD"
     if items or why is None:

@@ -123,15 +123,6 @@ def _read(host: Any, path: str) -> tuple[Optional[str], Optional[str]]:
         return None, e.reason
 
 
-def _env(host: Any, name: str) -> Fact:
-    source = f"env:{name}"
-    try:
-        value = host.env(name)
-    except HostError as e:
-        return unknown(e.reason, source)
-    return unknown("not set", source) if value is None else known(value, source)
-
-
 def _parsed(text: Optional[str], reason: Optional[str], source: str, parse: Any) -> Fact:
     """Apply parse to what a read gave; a failed read or parse is unknown, with why."""
     if text is None:
@@ -250,7 +241,7 @@ def probe(host: Any) -> dict[str, Fact]:
     facts["system.virtualization"] = _virtualization(host)
     facts["system.machine"] = _machine(host)
     facts["system.glibc"] = _glibc(host)
-    facts["env.ld_library_path"] = _env(host, "LD_LIBRARY_PATH")
-    facts["env.cuda_visible_devices"] = _env(host, "CUDA_VISIBLE_DEVICES")
+    facts["env.ld_library_path"] = env_pitfalls.env_fact(host, "LD_LIBRARY_PATH")
+    facts["env.cuda_visible_devices"] = env_pitfalls.env_fact(host, "CUDA_VISIBLE_DEVICES")
     facts.update(env_pitfalls.facts(host))  # issue 11, part C: variables that slow or break jobs
     return facts
