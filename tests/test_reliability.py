@@ -24,7 +24,7 @@ import time
 import types
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import pytest
 
@@ -41,9 +41,8 @@ BUSES = (0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB)
 # Rules about GPUs, whose results the scenarios alone decide (rules/gpu.yaml).
 GPU_RULES = (
     "GD-PCIE-001", "GD-PCIE-002", "GD-NVLINK-001", "GD-NVLINK-002", "GD-CLOCK-001", "GD-CLOCK-002",
-    "GD-ECC-001", "GD-ECC-002", "GD-ECC-003",
+    "GD-ECC-001", "GD-ECC-002", "GD-ECC-003", "GD-P2P-001", "GD-TOPO-001",
 )  # fmt: skip
-NO_PEER_CALLS = "not supported by this driver"
 # Allowed beyond a check's deadline: rendering the report and leaving the process.
 SLACK_S = 0.5
 
@@ -93,9 +92,10 @@ class Run:
         return json.loads(self.stdout)
 
 
-def gpudoctor(lib_dir: Path, scenario: Optional[str], *args: str) -> Run:
+def gpudoctor(lib_dir: Path, scenario: Union[str, Path, None], *args: str) -> Run:
     """`python -m gpudoctor ARGS` with the fake library (or whatever lib_dir holds) first on the loader's
-    path, in a clean environment; asserts what every run must satisfy: no traceback, exit code 0 or 1."""
+    path, in a clean environment; asserts what every run must satisfy: no traceback, exit code 0 or 1.
+    `scenario` names a file in SCENARIOS without its .scn, or is the path of one elsewhere."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": os.environ.get("HOME", "/"),
@@ -103,7 +103,8 @@ def gpudoctor(lib_dir: Path, scenario: Optional[str], *args: str) -> Run:
         "NO_COLOR": "1",
     }
     if scenario is not None:
-        env["FAKE_NVML_SCENARIO"] = str(SCENARIOS / f"{scenario}.scn")
+        path = scenario if isinstance(scenario, Path) else SCENARIOS / f"{scenario}.scn"
+        env["FAKE_NVML_SCENARIO"] = str(path)
     start = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "gpudoctor", *args],
@@ -119,7 +120,7 @@ def gpudoctor(lib_dir: Path, scenario: Optional[str], *args: str) -> Run:
     return run
 
 
-def check(lib_dir: Path, scenario: Optional[str], timeout: float = 10) -> dict:
+def check(lib_dir: Path, scenario: Union[str, Path, None], timeout: float = 10) -> dict:
     """A JSON check, which must end by its deadline, with the exit code its findings imply (1 for an
     error, with --fail-on error)."""
     run = gpudoctor(
@@ -150,8 +151,16 @@ def gpu_facts(data: dict) -> list[dict]:
     ]
 
 
-def h100(i: int, **changes: Any) -> dict:
-    """GPU i of the fake's healthy HGX H100 node, as gpudoctor's facts; `changes` use "__" for "."."""
+def socket_of(i: int) -> int:
+    """The fake's default CPU socket of GPU i: an HGX board's GPUs 0-3 on socket 0, 4-7 on socket 1."""
+    return i % 8 // 4
+
+
+def h100(i: int, gpus: int = 8, **changes: Any) -> dict:
+    """GPU i of the fake's healthy HGX H100 node of `gpus` GPUs, as gpudoctor's facts; `changes` use "__"
+    for "."."""
+    # Every pair P2P OK; the peers on the other socket are NVML_TOPOLOGY_SYSTEM.
+    cross = [j for j in range(gpus) if socket_of(j) != socket_of(i)]
     facts = {
         "index": i, "name": "NVIDIA H100 80GB HBM3", "uuid": f"GPU-fa4e0000-0000-4000-8000-{i:012d}",
         "bus_id": f"0000:{BUSES[i]:02x}:00.0", "brand": "nvidia", "architecture": "Hopper",
@@ -173,9 +182,8 @@ def h100(i: int, **changes: Any) -> dict:
         "nvlink.version": 4,
         # Derived (gpudoctor/derive.py): the catalogue's h100-sxm row wires all 18 links.
         "nvlink.links_wired": 18, "nvlink.links_down_wired": 0, "nvlink.down_wired": [],
-        # The fake has no nvmlDeviceGetP2PStatus or nvmlDeviceGetTopologyCommonAncestor: pynvml says so.
-        "p2p.no_read": U(NO_PEER_CALLS), "p2p.no_read_count": U(NO_PEER_CALLS),
-        "topology.cross_socket": U(NO_PEER_CALLS), "topology.cross_socket_count": U(NO_PEER_CALLS),
+        "p2p.no_read": [], "p2p.no_read_count": 0,
+        "topology.cross_socket": cross, "topology.cross_socket_count": len(cross),
     }  # fmt: skip
     for key, value in changes.items():
         key = key.replace("__", ".")
@@ -264,12 +272,12 @@ def test_mig_parent_with_no_permission(fake_lib):
     data = check(fake_lib, "mig-no-permission")
     no = U("no permission")
     assert gpu_facts(data) == [
-        h100(0, mig__current=True, mig__pending=True, utilization__gpu=U("not supported"),
+        h100(0, 2, mig__current=True, mig__pending=True, utilization__gpu=U("not supported"),
              utilization__memory=U("not supported"), ecc__uncorrected_volatile=no,
              ecc__uncorrected_aggregate=no, ecc__corrected_volatile=no, remapped_rows__correctable=no,
              remapped_rows__uncorrectable=no, remapped_rows__pending=no, remapped_rows__failed=no,
              clocks__event_reasons=no, clocks__event_reason_names=no),
-        h100(1),
+        h100(1, 2),
     ]  # fmt: skip
     assert gpu_findings(data) == []
     # What could not be read is said, per rule, by name and reason; GPU 1 was still checked.
@@ -302,7 +310,18 @@ def test_every_optional_call_not_supported(fake_lib):
     assert gpu_findings(data) == []
     assert {r: rule(data, r)["status"] for r in GPU_RULES} == {
         **dict.fromkeys(GPU_RULES, "unknown"), "GD-NVLINK-001": "passed", "GD-NVLINK-002": "passed",
+        "GD-P2P-001": "passed", "GD-TOPO-001": "passed",
     }  # fmt: skip
+
+
+PEER_LISTS = ("p2p.no_read", "topology.cross_socket")  # each with its _count
+PEER_FACTS = tuple(f for name in PEER_LISTS for f in (name, f"{name}_count"))
+LOST = U("GPU is lost")
+
+
+def peer_lists(gpus: list[dict]) -> list[tuple]:
+    """(list, count) of each GPU's peer readings, in the order the GPU probe asks NVML for them."""
+    return [(g[name], g[f"{name}_count"]) for g in gpus for name in PEER_LISTS]
 
 
 def lost(i: int) -> dict:
@@ -316,8 +335,49 @@ def lost(i: int) -> dict:
 
 def test_one_lost_gpu_never_hides_the_others(fake_lib):
     data = check(fake_lib, "gpu-lost")
-    assert gpu_facts(data) == [h100(i) if i != 4 else lost(4) for i in range(8)]
+    facts = gpu_facts(data)
+    # GPU 4 is known to be lost. Which probe used up its ten answers first (the probes run at the same time)
+    # decides whether its name, UUID and address came before: those are asserted with gpu-lost-midway.
+    identity = ("name", "uuid", "bus_id")
+    assert {k: v for k, v in facts[4].items() if k not in identity} == {
+        **{k: v for k, v in all_unknown(4, "GPU is lost").items() if k not in identity},
+        "lost": True,
+    }
+    # GPUs 5-7 are read after GPU 4, which the GPU probe's own reading of it has lost by then: asked about
+    # GPU 4, NVML answers GPU_IS_LOST, and a peer that cannot be read leaves the lists unknown. Everything
+    # else they report is intact.
+    assert facts[5:] == [h100(i, **{f.replace(".", "__"): LOST for f in PEER_FACTS}) for i in (5, 6, 7)]
+    # GPUs 0-3 ask about GPU 4 before the GPU probe reads it, but the other NVML probes, running at the same
+    # time, may reach GPU 4 first and use up its ten answers: each peer fact is its healthy value until
+    # then, and unknown from then on. So in asking order (GPU 0's P2P reading, then its topology, then
+    # GPU 1's, ...) the known facts come first, then only unknown ones. Usually all eight pairs are known.
+    asked, healthy = peer_lists(facts[:4]), peer_lists([h100(i) for i in range(4)])
+    known = next((n for n, pair in enumerate(asked) if pair != healthy[n]), len(asked))
+    assert asked == healthy[:known] + [(LOST, LOST)] * (len(asked) - known)
+    assert [{k: v for k, v in g.items() if k not in PEER_FACTS} for g in facts[:4]] == [
+        {k: v for k, v in h100(i).items() if k not in PEER_FACTS} for i in range(4)
+    ]
     # The most urgent state a GPU node can be in is an error naming the GPU, and the check exits 1 (check()).
+    assert gpu_findings(data) == [("GD-GPU-004", 4)]
+    assert rule(data, "GD-ECC-001")["unknown_facts"] == {"gpus[4].ecc.uncorrected_volatile": "GPU is lost"}
+    # The rules say which facts they could not judge: the P2P rule each unknown count, GPUs 4-7 at least;
+    # the topology rule GPU 4 alone, since every other GPU has NVLink up and so passes it in any case.
+    unknown_counts = [i for i, g in enumerate(facts) if g["p2p.no_read_count"] == LOST]
+    assert unknown_counts[-4:] == [4, 5, 6, 7]
+    assert rule(data, "GD-P2P-001")["unknown_facts"] == {
+        f"gpus[{i}].p2p.no_read_count": "GPU is lost" for i in unknown_counts
+    }
+    assert rule(data, "GD-TOPO-001")["unknown_facts"] == {
+        "gpus[4].topology.cross_socket_count": "GPU is lost", "gpus[4].nvlink.links_up": "GPU is lost",
+    }  # fmt: skip
+    assert data["timed_out"] == []
+
+
+def test_a_gpu_lost_midway_is_named_by_what_it_answered(fake_lib):
+    # GPU 4 answers its name, UUID and PCI address, then falls off the bus at its power reading.
+    data = check(fake_lib, "gpu-lost-midway")
+    facts = gpu_facts(data)
+    assert facts[4] == lost(4)
     assert gpu_findings(data) == [("GD-GPU-004", 4)]
     finding = next(f for f in data["findings"] if f["rule"] == "GD-GPU-004")
     assert finding["message"] == (
@@ -328,12 +388,10 @@ def test_one_lost_gpu_never_hides_the_others(fake_lib):
         ["sudo", "nvidia-smi", "-r", "-i", "4"],
         ["sudo", "reboot"],
     ]
-    assert rule(data, "GD-ECC-001")["unknown_facts"] == {"gpus[4].ecc.uncorrected_volatile": "GPU is lost"}
-    assert data["timed_out"] == []
 
 
 def test_a_lost_gpu_reads_as_lost_in_the_report(fake_lib):
-    run = gpudoctor(fake_lib, "gpu-lost", "check")
+    run = gpudoctor(fake_lib, "gpu-lost-midway", "check")
     assert run.rc == 1
     lines = run.stdout.splitlines()
     lost = '4: NVIDIA H100 80GB HBM3 · PCI 0000:9a:00.0 · LOST: NVML answers "GPU is lost"'
@@ -372,13 +430,67 @@ def test_a_broken_node_replays_from_its_snapshot(fake_lib, tmp_path, scenario):
     assert judged(replayed) == judged(live)
 
 
+def test_a_gpu_lost_before_the_check_leaves_every_peer_list_unknown(fake_lib, tmp_path):
+    # GPU 4 fell off the bus before the check started: no handle, no answer, to anyone asking about it.
+    scenario = tmp_path / "lost-at-start.scn"
+    scenario.write_text("gpus 8\ngpu.4.lost_after 0\n")
+    data = check(fake_lib, scenario)
+    unknown_peers = {f.replace(".", "__"): LOST for f in PEER_FACTS}
+    assert gpu_facts(data) == [
+        {**all_unknown(4, "GPU is lost"), "lost": True} if i == 4 else h100(i, **unknown_peers)
+        for i in range(8)
+    ]
+    assert gpu_findings(data) == [("GD-GPU-004", 4)]
+    assert rule(data, "GD-P2P-001")["unknown_facts"] == {
+        f"gpus[{i}].p2p.no_read_count": "GPU is lost" for i in range(8)
+    }
+    # GD-TOPO-001 also needs no active NVLink link: the other GPUs, with all 18 up, certainly pass it.
+    assert rule(data, "GD-TOPO-001")["unknown_facts"] == {
+        "gpus[4].topology.cross_socket_count": "GPU is lost", "gpus[4].nvlink.links_up": "GPU is lost",
+    }  # fmt: skip
+
+
+def test_broken_peer_paths(fake_lib):
+    data = check(fake_lib, "p2p-broken")
+    # GPU 3 on socket 1 with GPUs 4-7: its socket-0 peers are GPUs 0-2, and it is everyone else's peer
+    # across the sockets too.
+    away = {i: [0, 1, 2] if i >= 3 else [3, 4, 5, 6, 7] for i in range(8)}
+    all_down = list(range(18))
+    expected = [
+        h100(i, topology__cross_socket=away[i], topology__cross_socket_count=len(away[i])) for i in range(8)
+    ]
+    expected[2].update({"p2p.no_read": [5], "p2p.no_read_count": 1})
+    expected[5].update({"p2p.no_read": [2], "p2p.no_read_count": 1})
+    expected[3].update({"nvlink.links_up": 0, "nvlink.links_down": 18, "nvlink.down": all_down,
+                        "nvlink.version": U("no active link"), "nvlink.links_down_wired": 18,
+                        "nvlink.down_wired": all_down})  # fmt: skip
+    assert gpu_facts(data) == expected
+    # GD-TOPO-001 needs no active NVLink link as well: every GPU has peers across the sockets, but only
+    # GPU 3 reaches them without NVLink.
+    assert gpu_findings(data) == [
+        ("GD-NVLINK-002", 3), ("GD-P2P-001", 2), ("GD-P2P-001", 5), ("GD-TOPO-001", 3),
+    ]  # fmt: skip
+    messages = {(f["rule"], f["item"]): f["message"] for f in data["findings"] if f["category"] == "gpu"}
+    assert messages == {
+        ("GD-NVLINK-002", 3): "GPU 3 (NVIDIA H100 80GB HBM3) has 18 NVLink links and none is active.",
+        ("GD-P2P-001", 2): "GPU 2 (NVIDIA H100 80GB HBM3) cannot read from GPU(s) 5 peer-to-peer.",
+        ("GD-P2P-001", 5): "GPU 5 (NVIDIA H100 80GB HBM3) cannot read from GPU(s) 2 peer-to-peer.",
+        ("GD-TOPO-001", 3): "GPU 3 (NVIDIA H100 80GB HBM3) reaches GPU(s) 0, 1, 2 only through the link "
+        "between CPU sockets, with no NVLink.",
+    }
+    assert {r: rule(data, r)["status"] for r in GPU_RULES} == {
+        **dict.fromkeys(GPU_RULES, "passed"), "GD-NVLINK-002": "fired", "GD-P2P-001": "fired",
+        "GD-TOPO-001": "fired",
+    }  # fmt: skip
+
+
 def test_old_driver_without_newer_calls(old_driver_lib):
     data = check(old_driver_lib, "old-driver")
     missing = U("not supported by this driver")  # pynvml: NVMLError_FunctionNotFound
     # Clock reasons come through the older ThrottleReasons call.
     assert gpu_facts(data) == [
-        h100(0, pcie__gen_gpu_max=missing, recovery_action="not reported"),
-        h100(1, pcie__gen_gpu_max=missing, clocks__event_reasons=8,
+        h100(0, 2, pcie__gen_gpu_max=missing, recovery_action="not reported"),
+        h100(1, 2, pcie__gen_gpu_max=missing, clocks__event_reasons=8,
              clocks__event_reason_names=["HwSlowdown"], recovery_action="not reported"),
     ]  # fmt: skip
     driver = data["facts"]["driver"]
@@ -583,7 +695,7 @@ def _init_codes(lib_dir: Path, *scenarios: Path) -> tuple[list[int], str]:
 
 def test_every_scenario_file_is_valid(fake_lib):
     files = sorted(SCENARIOS.glob("*.scn"))
-    assert len(files) == 14
+    assert len(files) == 16
     expected = {"version-mismatch.scn": 18, "driver-not-loaded.scn": 9}  # NVML's codes for the two
     codes, stderr = _init_codes(fake_lib, *files)
     assert (dict(zip([f.name for f in files], codes)), stderr) == (
@@ -603,6 +715,11 @@ def test_every_scenario_file_is_valid(fake_lib):
         ("gpu.0.nvlink.x down", "nvlink.x: expected nvlink.L"),
         ("gpu.0.nvlink.3 sideways", "nvlink.3: expected up or down"),
         ("gpu.16.temp 40", "gpu.16.temp: bad GPU number"),
+        ("gpu.2.p2p NOT_SUPPORTED", "p2p: expected p2p.J"),
+        ("gpu.2.p2p.16 NOT_SUPPORTED", "p2p.16: expected p2p.J"),
+        ("gpu.2.p2p.5 BROKEN", "p2p.5: expected a P2P status (NOT_SUPPORTED, ...) or a number"),
+        ("gpu.2.p2p.5 -1", "p2p.5: expected a P2P status (NOT_SUPPORTED, ...) or a number"),
+        ("gpu.3.socket one", "socket: not a number"),
     ],
 )
 def test_a_scenario_mistake_fails_loudly(fake_lib, tmp_path, line, problem):

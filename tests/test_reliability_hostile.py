@@ -15,7 +15,7 @@ def implausible(value: int, low: int, high: int) -> dict:
 def test_hostile_nvml_values_are_unknown_and_fire_no_rule(fake_lib):  # noqa: F811
     data = check(fake_lib, "hostile-values")
     assert gpu_facts(data) == [
-        h100(0, pcie__width_max=implausible(0xFFFFFFF0, 0, 32),
+        h100(0, 2, pcie__width_max=implausible(0xFFFFFFF0, 0, 32),
              memory__total_bytes=implausible(2**64 - 1, 1, 2**44),
              clocks__sm_mhz=implausible(U32, 0, 100000),
              temperature__gpu_c=implausible(U32, 0, 200),
@@ -23,7 +23,7 @@ def test_hostile_nvml_values_are_unknown_and_fire_no_rule(fake_lib):  # noqa: F8
              ecc__uncorrected_volatile=implausible(2**64 - 1, 0, U32 - 1),
              clocks__event_reasons=implausible(U32, 0, U32 - 1),
              clocks__event_reason_names=implausible(U32, 0, U32 - 1)),
-        h100(1),
+        h100(1, 2),
     ]  # fmt: skip
     assert gpu_findings(data) == []
     for rule_id, fact in (

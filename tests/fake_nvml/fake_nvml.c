@@ -14,9 +14,9 @@
  *
  * Scenario file: one "key value" per line; '#' starts a comment. The keys are in KEYS below. A per-GPU
  * key applies to every GPU, or to GPU N only when written "gpu.N.key". Without FAKE_NVML_SCENARIO the
- * host is the healthy default: eight H100 SXM GPUs with 18 NVLink links up each. A scenario with a
- * mistake makes nvmlInit fail with NVML_ERROR_UNKNOWN and says why on stderr, so a typo cannot pass
- * silently as a healthy host.
+ * host is the healthy default: eight H100 SXM GPUs with 18 NVLink links up each, every pair P2P OK, GPUs
+ * 0-3 on CPU socket 0 and 4-7 on socket 1. A scenario with a mistake makes nvmlInit fail with
+ * NVML_ERROR_UNKNOWN and says why on stderr, so a typo cannot pass silently as a healthy host.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,9 +61,11 @@ enum field {
     PERSISTENCE, COMPUTE_MODE, MIG, MIG_PENDING, ECC, ECC_PENDING, ECC_UNCORRECTED_VOLATILE,
     ECC_UNCORRECTED_AGGREGATE, ECC_CORRECTED_VOLATILE, ECC_CORRECTED_AGGREGATE, ROWS_CORRECTABLE,
     ROWS_UNCORRECTABLE, ROWS_PENDING, ROWS_FAILED, VIRTUALIZATION, NVLINKS, NVLINK_VERSION, LOST_AFTER,
+    SOCKET, /* peers: see the P2P and topology section */
     NFIELDS,
     /* Keys that are not per-GPU numbers. */
     GPUS, DRIVER_VERSION, NVML_VERSION, CUDA_VERSION, INIT, NAME, DEFAULT, FAIL, HANG_KEY, NVLINK,
+    P2P,
 };
 #define NEVER (~0ULL)
 
@@ -97,6 +99,7 @@ static const struct { const char *key; int id; unsigned long long dflt; const ch
     {"nvlinks", NVLINKS, 18},                 /* links with a state; the next one is INVALID_ARGUMENT */
     {"nvlink_version", NVLINK_VERSION, 4},
     {"lost_after", LOST_AFTER, NEVER},        /* after this many calls the GPU answers only GPU_IS_LOST */
+    {"socket", SOCKET, 0},                    /* CPU socket; by default 0 for GPUs 0-3, 1 for 4-7 (reset) */
     /* Whole host. */
     {"gpus", GPUS, 8},
     {"driver_version", DRIVER_VERSION, 0, "570.133.20"},
@@ -109,6 +112,7 @@ static const struct { const char *key; int id; unsigned long long dflt; const ch
     {"fail", FAIL, 0},                        /* "SYMBOL CODE": that call fails so (or HANGs) */
     {"hang", HANG_KEY, 0},                    /* "SYMBOL": same as "fail SYMBOL HANG" */
     {"nvlink", NVLINK, 0},                    /* "nvlink.L down|up": the state of link L */
+    {"p2p", P2P, 0},                          /* "p2p.J STATUS": P2P read status from GPU J (P2P section) */
 };
 
 /* HGX H100 boards put their eight GPUs on these PCI buses. */
@@ -125,6 +129,7 @@ struct fake_gpu {
     unsigned int nvlink_down;     /* bit L set: link L is inactive */
     int default_code;
     unsigned long long calls;     /* queries answered so far, for lost_after */
+    unsigned int p2p_read[MAX_GPUS]; /* nvmlGpuP2PStatus_t of reading from GPU J; 0 (OK) by default */
 };
 
 static struct fake_gpu gpus[MAX_GPUS];
@@ -136,6 +141,7 @@ static char driver_version[80], nvml_version[80];
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
 static const char *apply_part_d(int gpu, const char *key, char *value); /* issue 11 part D, below */
+static const char *apply_p2p(int first, int last, const char *peer, const char *value); /* P2P, below */
 static void reset_part_d(void);
 
 /* Everything back to the defaults in KEYS. */
@@ -156,6 +162,7 @@ static void reset(void) {
     for (int i = 0; i < MAX_GPUS; i++) {
         gpus[i].index = i;
         gpus[i].v[PCI_BUS] = HGX_BUSES[i % 8] + i / 8; /* GPUs past eight: the next bus along */
+        gpus[i].v[SOCKET] = (unsigned long long)(i % 8 / 4); /* an HGX board's halves; see P2P section */
     }
 }
 
@@ -174,7 +181,8 @@ static const char *apply(int gpu, const char *key, char *value) {
     for (size_t k = 0; k < NKEYS; k++) {
         int id = KEYS[k].id;
         if (strlen(KEYS[k].key) != len || strncmp(KEYS[k].key, key, len) != 0) continue;
-        if ((dot != NULL) != (id == NVLINK)) return id == NVLINK ? "expected nvlink.L" : "unknown key";
+        if ((dot != NULL) != (id == NVLINK || id == P2P))
+            return id == NVLINK ? "expected nvlink.L" : id == P2P ? "expected p2p.J" : "unknown key";
         if (id > NFIELDS && id < NAME && gpu != ALL) return "a whole-host key cannot be given per GPU";
         int first = gpu == ALL ? 0 : gpu, last = gpu == ALL ? MAX_GPUS - 1 : gpu;
         char *end;
@@ -204,6 +212,8 @@ static const char *apply(int gpu, const char *key, char *value) {
             fails[nfails].gpu = gpu;
             fails[nfails].code = c;
             snprintf(fails[nfails++].symbol, sizeof fails[0].symbol, "%s", symbol);
+        } else if (id == P2P) {
+            return apply_p2p(first, last, sub, value);
         } else { /* NVLINK */
             long link = strtol(sub, &end, 10);
             if (*sub == '\0' || *end != '\0' || link < 0 || link > 31) return "expected nvlink.L";
@@ -510,6 +520,74 @@ nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t d, unsigned int link, unsig
     *version = (unsigned int)d->v[NVLINK_VERSION];
     return OK;
 }
+
+/* --- peers: P2P status and PCIe topology between two GPUs ----------------------------------------------
+ * nvmlDeviceGetP2PStatus and nvmlDeviceGetTopologyCommonAncestor take a second device. Both are old NVML
+ * calls (drivers long before r535 have them), so the FAKE_NVML_OLD_DRIVER build has them too. Each goes
+ * through ENTER on the asking GPU, so that GPU's fail, hang, default and lost_after apply; then a peer that
+ * is not another GPU's handle is INVALID_ARGUMENT (so is the asking GPU itself, the fake's choice, as
+ * gpudoctor never asks), and a peer that is lost is GPU_IS_LOST, as the driver answers about a GPU that
+ * fell off the bus. A call about a peer counts towards the asking GPU's lost_after only, so when a GPU is
+ * lost depends on the calls made on it alone.
+ *
+ * Defaults, a healthy HGX H100 board: every pair P2P OK for every capability (the NVSwitches join all
+ * eight GPUs); GPUs 0-3 on CPU socket 0 and 4-7 on socket 1, as the DGX H100 User Guide's network-module
+ * table pairs them with CPU 0 and CPU 1 and `nvidia-smi topo -m` gives them NUMA nodes 0 and 1. A pair on
+ * different sockets is NVML_TOPOLOGY_SYSTEM. For a pair on one socket nvidia-smi shows NV18, not the PCIe
+ * level, and no source at hand gives it: the fake answers the neutral NVML_TOPOLOGY_NODE (one NUMA node,
+ * possibly several host bridges), which is what each GPU behind a PCIe switch of its own on a root port
+ * of the same CPU would give.
+ * Per-GPU scenario keys (each also as gpu.N.key):
+ *   p2p.J STATUS    nvmlDeviceGetP2PStatus of this GPU reading from GPU J (NVML_P2P_CAPS_INDEX_READ): an
+ *                   nvmlGpuP2PStatus_t name without NVML_P2P_STATUS_ (OK, CHIPSET_NOT_SUPPORTED,
+ *                   GPU_NOT_SUPPORTED, IOH_TOPOLOGY_NOT_SUPPORTED, DISABLED_BY_REGKEY, NOT_SUPPORTED,
+ *                   UNKNOWN) or a number. WRITE, NVLINK, ATOMICS and PROP stay OK.
+ *   socket N        the CPU socket the GPU hangs off (the KEYS table); pairs on different sockets are
+ *                   NVML_TOPOLOGY_SYSTEM, pairs on one NVML_TOPOLOGY_NODE */
+/* nvmlGpuP2PStatus_t, with nvml.h's own misspelling of CHIPSET_NOT_SUPPORTED as well. */
+static const struct { const char *name; unsigned int status; } P2P_STATUSES[] = {
+    {"OK", 0}, {"CHIPSET_NOT_SUPPORED", 1}, {"CHIPSET_NOT_SUPPORTED", 1}, {"GPU_NOT_SUPPORTED", 2},
+    {"IOH_TOPOLOGY_NOT_SUPPORTED", 3}, {"DISABLED_BY_REGKEY", 4}, {"NOT_SUPPORTED", 5}, {"UNKNOWN", 6},
+};
+/* nvmlGpuP2PCapsIndex_t: READ 0, WRITE 1, NVLINK 2, ATOMICS 3, PROP 4 (also called PCI). */
+#define P2P_CAPS_READ 0
+#define P2P_CAPS_LAST 4
+/* nvmlGpuTopologyLevel_t: INTERNAL 0, SINGLE 10, MULTIPLE 20, HOSTBRIDGE 30, NODE 40, SYSTEM 50. */
+#define TOPOLOGY_NODE 40
+#define TOPOLOGY_SYSTEM 50
+
+static const char *apply_p2p(int first, int last, const char *peer, const char *value) {
+    char *end;
+    long j = strtol(peer, &end, 10);
+    if (*peer == '\0' || *end != '\0' || j < 0 || j >= MAX_GPUS) return "expected p2p.J";
+    unsigned long long status = ~0ULL;
+    for (size_t i = 0; i < sizeof P2P_STATUSES / sizeof P2P_STATUSES[0]; i++)
+        if (strcmp(P2P_STATUSES[i].name, value) == 0) status = P2P_STATUSES[i].status;
+    if (status == ~0ULL && *value >= '0' && *value <= '9') {
+        status = strtoull(value, &end, 0);
+        if (*end != '\0' || status > 0xFFFFFFFFULL) status = ~0ULL;
+    }
+    if (status == ~0ULL) return "expected a P2P status (NOT_SUPPORTED, ...) or a number";
+    for (int i = first; i <= last; i++) gpus[i].p2p_read[j] = (unsigned int)status;
+    return NULL;
+}
+
+/* The second device of a call about a peer: another GPU's handle, and that GPU not lost. */
+static nvmlReturn_t peer_of(nvmlDevice_t d, nvmlDevice_t peer) {
+    if (peer < gpus || peer >= gpus + gpu_count || peer == d) return INVALID_ARGUMENT;
+    return __atomic_load_n(&peer->calls, __ATOMIC_RELAXED) >= peer->v[LOST_AFTER] ? GPU_IS_LOST : OK;
+}
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t d, nvmlDevice_t peer, int p2pIndex, int *status) {
+    ENTER(1) OUT(status && p2pIndex >= 0 && p2pIndex <= P2P_CAPS_LAST) if ((r = peer_of(d, peer))) return r;
+    *status = p2pIndex == P2P_CAPS_READ ? (int)d->p2p_read[peer->index] : 0;
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t d, nvmlDevice_t peer, int *level) {
+    ENTER(1) OUT(level) if ((r = peer_of(d, peer))) return r;
+    *level = d->v[SOCKET] == peer->v[SOCKET] ? TOPOLOGY_NODE : TOPOLOGY_SYSTEM;
+    return OK;
+}
+/* --- end of peers ------------------------------------------------------------------------------------ */
 
 /* --- issue 11, part D: processes, MIG devices, counters that predict failure ----------------------------
  * Per-GPU scenario keys (each also as gpu.N.key):
