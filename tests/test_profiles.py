@@ -73,6 +73,7 @@ def test_profile_probes_are_registry_names():
         "system",
         "python",
         "gpu_processes",
+        "fabric",
     )
 
 
@@ -146,6 +147,7 @@ def test_preflight_check_collects_only_its_probes():
         "system",
         "container",
         "gpu_processes",
+        "fabric",
     ]
     assert result.skipped_probes == [
         "cuda", "libraries", "monitoring", "storage", "kernel_log", "interconnect", "gpu_health", "runtime"

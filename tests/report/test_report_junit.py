@@ -43,9 +43,9 @@ def test_h200_golden_has_the_expected_suites_and_cases():
     # Skipped: the 16 rules the capture has no facts for (PATH and the compilers' --version, the kernel log,
     # RDMA devices, AER counters, the InfoROM, profiler variables) and GD-PROC-001, not applicable (no GPU
     # process).
-    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("85", "1", "17")
+    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("91", "1", "17")
     cases = _cases(root)
-    assert len(cases) == 85
+    assert len(cases) == 91
     failure = cases["GD-FW-004"].find("failure")
     assert failure.get("type") == "warning"
     assert failure.get("message").startswith("onnxruntime 1.30.0 is the CPU-only package")

@@ -40,7 +40,7 @@ def test_h200_golden_parses_with_help_and_type_for_every_metric():
         ({"severity": "info"}, 1.0),
     ]
     statuses = _samples(families, "gpudoctor_rule_status")
-    assert len(statuses) == 85 and ({"rule": "GD-FW-004", "status": "fired"}, 1.0) in statuses
+    assert len(statuses) == 91 and ({"rule": "GD-FW-004", "status": "fired"}, 1.0) in statuses
     assert _samples(families, "gpudoctor_gpu_pcie_link_width") == [({"gpu": "0"}, 16.0)]
     assert _samples(families, "gpudoctor_gpu_temperature_celsius") == [({"gpu": "0"}, 36.0)]
     assert _samples(families, "gpudoctor_gpu_power_draw_watts") == [({"gpu": "0"}, 80.368)]
