@@ -852,6 +852,91 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("gpu_health[].pcie.aer_nonfatal", "int", "", "PCIe AER non-fatal errors (TOTAL_ERR_NONFATAL)"),
     _s("gpu_health[].pcie.aer_fatal", "int", "", "PCIe AER fatal errors (TOTAL_ERR_FATAL)"),
     # --- end of part D -------------------------------------------------------------------------------
+    # --- issue 11, part 3 "fabric": NVSwitch systems' NVLink fabric, Fabric Manager, IMEX --------------
+    _s("fabric.gpus.count", "int", "", "GPUs the fabric reading covers (every GPU NVML lists)"),
+    _s("fabric.gpus[].index", "int", "", "NVML index"),
+    _s(
+        "fabric.gpus[].state",
+        "str",
+        "",
+        "the GPU's NVLink fabric state (nvmlDeviceGetGpuFabricInfoV, else nvmlDeviceGetGpuFabricInfo): "
+        "`not supported` (on no NVLink fabric NVML reports: a PCIe card, a GPU before Hopper, a GPU "
+        "without NVLink, a driver without the call), `not started`, `in progress`, or `completed` "
+        "(registered with the fabric: until then CUDA initialisation fails with CUDA_ERROR_SYSTEM_NOT_READY, "
+        "802)",
+    ),
+    _s(
+        "fabric.gpus[].status",
+        "str",
+        "",
+        "the result of the GPU's fabric registration, as nvml.h names the nvmlReturn_t: `NVML_SUCCESS`, "
+        "`NVML_ERROR_NOT_READY`, ...; set only once the state is completed",
+    ),
+    _s("fabric.gpus[].clique_id", "int", "", "the fabric clique the GPU belongs to; set once completed"),
+    _s(
+        "fabric.gpus[].health_mask",
+        "int",
+        "bitmask",
+        "the fabric's healthMask (NVML_GPU_FABRIC_HEALTH_MASK_* fields; not in the unversioned structure)",
+    ),
+    _s(
+        "fabric.gpus[].bandwidth",
+        "str",
+        "",
+        "NVLink fabric bandwidth from the health mask: `full`, `degraded` or `not supported`",
+    ),
+    _s(
+        "fabric.gpus[].health_summary",
+        "str",
+        "",
+        "NVML's fabric health summary (v3 structure): `healthy`, `unhealthy`, `limited capacity` or "
+        "`not supported`",
+    ),
+    _s(
+        "fabric.nvswitch_count",
+        "int",
+        "",
+        "NVSwitch devices on the PCI bus (sysfs: NVIDIA vendor 0x10de, class 0x0680), as on HGX/DGX boards",
+    ),
+    _s(
+        "fabric.nvswitch_system",
+        "bool",
+        "",
+        "NVSwitch devices on the PCI bus, or a GPU whose fabric state is not `not supported` (GB200 NVL72 "
+        "compute trays, whose switches are elsewhere)",
+    ),
+    _s(
+        "fabric_manager.installed",
+        "bool",
+        "",
+        "systemd knows nvidia-fabricmanager.service (systemctl show: LoadState is not `not-found`)",
+    ),
+    _s(
+        "fabric_manager.state",
+        "str",
+        "",
+        "nvidia-fabricmanager.service: its ActiveState (`active`, `inactive`, `failed`, `activating`, ...), "
+        "`not installed` or `masked`; unknown where systemd is not the service manager (a container)",
+    ),
+    _s(
+        "fabric_manager.version",
+        "version",
+        "",
+        "NVIDIA Fabric Manager's version (nv-fabricmanager --version), which must equal driver.version",
+    ),
+    _s(
+        "imex.installed",
+        "bool",
+        "",
+        "IMEX (multi-node NVLink memory sharing) is installed: /etc/nvidia-imex exists or systemd knows "
+        "nvidia-imex.service",
+    ),
+    _s(
+        "imex.state",
+        "str",
+        "",
+        "nvidia-imex.service: its ActiveState, `not installed` or `masked`, as fabric_manager.state",
+    ),
 )
 
 SPECS: dict[str, FactSpec] = {s.name: s for s in SCHEMA}

@@ -4,9 +4,9 @@
     ci           every probe, plain output, --fail-on warning by default; an error-level rule that could
                  not be evaluated exits 2
     preflight    only the fast probes (driver, gpus, container, system, the Python environment's
-                 metadata, and the processes holding GPUs), a 5 s deadline, one line when healthy and
-                 one line per error when not; fails on errors only, whatever the policy says; an
-                 error-level rule that could not be evaluated exits 2
+                 metadata, the processes holding GPUs, and the NVLink fabric), a 5 s deadline, one line
+                 when healthy and one line per error when not; fails on errors only, whatever the policy
+                 says; an error-level rule that could not be evaluated exits 2
 
 A profile that skips probes evaluates only the rules whose facts its probes produce (`select_rules`): a
 rule that names any fact of a skipped probe, in its condition, message or fix, is not evaluated at all and
@@ -24,10 +24,14 @@ from .engine.model import Rule
 from .facts import head
 
 KERNEL_LOG_FACTS = ("kernel_log", "xid", "sxid")
+# The services gpudoctor asks systemd about (gpudoctor/probes/fabric.py): unknown in every container, where
+# the host's service manager cannot be asked. NVML's fabric facts (`fabric`) are not among them.
+SERVICE_FACTS = ("fabric_manager", "imex")
 ALL_PROBES = (
     "driver", "gpus", "cuda", "libraries", "python", "system", "container", "monitoring", "storage",
     "gpu_processes", "gpu_health", "kernel_log",
     "interconnect",  # not in preflight: it lists the PCI tree and, as root, runs lspci -vvv
+    "fabric",
 )  # fmt: skip
 
 
@@ -60,21 +64,23 @@ PROFILES: dict[str, Profile] = {
         10.0,
         plain=True,
         fail_unknown=True,
-        unknown_ok=KERNEL_LOG_FACTS,
+        unknown_ok=KERNEL_LOG_FACTS + SERVICE_FACTS,
         unrecorded_ok=True,
     ),
     "preflight": Profile(
         "preflight",
         # gpu_processes: a GPU another job still holds fails the job about to start (issue 11); two NVML
-        # lists per GPU and a few /proc files. Not gpu_health: 72 NVLink counter calls per GPU.
-        ("driver", "gpus", "container", "system", "python", "gpu_processes"),
+        # lists per GPU and a few /proc files. fabric: a GPU not yet on its NVLink fabric fails every CUDA
+        # job (802); one to three NVML calls per GPU, the PCI class files, one systemctl where systemd runs.
+        # Not gpu_health: 72 NVLink counter calls per GPU.
+        ("driver", "gpus", "container", "system", "python", "gpu_processes", "fabric"),
         "error",
         5.0,
         fail_on_fixed=True,
         plain=True,
         one_line=True,
         fail_unknown=True,
-        unknown_ok=KERNEL_LOG_FACTS,
+        unknown_ok=KERNEL_LOG_FACTS + SERVICE_FACTS,
         unrecorded_ok=True,
     ),
 }

@@ -40,6 +40,14 @@ def test_h200_facts(h200_host):
     assert v("system.machine") == "x86_64"  # the capture's uname -a
     assert facts.get("python.machine").unknown == "not recorded in snapshot"
     assert (v("knowledge.newer"), v("knowledge.newer_count")) == ([], 0)  # torch 2.11, driver R580
+    # The capture predates the fabric probe: NVML's fabric call was not recorded, but the GPU's NVLink was
+    # (link 0: NotSupported), and a GPU without NVLink is on no NVLink fabric. The one PCI device recorded is
+    # the GPU: no NVSwitch. The services were not recorded.
+    assert v("fabric.gpus[0].state") == "not supported"
+    assert facts.get("fabric.gpus[0].state").source == "nvml:nvmlDeviceGetNvLinkState(0) (no NVLink)"
+    assert (v("fabric.nvswitch_count"), v("fabric.nvswitch_system")) == (0, False)
+    assert facts.get("fabric_manager.state").unknown == "not recorded in snapshot"
+    assert facts.get("imex.installed").unknown == "not recorded in snapshot"
 
 
 def test_h200_has_no_error_and_only_onnxruntime_warns(h200_host):
@@ -84,6 +92,16 @@ def test_h200_has_no_error_and_only_onnxruntime_warns(h200_host):
     }
     passed = {r.rule.id for r in result.results if r.status == "passed"}
     assert {"GD-CUDA-003", "GD-CUDA-004", "GD-CUDA-005"} <= passed  # toolkit 13.0.88 on driver 580
+    # No NVLink, no NVSwitch: every fabric rule passes, none is unknown (the facts above say why).
+    fabric = {
+        "GD-FABRIC-001",
+        "GD-FABRIC-002",
+        "GD-FABRIC-003",
+        "GD-FABRIC-004",
+        "GD-FABRIC-005",
+        "GD-IMEX-001",
+    }
+    assert fabric <= passed
 
 
 def test_h200_facts_of_the_wider_catalogue(h200_host):

@@ -75,6 +75,7 @@ def test_profile_probes_are_registry_names():
         "system",
         "python",
         "gpu_processes",
+        "fabric",
     )
 
 
@@ -154,6 +155,7 @@ def test_preflight_check_collects_only_its_probes():
         "system",
         "container",
         "gpu_processes",
+        "fabric",
     ]
     assert result.skipped_probes == [
         "cuda", "libraries", "monitoring", "storage", "kernel_log", "interconnect", "gpu_health", "runtime"

@@ -101,6 +101,8 @@ def gpudoctor(lib_dir: Path, scenario: Union[str, Path, None], *args: str) -> Ru
         "HOME": os.environ.get("HOME", "/"),
         "LD_LIBRARY_PATH": str(lib_dir),
         "NO_COLOR": "1",
+        # This tree's gpudoctor, not whichever copy the interpreter has installed.
+        "PYTHONPATH": str(Path(__file__).parents[1]),
     }
     if scenario is not None:
         path = scenario if isinstance(scenario, Path) else SCENARIOS / f"{scenario}.scn"
@@ -620,7 +622,7 @@ def test_hung_nvml_init_inside_the_deadline(fake_lib):
 
 
 # The probes that wait on NVML, and so on a hung call.
-NVML_PROBES = ("gpus", "driver", "gpu_health", "gpu_processes")
+NVML_PROBES = ("gpus", "driver", "gpu_health", "gpu_processes", "fabric")
 
 
 # (fmt, deadline): the JSON report with a deadline past the 2 s NVML call limit is tested above.
@@ -695,7 +697,7 @@ def _init_codes(lib_dir: Path, *scenarios: Path) -> tuple[list[int], str]:
 
 def test_every_scenario_file_is_valid(fake_lib):
     files = sorted(SCENARIOS.glob("*.scn"))
-    assert len(files) == 16
+    assert len(files) == 19
     expected = {"version-mismatch.scn": 18, "driver-not-loaded.scn": 9}  # NVML's codes for the two
     codes, stderr = _init_codes(fake_lib, *files)
     assert (dict(zip([f.name for f in files], codes)), stderr) == (

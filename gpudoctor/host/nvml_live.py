@@ -50,6 +50,18 @@ SYMBOLIC_ARGS: dict[str, dict[str, tuple[int, ...]]] = {
 }
 # nvmlValueType_t -> the member of nvmlValue_t that holds a field value of that type.
 VALUE_MEMBERS = ("dVal", "uiVal", "ulVal", "ullVal", "sllVal", "siVal", "usVal")
+
+# Calls that fill a structure the caller passes, where pynvml's function only hands NVML the pointer it is
+# given: the structure is built here with nvml.h's layout (structure(): pynvml's own classes have had it
+# wrong, as nvidia-ml-py 12.535's 80-byte clusterUuid, and read the one-byte state as a 4-byte int), its
+# version word set as nvml.h's NVML_STRUCT_VERSION sets it (sizeof | version << 24), passed by reference, and
+# the reading is the filled structure. The symbolic argument names the structure's version:
+# `nvmlDeviceGetGpuFabricInfoV(v3)` (with healthSummary), `nvmlDeviceGetGpuFabricInfoV(v2)` (healthMask),
+# and the unversioned `nvmlDeviceGetGpuFabricInfo`.
+OUT_STRUCTS: dict[str, dict[Optional[str], str]] = {
+    "nvmlDeviceGetGpuFabricInfo": {None: "nvmlGpuFabricInfo_t"},
+    "nvmlDeviceGetGpuFabricInfoV": {"v2": "nvmlGpuFabricInfo_v2_t", "v3": "nvmlGpuFabricInfo_v3_t"},
+}
 # Calls that answer a handle (a pointer, meaningless once recorded): the reading is whether one came back.
 HANDLE_RESULTS = frozenset(("nvmlDeviceGetMigDeviceHandleByIndex",))
 # Calls that take a second device: the key names the peer GPU's index first, then any symbolic argument,
@@ -67,6 +79,8 @@ def to_plain(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, (list, tuple)):
+        return [to_plain(v) for v in value]
+    if hasattr(type(value), "_length_") and hasattr(type(value), "_type_"):  # a ctypes array (uint8[16])
         return [to_plain(v) for v in value]
     fields = getattr(value, "_fields_", None)
     if fields:
@@ -88,6 +102,29 @@ def field_values(values: Any) -> list[dict]:
             "value": getattr(v.value, member) if member and v.nvmlReturn == 0 else None,
         })  # fmt: skip
     return out
+
+
+def structure(name: str) -> Any:
+    """An instance of one of OUT_STRUCTS' structures, as nvml.h lays it out, its version word set:
+        nvmlGpuFabricInfo_t     unsigned char clusterUuid[16]; nvmlReturn_t status; unsigned int cliqueId;
+                                nvmlGpuFabricState_t state (an unsigned char)                    28 bytes
+        nvmlGpuFabricInfo_v2_t  unsigned int version; the same four; unsigned int healthMask     36 bytes
+        nvmlGpuFabricInfo_v3_t  the same, then unsigned char healthSummary                      40 bytes
+    (pynvml's nvmlGpuFabricInfo_v2 and _v3 constants, 0x02000024 and 0x03000028, say the same sizes.)"""
+    import ctypes  # only once NVML is asked: pynvml has imported it already
+
+    u8, u32 = ctypes.c_uint8, ctypes.c_uint
+    base = [("clusterUuid", u8 * 16), ("status", u32), ("cliqueId", u32), ("state", u8)]
+    fields, version = {
+        "nvmlGpuFabricInfo_t": (base, 0),
+        "nvmlGpuFabricInfo_v2_t": ([("version", u32), *base, ("healthMask", u32)], 2),
+        "nvmlGpuFabricInfo_v3_t": ([("version", u32), *base, ("healthMask", u32), ("healthSummary", u8)], 3),
+    }[name]
+    cls = type(name, (ctypes.Structure,), {"_fields_": fields})
+    struct = cls()
+    if version:
+        struct.version = ctypes.sizeof(cls) | version << 24
+    return struct
 
 
 def peer_args(function: str, arg: Optional[str]) -> tuple[int, tuple[int, ...]]:
@@ -179,6 +216,8 @@ class NvmlSession:
         fn = getattr(pynvml, function, None)
         if fn is None:
             raise NvmlError("NVMLError_FunctionNotFound", f"pynvml has no {function}")
+        if function in OUT_STRUCTS:
+            return self._fill(pynvml, fn, function, device, arg)
         if function in PEER_ARGS:
             peer, rest = peer_args(function, arg)
             args = (self._handle(pynvml, peer), *rest)
@@ -190,6 +229,17 @@ class NvmlSession:
         if function == "nvmlDeviceGetFieldValues":
             return field_values(result)
         return True if function in HANDLE_RESULTS else to_plain(result)
+
+    def _fill(self, pynvml: Any, fn: Any, function: str, device: Optional[int], arg: Optional[str]) -> Any:
+        """An OUT_STRUCTS call: the structure built, filled by NVML through pynvml, returned as plain data."""
+        table = OUT_STRUCTS[function]
+        if arg not in table or device is None:
+            raise NvmlError("NVMLError_InvalidArgument", f"unknown argument {arg!r} for {function}")
+        import ctypes  # pynvml has imported it already
+
+        struct = structure(table[arg])
+        fn(self._handle(pynvml, device), ctypes.byref(struct))
+        return to_plain(struct)
 
     def _init(self) -> Any:
         if self._init_error is not None:

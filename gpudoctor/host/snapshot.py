@@ -286,8 +286,9 @@ class SnapshotHost:
 
 
 def redact(rec: Recording, hostnames: tuple[str, ...] = (), identity: Optional[Identity] = None) -> Recording:
-    """Replace GPU/MIG UUIDs, serial numbers, the hostname, home directories and user names and secrets in
-    URLs everywhere in a recording, consistently (gpudoctor/redact.py says how), so that it still replays.
+    """Replace GPU/MIG UUIDs, NVLink fabric cluster UUIDs, serial numbers, the hostname, home directories and
+    user names and secrets in URLs everywhere in a recording, consistently (gpudoctor/redact.py says how, and
+    cluster_uuids), so that it still replays.
     `identity` is what to redact besides what the recording itself names (the hostname files, the serials):
     gpudoctor snapshot passes this machine's (redact.this_machine())."""
     identity = identity or Identity()
@@ -314,12 +315,39 @@ def redact(rec: Recording, hostnames: tuple[str, ...] = (), identity: Optional[I
         dirs={r.text(k): listing(k, v) for k, v in rec.dirs.items()},
         commands=r.value(commands),
         nvml_system=r.value(rec.nvml_system),
-        nvml_devices=r.value(rec.nvml_devices),
+        nvml_devices=r.value(cluster_uuids(rec.nvml_devices)),
         python=r.value(rec.python),
         env=r.value(rec.env),
         runtime=r.value(rec.runtime),
         manifest=dict(rec.manifest, redacted=True),
     )
+
+
+# NVML's fabric readings name the NVLink cluster a GPU belongs to by a 16-byte UUID (clusterUuid, a list of
+# byte values once made plain), which identifies the machine's rack as a GPU UUID does the GPU.
+FABRIC_INFO_CALLS = ("nvmlDeviceGetGpuFabricInfo", "nvmlDeviceGetGpuFabricInfoV")
+
+
+def cluster_uuids(devices: dict[str, Any]) -> dict[str, Any]:
+    """The NVML device readings with each distinct non-zero cluster UUID of a fabric reading replaced by 15
+    zero bytes and its number (1, 2, ...) in order of first appearance, as GPU UUIDs are; all zeros (no
+    cluster) stays as it is, and so does a UUID already in that form: redacting twice changes nothing."""
+    numbers: dict[tuple, int] = {}
+    out: dict[str, Any] = {}
+    for dev in sorted(devices, key=lambda k: int(k) if k.isdigit() else 0):
+        table = devices[dev]
+        if not isinstance(table, dict):
+            out[dev] = table
+            continue
+        out[dev] = {}
+        for key, value in table.items():
+            uuid = value.get("clusterUuid") if isinstance(value, dict) else None
+            ints = isinstance(uuid, list) and all(isinstance(b, int) for b in uuid)
+            if key.split("(")[0] in FABRIC_INFO_CALLS and ints and any(uuid[:15]):
+                n = numbers.setdefault(tuple(uuid), len(numbers) + 1)
+                value = dict(value, clusterUuid=[0] * 15 + [n])
+            out[dev][key] = value
+    return out
 
 
 # The kernel log names disks, network addresses, USB serials and users' programs: a redacted snapshot keeps

@@ -26,6 +26,7 @@ def registry(
         container,
         cuda,
         driver,
+        fabric,
         gpu_health,
         gpu_processes,
         gpus,
@@ -52,6 +53,7 @@ def registry(
         ("interconnect", ("interconnect",), interconnect.probe),
         ("gpu_processes", ("gpu_processes", "gpu_mig"), gpu_processes.probe),  # issue 11, part D
         ("gpu_health", ("gpu_health",), gpu_health.probe),  # issue 11, part D
+        ("fabric", ("fabric", "fabric_manager", "imex"), fabric.probe),  # issue 11, part 3
     ]
     if deep:
         from . import runtime

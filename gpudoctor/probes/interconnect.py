@@ -206,7 +206,7 @@ def _ports(host: Any, devices: list[str]) -> list[dict[str, Fact]]:
     return members
 
 
-def _pci_classes(host: Any) -> tuple[Optional[dict[str, str]], Optional[str]]:
+def pci_classes(host: Any) -> tuple[Optional[dict[str, str]], Optional[str]]:
     """{bdf: "vendor class"} for every PCI device, or (None, why)."""
     names, reason = _listdir(host, PCI_ROOT)
     if names is None:
@@ -313,7 +313,7 @@ def _topology(host: Any, devices: Optional[list[str]], devices_reason: str) -> d
     """ACS on the bridges above the GPUs, and each GPU's nearest RDMA NIC (unknown, for devices_reason, when
     the RDMA devices could not be listed and there are GPUs: no NIC found must not read as no NIC there)."""
     out: dict[str, Fact] = {}
-    classes, reason = _pci_classes(host)
+    classes, reason = pci_classes(host)
     if classes is None:
         why = reason or NOT_FOUND
         out["interconnect.acs.redirect_bridges"] = unknown(why, PCI_ROOT)

@@ -143,6 +143,8 @@ static char driver_version[80], nvml_version[80];
 static const char *apply_part_d(int gpu, const char *key, char *value); /* issue 11 part D, below */
 static const char *apply_p2p(int first, int last, const char *peer, const char *value); /* P2P, below */
 static void reset_part_d(void);
+static const char *apply_fabric(int gpu, const char *key, char *value); /* issue 11 part 3, at the end */
+static void reset_fabric(void);
 
 /* Everything back to the defaults in KEYS. */
 static void reset(void) {
@@ -159,6 +161,7 @@ static void reset(void) {
         if (id == NVML_VERSION) strcpy(nvml_version, KEYS[k].text);
     }
     reset_part_d();
+    reset_fabric();
     for (int i = 0; i < MAX_GPUS; i++) {
         gpus[i].index = i;
         gpus[i].v[PCI_BUS] = HGX_BUSES[i % 8] + i / 8; /* GPUs past eight: the next bus along */
@@ -225,7 +228,7 @@ static const char *apply(int gpu, const char *key, char *value) {
         }
         return NULL;
     }
-    return apply_part_d(gpu, key, value);
+    return apply_fabric(gpu, key, value); /* which hands on to apply_part_d what is not its own */
 }
 
 /* Reads FAKE_NVML_SCENARIO. Returns 0, or -1 after saying on stderr what is wrong. */
@@ -763,3 +766,109 @@ nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t d, unsigned int link, 
     return OK;
 }
 /* --- end of part D ---------------------------------------------------------------------------------- */
+
+/* --- issue 11, part 3: the NVLink fabric (nvmlDeviceGetGpuFabricInfo, nvmlDeviceGetGpuFabricInfoV) ---------
+ * The default host is an HGX H100 board, whose NVSwitches Fabric Manager has set up: every GPU's fabric state
+ * is COMPLETED with status SUCCESS. Per-GPU scenario keys (each also as gpu.N.key):
+ *   fabric_state N          nvmlGpuFabricState_t: 0 NOT_SUPPORTED, 1 NOT_STARTED, 2 IN_PROGRESS, 3 COMPLETED
+ *   fabric_status CODE      the nvmlReturn_t put in `status`: a name from CODES, or a number (default SUCCESS)
+ *   fabric_clique N         cliqueId (default 0)
+ *   fabric_cluster N        clusterUuid: 0 (default) sixteen zero bytes, else the bytes N, N+1, ... N+15
+ *   fabric_health MASK      healthMask of the versioned structures (default 0x1AA: DEGRADED_BW FALSE,
+ *                           ROUTE_RECOVERY FALSE, ROUTE_UNHEALTHY FALSE, ACCESS_TIMEOUT_RECOVERY FALSE,
+ *                           INCORRECT_CONFIGURATION NONE; pynvml's NVML_GPU_FABRIC_HEALTH_MASK_* fields)
+ *   fabric_summary N        healthSummary of the v3 structure (default 1 HEALTHY)
+ *   fabric_info_version N   the newest nvmlGpuFabricInfo_vN nvmlDeviceGetGpuFabricInfoV accepts (2 or 3,
+ *                           default 3); any other version word answers ARGUMENT_VERSION_MISMATCH (25)
+ *   fabric_padding N        the byte written into the three padding bytes after the one-byte `state`
+ *                           (default 0), as a driver that copies out a structure it did not clear would
+ * A GPU without the calls at all is scripted with "fail nvmlDeviceGetGpuFabricInfoV FUNCTION_NOT_FOUND"
+ * (pynvml raises NVMLError_FunctionNotFound for that code as for a missing symbol); the -DFAKE_NVML_OLD_DRIVER
+ * build lacks both symbols. */
+#define ARGUMENT_VERSION_MISMATCH 25
+#define FABRIC_INFO_V2 0x02000024u /* nvml.h NVML_STRUCT_VERSION(GpuFabricInfo, 2): sizeof | 2 << 24 */
+#define FABRIC_INFO_V3 0x03000028u
+static struct fabric {
+    unsigned int state, clique, health, summary, version;
+    int status;
+    unsigned char cluster, padding;
+} fabric[MAX_GPUS];
+
+static void reset_fabric(void) {
+    for (int i = 0; i < MAX_GPUS; i++) fabric[i] = (struct fabric){3, 0, 0x1AA, 1, 3, OK, 0, 0};
+}
+
+static const char *apply_fabric(int gpu, const char *key, char *value) {
+    static const char *NAMES[] = {"fabric_state", "fabric_status", "fabric_clique", "fabric_cluster",
+                                  "fabric_health", "fabric_summary", "fabric_info_version", "fabric_padding"};
+    int k = 0;
+    while (k < 8 && strcmp(key, NAMES[k]) != 0) k++;
+    if (k == 8) return apply_part_d(gpu, key, value);
+    char *end;
+    unsigned long long n = strtoull(value, &end, 0);
+    int numeric = *value != '\0' && *end == '\0';
+    if (k == 1 && !numeric) {
+        int code = code_of(value);
+        if (code < OK) return "expected a return code";
+        n = (unsigned long long)code;
+    } else if (!numeric) {
+        return "not a number";
+    }
+    if ((k == 0 && n > 3) || (k == 3 && n > 240) || ((k == 5 || k == 7) && n > 255)) return "out of range";
+    if (k == 6 && n != 2 && n != 3) return "expected 2 or 3";
+    int first = gpu == ALL ? 0 : gpu, last = gpu == ALL ? MAX_GPUS - 1 : gpu;
+    for (int i = first; i <= last; i++) {
+        struct fabric *f = &fabric[i];
+        if (k == 0) f->state = (unsigned int)n;
+        else if (k == 1) f->status = (int)n;
+        else if (k == 2) f->clique = (unsigned int)n;
+        else if (k == 3) f->cluster = (unsigned char)n;
+        else if (k == 4) f->health = (unsigned int)n;
+        else if (k == 5) f->summary = (unsigned int)n;
+        else if (k == 6) f->version = (unsigned int)n;
+        else f->padding = (unsigned char)n;
+    }
+    return NULL;
+}
+
+/* Layouts as nvml.h declares them (nvmlGpuFabricState_t is an unsigned char; the padding after it is named
+ * here so that fabric_padding can fill it): 28, 36 and 40 bytes. The v2 structure is the v3 one without its
+ * last byte (healthSummary), which is never written for a v2 caller. */
+typedef struct {
+    unsigned char clusterUuid[16];
+    int status; /* nvmlReturn_t */
+    unsigned int cliqueId;
+    unsigned char state, padding[3];
+} nvmlGpuFabricInfo_t;
+typedef struct {
+    unsigned int version;
+    nvmlGpuFabricInfo_t info;
+    unsigned int healthMask;
+    unsigned char healthSummary;
+} nvmlGpuFabricInfo_v3_t;
+_Static_assert(sizeof(nvmlGpuFabricInfo_t) == 28 && sizeof(nvmlGpuFabricInfo_v3_t) == 40, "nvml.h sizes");
+
+#ifndef FAKE_NVML_OLD_DRIVER
+static void fabric_fill(nvmlDevice_t d, nvmlGpuFabricInfo_t *info) {
+    const struct fabric *f = &fabric[d->index];
+    for (int b = 0; b < 16; b++) info->clusterUuid[b] = f->cluster ? (unsigned char)(f->cluster + b) : 0;
+    info->status = f->status;
+    info->cliqueId = f->clique;
+    info->state = (unsigned char)f->state;
+    memset(info->padding, f->padding, sizeof info->padding);
+}
+nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo_t *info) {
+    ENTER(1) OUT(info) fabric_fill(d, info);
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t d, nvmlGpuFabricInfo_v3_t *info) {
+    ENTER(1) OUT(info) const struct fabric *f = &fabric[d->index];
+    unsigned int v = info->version;
+    if (!(v == FABRIC_INFO_V2 || (v == FABRIC_INFO_V3 && f->version >= 3))) return ARGUMENT_VERSION_MISMATCH;
+    fabric_fill(d, &info->info);
+    info->healthMask = f->health;
+    if (v == FABRIC_INFO_V3) info->healthSummary = (unsigned char)f->summary;
+    return OK;
+}
+#endif
+/* --- end of part 3 ----------------------------------------------------------------------------------- */

@@ -160,3 +160,72 @@ def test_a_malformed_peer_argument_is_invalid_and_calls_nothing(function, arg):
         s.call(function, 0, arg, 1)
     assert e.value.name == "NVMLError_InvalidArgument"
     assert called == []
+
+
+# --- calls that fill a structure the caller passes (OUT_STRUCTS) ---------------------------------------
+
+
+def _fabric_pynvml(answer: int = 0):
+    """A pynvml whose nvmlDeviceGetGpuFabricInfoV fills the structure it is passed by reference, as
+    libnvidia-ml does, and records what it was given: the handle, the kind of argument, the version word."""
+    import ctypes
+
+    seen = []
+
+    def fill(handle, ref):
+        struct = ref._obj  # what ctypes.byref() points at
+        seen.append((handle, type(ref).__name__, struct.version, ctypes.sizeof(struct)))
+        struct.clusterUuid[0], struct.state, struct.healthMask, struct.healthSummary = 0xC0, 3, 0x1AA, 1
+        return answer
+
+    return fake_pynvml(nvmlDeviceGetGpuFabricInfoV=fill), seen
+
+
+def test_an_out_structure_is_built_versioned_passed_by_reference_and_returned_plain():
+    mod, seen = _fabric_pynvml()
+    s = NvmlSession(loader=lambda: mod)
+    assert s.call("nvmlDeviceGetGpuFabricInfoV", 0, "v3", 1) == {
+        "version": 0x3000028, "clusterUuid": [0xC0] + [0] * 15, "status": 0, "cliqueId": 0, "state": 3,
+        "healthMask": 0x1AA, "healthSummary": 1,
+    }  # fmt: skip
+    assert seen == [("handle0", "CArgObject", 0x3000028, 40)]
+
+
+def test_the_structures_have_nvml_h_layouts_and_pynvml_version_words():
+    import ctypes
+
+    import pynvml
+
+    from gpudoctor.host.nvml_live import structure
+
+    v2, v3, v1 = (structure(f"nvmlGpuFabricInfo{n}_t") for n in ("_v2", "_v3", ""))
+    assert (v2.version, v3.version) == (pynvml.nvmlGpuFabricInfo_v2, pynvml.nvmlGpuFabricInfo_v3)
+    assert [ctypes.sizeof(s) for s in (v1, v2, v3)] == [28, 36, 40]
+    # The state is nvml.h's one-byte nvmlGpuFabricState_t; healthMask follows its padding, as in pynvml.
+    assert (type(v1).state.size, type(v2).healthMask.offset) == (
+        1,
+        pynvml.c_nvmlGpuFabricInfo_v2_t.healthMask.offset,
+    )
+
+
+@pytest.mark.parametrize(
+    ("function", "device", "arg"),
+    [
+        ("nvmlDeviceGetGpuFabricInfoV", 0, None),  # which structure?
+        ("nvmlDeviceGetGpuFabricInfoV", 0, "v9"),
+        ("nvmlDeviceGetGpuFabricInfoV", None, "v3"),  # no device
+        ("nvmlDeviceGetGpuFabricInfo", 0, "v3"),  # the unversioned call takes no version
+    ],
+)
+def test_an_out_structure_call_that_cannot_be_built_calls_nothing(function, device, arg):
+    mod, seen = _fabric_pynvml()
+    mod.nvmlDeviceGetGpuFabricInfo = lambda *a: seen.append(a)
+    with pytest.raises(NvmlError) as e:
+        NvmlSession(loader=lambda: mod).call(function, device, arg, 1)
+    assert (e.value.name, seen) == ("NVMLError_InvalidArgument", [])
+
+
+def test_to_plain_turns_ctypes_arrays_into_lists():
+    import ctypes
+
+    assert to_plain((ctypes.c_uint8 * 4)(1, 2, 3, 255)) == [1, 2, 3, 255]
