@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gpudoctor.host.live import LiveHost
 from gpudoctor.host.snapshot import Recording, SnapshotHost, load
 
 ROOT = Path(__file__).parents[1]
@@ -22,6 +23,21 @@ class CompleteEnv(dict):
 
     def __contains__(self, name: object) -> bool:
         return True
+
+
+class RootedHost(LiveHost):
+    """The live Host, reading files and directories under `root` as if it were /: real files, real directory
+    listings, real commands."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.root = root
+
+    def read(self, path: str) -> str:
+        return super().read(str(self.root) + path)
+
+    def listdir(self, path: str) -> list[str]:
+        return super().listdir(str(self.root) + path)
 
 
 def fake_host(**parts) -> SnapshotHost:

@@ -23,11 +23,11 @@ import pytest
 from gpudoctor.engine.evaluate import evaluate_rule
 from gpudoctor.facts import Facts, known
 from gpudoctor.host.base import NOT_RECORDED, NvmlError
-from gpudoctor.host.live import LiveHost
 from gpudoctor.host.snapshot import Recording, RecordingHost, SnapshotHost, cluster_uuids, redact
 from gpudoctor.probes import fabric as fb
 from gpudoctor.probes.gpus import Implausible
 
+import conftest
 from conftest import fake_host
 
 SHOW = list(fb.SYSTEMCTL)
@@ -413,18 +413,8 @@ def test_redaction_numbers_cluster_uuids_as_gpu_uuids_and_still_replays():
 # --- the live Host, with stub systemctl and nv-fabricmanager on PATH ------------------------------------
 
 
-class RootedHost(LiveHost):
-    """The live Host, reading files and directories under `root` as if it were /, running real commands."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__()
-        self.root = root
-
-    def read(self, path: str) -> str:
-        return super().read(str(self.root) + path)
-
-    def listdir(self, path: str) -> list[str]:
-        return super().listdir(str(self.root) + path)
+class RootedHost(conftest.RootedHost):
+    """conftest's RootedHost, without NVML."""
 
     def nvml(self, function, device=None, arg=None):
         raise NvmlError("NVMLError_LibraryNotFound", "no NVML in this test")

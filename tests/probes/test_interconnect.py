@@ -13,11 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpudoctor.host.base import NO_PERMISSION, HostError
-from gpudoctor.host.live import LiveHost
 from gpudoctor.host.snapshot import RecordingHost, SnapshotHost
 from gpudoctor.probes import interconnect as ic
 
-from conftest import fake_host
+from conftest import RootedHost, fake_host
 
 LSPCI_ROOT = """\
 0000:16:01.0 PCI bridge: Intel Corporation Device 352a (rev 04) (prog-if 00 [Normal decode])
@@ -84,20 +83,6 @@ def test_relation():
 
 
 # --- a sysfs-like tree read through the live Host ---------------------------------------------------
-
-
-class RootedHost(LiveHost):
-    """The live Host, reading a tree under `root` as if it were /: real files, real directory listings."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__()
-        self.root = root
-
-    def read(self, path: str) -> str:
-        return super().read(str(self.root) + path)
-
-    def listdir(self, path: str) -> list[str]:
-        return super().listdir(str(self.root) + path)
 
 
 def _write(root: Path, path: str, text: str) -> None:
