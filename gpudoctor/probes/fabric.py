@@ -48,7 +48,15 @@ from typing import Any, Optional
 
 from ..facts import Fact, known, list_facts, unknown
 from ..host.base import NOT_FOUND, NOT_RECORDED, HostError, NvmlError, nvml_key
-from .gpus import MAX_GPUS, U32_MAX, Implausible, plausible
+from .gpus import (
+    COUNT_SOURCE,
+    U32_MAX,
+    Implausible,
+    nvml_error_is,
+    nvml_gpu_count,
+    plausible,
+    reading_fact,
+)
 from .interconnect import PCI_ROOT, pci_classes
 
 FABRIC_STATES = {0: "not supported", 1: "not started", 2: "in progress", 3: "completed"}
@@ -156,10 +164,6 @@ def parse_fm_version(text: str) -> Optional[str]:
 # --- NVML ----------------------------------------------------------------------------------------------
 
 
-def _is(error: HostError, names: tuple[str, ...]) -> bool:
-    return isinstance(error, NvmlError) and error.name.endswith(names)
-
-
 def _fabric_info(host: Any, index: int) -> tuple[Any, str, str, Optional[HostError]]:
     """(the filled structure, its version, the source, None), or (None, "", source, the last error)."""
     error: Optional[HostError] = None
@@ -170,7 +174,7 @@ def _fabric_info(host: Any, index: int) -> tuple[Any, str, str, Optional[HostErr
             value = host.nvml(function, device=index, arg=arg)
         except HostError as e:
             error = e
-            if _is(e, _OLDER):
+            if nvml_error_is(e, _OLDER):
                 continue
             break
         return value, version, source, None
@@ -181,7 +185,7 @@ def _no_nvlink(host: Any, index: int) -> bool:
     try:
         host.nvml("nvmlDeviceGetNvLinkState", device=index, arg="0")
     except HostError as e:
-        return _is(e, _NO_NVLINK)
+        return nvml_error_is(e, _NO_NVLINK)
     return False
 
 
@@ -190,7 +194,7 @@ def read_gpu(host: Any, index: int) -> dict[str, Fact]:
     f: dict[str, Fact] = {"index": known(index, "nvml:nvmlDeviceGetCount")}
     info, version, source, error = _fabric_info(host, index)
     if error is not None:
-        if _is(error, ("NotSupported", "FunctionNotFound")):
+        if nvml_error_is(error, ("NotSupported", "FunctionNotFound")):
             f["state"] = known(NOT_SUPPORTED, f"{source} ({error.reason})")
         elif isinstance(error, NvmlError) and _no_nvlink(host, index):
             f["state"] = known(NOT_SUPPORTED, "nvml:nvmlDeviceGetNvLinkState(0) (no NVLink)")
@@ -202,7 +206,7 @@ def read_gpu(host: Any, index: int) -> dict[str, Fact]:
     if not isinstance(info, dict):
         f.update(dict.fromkeys(FIELDS[1:], unknown(f"unexpected value {info!r}"[:80], source)))
         return f
-    f["state"] = _decode(info, "state", fabric_state, source)
+    f["state"] = reading_fact(info.get("state"), fabric_state, source)
     if not f["state"].known:
         f.update(dict.fromkeys(FIELDS[2:], f["state"]))
         return f
@@ -211,45 +215,28 @@ def read_gpu(host: Any, index: int) -> dict[str, Fact]:
         f.update(dict.fromkeys(FIELDS[2:], unknown(NO_FABRIC, source)))
         return f
     if state == COMPLETED:
-        f["status"] = _decode(info, "status", return_name, source)
-        f["clique_id"] = _decode(info, "cliqueId", lambda v: plausible(v, 0, U32_MAX), source)
+        f["status"] = reading_fact(info.get("status"), return_name, source)
+        f["clique_id"] = reading_fact(info.get("cliqueId"), lambda v: plausible(v, 0, U32_MAX), source)
     else:
         f["status"] = f["clique_id"] = unknown(f"set once the fabric state is completed ({state})", source)
     if version == "v1":
         none = unknown("nvmlDeviceGetGpuFabricInfo's structure has no health fields", source)
         f["health_mask"] = f["bandwidth"] = f["health_summary"] = none
         return f
-    f["health_mask"] = _decode(info, "healthMask", lambda v: plausible(v, 0, U32_MAX), source)
-    f["bandwidth"] = _decode(info, "healthMask", bandwidth, source)
+    f["health_mask"] = reading_fact(info.get("healthMask"), lambda v: plausible(v, 0, U32_MAX), source)
+    f["bandwidth"] = reading_fact(info.get("healthMask"), bandwidth, source)
     if version == "v2":
         f["health_summary"] = unknown("the driver answers only the v2 structure: no health summary", source)
     else:
-        f["health_summary"] = _decode(info, "healthSummary", health_summary, source)
+        f["health_summary"] = reading_fact(info.get("healthSummary"), health_summary, source)
     return f
 
 
-def _decode(info: dict, key: str, convert: Any, source: str) -> Fact:
-    try:
-        return known(convert(info[key]), source)
-    except Implausible as e:
-        return unknown(str(e)[:80], source)
-    except (TypeError, ValueError, KeyError):
-        return unknown(f"unexpected value {info.get(key)!r}"[:80], source)
-
-
 def _gpus(host: Any) -> dict[str, Fact]:
-    source = "nvml:nvmlDeviceGetCount"
-    try:
-        count = host.nvml("nvmlDeviceGetCount")
-    except NvmlError as e:
-        if e.name in ("NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded"):  # no GPU at all
-            return {"fabric.gpus.count": known(0, f"{source} ({e.reason})")}
-        return {"fabric.gpus.count": unknown(e.reason, source)}
-    except HostError as e:
-        return {"fabric.gpus.count": unknown(e.reason, source)}
-    if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_GPUS:
-        return {"fabric.gpus.count": unknown(f"unexpected value {count!r}"[:80], source)}
-    return list_facts("fabric.gpus", [read_gpu(host, i) for i in range(count)], source)
+    count = nvml_gpu_count(host)
+    if isinstance(count, Fact):
+        return {"fabric.gpus.count": count}
+    return list_facts("fabric.gpus", [read_gpu(host, i) for i in range(count)], COUNT_SOURCE)
 
 
 def is_nvswitch(desc: str) -> bool:

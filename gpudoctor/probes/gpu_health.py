@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 
 from ..facts import Fact, known, list_facts, unknown
 from ..host.base import HostError, NvmlError
-from .gpus import ARCHITECTURES, MAX_COUNTER, MAX_NVLINKS, PCI_DEVICES, bus_id
+from .gpus import ARCHITECTURES, COUNT_SOURCE, MAX_COUNTER, MAX_NVLINKS, PCI_DEVICES, bus_id, nvml_gpu_count
 
 # nvmlNvLinkErrorCounter_t, as the live Host's symbolic arguments spell them.
 NVLINK_COUNTERS = (
@@ -85,17 +85,9 @@ def _nvml(host: Any, function: str, index: int, convert: Callable[[Any], Any], a
 
 
 def probe(host: Any) -> dict[str, Fact]:
-    source = "nvml:nvmlDeviceGetCount"
-    try:
-        count = host.nvml("nvmlDeviceGetCount")
-    except NvmlError as e:
-        if e.name in ("NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded"):  # no GPU at all
-            return {"gpu_health.count": known(0, f"{source} ({e.reason})")}
-        return {"gpu_health.count": unknown(e.reason, source)}
-    except HostError as e:
-        return {"gpu_health.count": unknown(e.reason, source)}
-    if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= 1024:
-        return {"gpu_health.count": unknown(f"unexpected value {count!r}"[:80], source)}
+    count = nvml_gpu_count(host)
+    if isinstance(count, Fact):
+        return {"gpu_health.count": count}
     members = [read_gpu(host, i) for i in range(count)]
     versions = {
         i: (m["name"].value if m["name"].known else None, m["vbios_version"].value)
@@ -109,7 +101,7 @@ def probe(host: Any) -> dict[str, Fact]:
             member["vbios_differs_count"] = known(len(differs), src)
         except LookupError as e:
             member["vbios_differs"] = member["vbios_differs_count"] = unknown(str(e), src)
-    return list_facts("gpu_health", members, source)
+    return list_facts("gpu_health", members, COUNT_SOURCE)
 
 
 def read_gpu(host: Any, index: int) -> dict[str, Fact]:

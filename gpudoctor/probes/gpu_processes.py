@@ -26,6 +26,7 @@ from typing import Any, Optional
 from ..facts import Fact, known, list_facts, unknown
 from ..host.base import NOT_FOUND, HostError, NvmlError
 from . import container
+from .gpus import COUNT_SOURCE, nvml_gpu_count
 
 PROCESS_LISTS = (
     ("compute", "nvmlDeviceGetComputeRunningProcesses"),
@@ -139,22 +140,11 @@ def _in_container(host: Any) -> bool:
 
 
 def probe(host: Any) -> dict[str, Fact]:
-    source = "nvml:nvmlDeviceGetCount"
-    try:
-        count = host.nvml("nvmlDeviceGetCount")
-    except NvmlError as e:
-        # No library or no kernel module: no GPU, so no process holds one (as the GPU probe counts them).
-        if e.name in ("NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded"):
-            return {k: known(0, f"{source} ({e.reason})") for k in ("gpu_processes.count", "gpu_mig.count")}
-        return {k: unknown(e.reason, source) for k in ("gpu_processes.count", "gpu_mig.count")}
-    except HostError as e:
-        reason = e.reason
-        return {"gpu_processes.count": unknown(reason, source), "gpu_mig.count": unknown(reason, source)}
-    if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= 1024:
-        bad = unknown(f"unexpected value {count!r}"[:80], source)
-        return {"gpu_processes.count": bad, "gpu_mig.count": bad}
+    count = nvml_gpu_count(host)
+    if isinstance(count, Fact):  # no driver: no GPU, so no process holds one; or the count is unknown
+        return {"gpu_processes.count": count, "gpu_mig.count": count}
     facts = _processes(host, count)
-    facts.update(list_facts("gpu_mig", [_mig(host, i) for i in range(count)], source))
+    facts.update(list_facts("gpu_mig", [_mig(host, i) for i in range(count)], COUNT_SOURCE))
     return facts
 
 

@@ -9,7 +9,7 @@ NVML hung) costs only that GPU: all its facts become unknown with the reason, th
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 from ..facts import SCHEMA, Fact, known, list_facts, unknown
 from ..host.base import HostError, NvmlError, nvml_key, nvml_reason
@@ -152,7 +152,9 @@ SYSFS_LINK = (
 NVLINK_FIELDS = ("nvlink.links", "nvlink.links_up", "nvlink.links_down", "nvlink.down", "nvlink.version")
 
 
-def _convert(value: Any, convert: Convert, source: str) -> Fact:
+def reading_fact(value: Any, convert: Convert, source: str) -> Fact:
+    """A reading as a fact, through `convert`: a value no GPU gives (Implausible) or one of the wrong shape
+    is unknown with why, never a crash."""
     try:
         return known(convert(value) if convert else value, source)
     except Implausible as e:
@@ -168,7 +170,8 @@ class _Lost(Exception):
     """The GPU stopped answering; args are the reason and the NVML error name."""
 
 
-def _is(error: Optional[HostError], names: tuple[str, ...]) -> bool:
+def nvml_error_is(error: Optional[HostError], names: tuple[str, ...]) -> bool:
+    """Whether the error is an NVML error of one of these names (their NVMLError_ suffixes)."""
     return isinstance(error, NvmlError) and error.name.endswith(names)
 
 
@@ -204,7 +207,7 @@ class _Gpu:
         value, error = self.raw(function, arg)
         if error is not None:
             return unknown(error.reason, source)
-        return _convert(value, convert, source)
+        return reading_fact(value, convert, source)
 
 
 def peer_indices(values: dict[int, Any], selected: Callable[[Any], bool]) -> list[int]:
@@ -220,20 +223,31 @@ def crosses_sockets(level: Any) -> bool:
     return _int(level) == TOPOLOGY_SYSTEM
 
 
-def probe(host: Any) -> dict[str, Fact]:
-    source = "nvml:nvmlDeviceGetCount"
+COUNT_SOURCE = "nvml:nvmlDeviceGetCount"
+
+
+def nvml_gpu_count(host: Any) -> Union[int, Fact]:
+    """NVML's GPU count, or the fact a per-GPU probe's `.count` is instead: known 0 with the reason when there
+    is no NVML library or kernel module (certainly no GPU a program could use), else unknown with the
+    reason. Every probe that reads each GPU counts them so."""
     try:
         count = host.nvml("nvmlDeviceGetCount")
     except NvmlError as e:
-        # No library or no kernel module: certainly no GPU a program could use. Other failures say nothing.
         if e.name in ("NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded"):
-            return {"gpus.count": known(0, f"{source} ({e.reason})")}
-        return {"gpus.count": unknown(e.reason, source)}
+            return known(0, f"{COUNT_SOURCE} ({e.reason})")
+        return unknown(e.reason, COUNT_SOURCE)
     except HostError as e:
-        return {"gpus.count": unknown(e.reason, source)}
+        return unknown(e.reason, COUNT_SOURCE)
     if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_GPUS:
-        return {"gpus.count": unknown(f"unexpected value {count!r}"[:80], source)}
-    return list_facts("gpus", [read_gpu(host, i, count) for i in range(count)], source)
+        return unknown(f"unexpected value {count!r}"[:80], COUNT_SOURCE)
+    return count
+
+
+def probe(host: Any) -> dict[str, Fact]:
+    count = nvml_gpu_count(host)
+    if isinstance(count, Fact):
+        return {"gpus.count": count}
+    return list_facts("gpus", [read_gpu(host, i, count) for i in range(count)], COUNT_SOURCE)
 
 
 def read_gpu(host: Any, index: int, count: int = 1) -> dict[str, Fact]:
@@ -251,7 +265,7 @@ def read_gpu(host: Any, index: int, count: int = 1) -> dict[str, Fact]:
         for field, function, convert in IDENTITY:
             cached = gpu._cache.get((function, None))
             if cached is not None and cached[1] is None:
-                facts[field] = _convert(cached[0], convert, f"nvml:{function}")
+                facts[field] = reading_fact(cached[0], convert, f"nvml:{function}")
         src = f"nvml:GPU {index} ({name})"
         facts["lost"] = known(True, src) if name == LOST else unknown(reason, src)
     facts["index"] = known(index, "nvml:nvmlDeviceGetCount")
@@ -298,7 +312,7 @@ def recovery_action(values: Any) -> str:
 def _recovery(g: _Gpu) -> Fact:
     function, arg = "nvmlDeviceGetFieldValues", "GPU_RECOVERY_ACTION"
     value, error = g.raw(function, arg)
-    if error is not None and _is(error, ("NotSupported", "FunctionNotFound")):  # an older driver or pynvml
+    if error is not None and nvml_error_is(error, ("NotSupported", "FunctionNotFound")):  # older driver
         return known(NOT_REPORTED, f"nvml:{nvml_key(function, arg)} ({error.reason})")
     return g.fact(function, recovery_action, arg)
 
@@ -309,7 +323,7 @@ def _read(g: _Gpu) -> dict[str, Fact]:
     counter, percent, memory = _between(0, MAX_COUNTER), _between(0, 100), _between(0, MAX_MEMORY_BYTES)
     reasons = "nvmlDeviceGetCurrentClocksEventReasons"
     # Drivers and pynvml before 535 only know the older name for the same bitmask.
-    if _is(g.raw(reasons)[1], ("NotSupported", "FunctionNotFound", "NotRecorded")):
+    if nvml_error_is(g.raw(reasons)[1], ("NotSupported", "FunctionNotFound", "NotRecorded")):
         reasons = "nvmlDeviceGetCurrentClocksThrottleReasons"
     f: dict[str, Fact] = {
         "name": g.fact("nvmlDeviceGetName", str),
@@ -373,7 +387,7 @@ def _nvlink(g: _Gpu) -> dict[str, Fact]:
             states.append(value)
             continue
         # A link with no state ends the list; but a snapshot that never asked about link 0 says nothing.
-        if not _is(error, _ABSENT) or (link == 0 and _is(error, ("NotRecorded",))):
+        if not nvml_error_is(error, _ABSENT) or (link == 0 and nvml_error_is(error, ("NotRecorded",))):
             return dict.fromkeys(NVLINK_FIELDS, unknown(error.reason, src))
         stop = error.reason
         break
@@ -424,7 +438,7 @@ def _peer_list(
         if error is not None:
             return unknown(error.reason, src)
         values[peer] = value
-    return _convert(values, lambda v: peer_indices(v, selected), src)
+    return reading_fact(values, lambda v: peer_indices(v, selected), src)
 
 
 def _sysfs_link(host: Any, bus: Fact) -> dict[str, Fact]:
@@ -435,7 +449,7 @@ def _sysfs_link(host: Any, bus: Fact) -> dict[str, Fact]:
             continue
         path = f"{PCI_DEVICES}/{bus.value}/{name}"
         try:
-            out[field] = _convert(host.read(path), parse, path)
+            out[field] = reading_fact(host.read(path), parse, path)
         except HostError as e:
             out[field] = unknown(e.reason, path)
     return out

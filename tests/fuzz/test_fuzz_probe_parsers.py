@@ -367,5 +367,5 @@ DECODERS = [
 @pytest.mark.parametrize("decode", DECODERS, ids=lambda f: f.__name__)
 @given(value=st.one_of(json_values, text, st.from_regex(r"\A[0-9.]{1,8} GT/s( PCIe)?\Z")))
 def test_nvml_decoders_through_convert(decode, value):
-    # gpus._convert is how every decoder is called; a bad value becomes an unknown fact.
-    assert isinstance(gpus._convert(value, decode, "fuzz"), Fact)
+    # gpus.reading_fact is how every decoder is called; a bad value becomes an unknown fact.
+    assert isinstance(gpus.reading_fact(value, decode, "fuzz"), Fact)

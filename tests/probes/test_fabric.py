@@ -43,6 +43,15 @@ FM_VERSION_TEXT = "Fabric Manager version is : 450.102.04\n"
 HEALTHY_MASK = 0x1AA  # DEGRADED_BW FALSE, ROUTE_RECOVERY FALSE, ROUTE_UNHEALTHY FALSE, ACCESS_TIMEOUT FALSE,
 # INCORRECT_CONFIGURATION NONE: (2 << 0) | (2 << 2) | (2 << 4) | (2 << 6) | (1 << 8)
 
+# Fabric Manager active at the driver's version, no IMEX: the services of a healthy HGX node.
+SERVICES_UP = {
+    "fabric_manager.installed": True,
+    "fabric_manager.state": "active",
+    "fabric_manager.version": "450.102.04",
+    "imex.installed": False,
+    "imex.state": "not installed",
+}
+
 
 def v3(state=3, status=0, clique=0, mask=HEALTHY_MASK, summary=1, uuid=None) -> dict:
     """nvmlGpuFabricInfo_v3_t as the live Host makes it plain (nvml_live.to_plain)."""
@@ -181,11 +190,7 @@ def test_hgx_h100_with_fabric_manager_running():
             ("health_mask", HEALTHY_MASK), ("bandwidth", "full"), ("health_summary", "healthy"))},
         "fabric.nvswitch_count": 4,
         "fabric.nvswitch_system": True,
-        "fabric_manager.installed": True,
-        "fabric_manager.state": "active",
-        "fabric_manager.version": "450.102.04",
-        "imex.installed": False,
-        "imex.state": "not installed",
+        **SERVICES_UP,
     }  # fmt: skip
 
 
@@ -448,11 +453,7 @@ def test_live_host_runs_systemctl_show_and_the_version_as_argv(tmp_path, monkeyp
         "fabric.gpus.count": 0,
         "fabric.nvswitch_count": 1,
         "fabric.nvswitch_system": True,
-        "fabric_manager.installed": True,
-        "fabric_manager.state": "active",
-        "fabric_manager.version": "450.102.04",
-        "imex.installed": False,
-        "imex.state": "not installed",
+        **SERVICES_UP,
     }
 
 
