@@ -56,12 +56,18 @@ def load_rules(
 def validate_rules(paths: list[str]) -> list[Rule]:
     """What `gpudoctor rules validate` accepts: the rules of these files, directories and URLs exactly as
     `check --rules` would load them beside the shipped set, so an id that clashes with a shipped rule is a
-    problem unless the rule says `overrides: true`. Shipped files among `paths` (validating rules/ itself)
-    are not loaded twice. The rules of `paths` only; RuleLoadError lists every problem."""
+    problem unless the rule says `overrides: true`. Shipped files among `paths` (validating rules/ itself,
+    or a byte-identical copy of a shipped file: the source tree's rules/ beside a non-editable install) are
+    not loaded twice. The rules of `paths` only; RuleLoadError lists every problem."""
     given = {
         f.resolve() for p in paths if not remote.is_url(p) and Path(p).exists() for f in rule_files(Path(p))
     }
-    base = [f for f in rule_files(shipped_rules_dir()) if f.resolve() not in given]
+    contents = {f.read_bytes() for f in given}
+    base = [
+        f
+        for f in rule_files(shipped_rules_dir())
+        if f.resolve() not in given and f.read_bytes() not in contents
+    ]
     shipped = {str(f) for f in base}
     return [r for r in _load(paths, base) if r.file not in shipped]
 

@@ -4,6 +4,7 @@ report, with where it came from; and `rules validate` refuses the id clashes tha
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from conftest import H200, run_cli
 
@@ -67,3 +68,17 @@ def test_validate_refuses_a_clash_with_a_shipped_id_as_check_does(tmp_path):
 def test_validating_the_shipped_rules_themselves_is_no_clash():
     r = run_cli("rules", "validate", "rules")
     assert r.returncode == 0 and r.stdout.endswith(" rule(s) valid\n"), r.stderr
+
+
+def test_a_copy_of_the_shipped_rules_is_no_clash_but_an_edited_copy_is(tmp_path):
+    # What a non-editable install sees when it validates the source tree's rules/: copies, not the same files.
+    copy = tmp_path / "rules"
+    copy.mkdir()
+    shipped = Path(__file__).resolve().parents[2] / "rules" / "frameworks.yaml"
+    (copy / "frameworks.yaml").write_bytes(shipped.read_bytes())
+    r = run_cli("rules", "validate", str(copy))
+    assert r.returncode == 0 and r.stdout.endswith(" rule(s) valid\n"), r.stderr
+    # Changed by one byte it is another file: its ids clash with the shipped ones, as `check --rules` says.
+    (copy / "frameworks.yaml").write_bytes(shipped.read_bytes() + b"\n")
+    r = run_cli("rules", "validate", str(copy))
+    assert r.returncode == 2 and "GD-FW-004: at id: duplicate id" in r.stderr
