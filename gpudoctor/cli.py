@@ -95,6 +95,12 @@ TimeoutOpt = typer.Option(
     metavar="SECONDS",
     help=f"Deadline in seconds for the whole check (at most {MAX_TIMEOUT:.0f}).",
 )
+IndexMirrorOpt = typer.Option(
+    [],
+    "--index-mirror",
+    metavar="ORIGINAL=MIRROR",
+    help="Plan package index URLs that start with ORIGINAL on MIRROR instead; repeatable.",
+)
 RulesOpt = typer.Option(
     [], "--rules", help="More rule files, directories or pinned URLs (URL#sha256=HEX); repeatable."
 )
@@ -197,6 +203,14 @@ def plan_command(
     fmt: Format = typer.Option(Format.text, "--format", help="Output format."),
     timeout: float = TimeoutOpt,
     deep: bool = DeepOpt,
+    index_mirror: list[str] = IndexMirrorOpt,
+    output: Optional[str] = typer.Option(
+        None,
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="Also save the plan as JSON, for `gpudoctor fix --plan FILE` to apply exactly it.",
+    ),
 ) -> None:
     """Print the fix plan: the commands that fix what check finds, pinned and in order. Runs nothing."""
     _run(
@@ -208,6 +222,75 @@ def plan_command(
         fmt=fmt.value,
         timeout=timeout,
         deep=deep,
+        index_mirror=tuple(index_mirror),
+        output=output,
+    )
+
+
+def parse_step_timeout(value: object) -> float:
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a number of seconds") from None
+    if not seconds > 0 or seconds == float("inf"):
+        raise typer.BadParameter("must be a positive number of seconds")
+    return seconds
+
+
+@app.command()
+def fix(
+    python: Optional[str] = typer.Option(
+        None, "--python", help="Interpreter whose environment to fix (default as for check)."
+    ),
+    rules: list[str] = RulesOpt,
+    policy: Optional[str] = typer.Option(
+        None, "--policy", help="Policy file (its ignored rules are not fixed); default as for check."
+    ),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Apply every step without asking."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Change nothing: print exactly what would run."),
+    allow_system: bool = typer.Option(
+        False,
+        "--allow-system",
+        help="Also run the plan's system commands (services, diagnostics); never a driver change or reboot.",
+    ),
+    plan: Optional[str] = typer.Option(
+        None,
+        "--plan",
+        metavar="FILE",
+        help="Apply exactly this saved plan (gpudoctor plan -o FILE); refused if the facts it was made from "
+        "changed since.",
+    ),
+    undo: bool = typer.Option(
+        False, "--undo", help="Put the environment back as it was before run RUN (default: the last run)."
+    ),
+    run_id: Optional[str] = typer.Argument(None, metavar="[RUN]", help="With --undo: the run to undo."),
+    list_runs: bool = typer.Option(False, "--list", help="List past runs."),
+    timeout: float = TimeoutOpt,
+    step_timeout: float = typer.Option(
+        "3600",
+        "--step-timeout",
+        parser=parse_step_timeout,
+        metavar="SECONDS",
+        help="Stop a step that runs longer than this, and roll back.",
+    ),
+    index_mirror: list[str] = IndexMirrorOpt,
+) -> None:
+    """Apply the fix plan: ask before each step, keep a restore point, verify, roll back on failure."""
+    _run(
+        "fix",
+        python=python,
+        rules=tuple(rules),
+        policy=policy,
+        yes=yes,
+        dry_run=dry_run,
+        allow_system=allow_system,
+        plan=plan,
+        undo=undo,
+        run_id=run_id,
+        list_runs=list_runs,
+        timeout=timeout,
+        step_timeout=step_timeout,
+        index_mirror=tuple(index_mirror),
     )
 
 

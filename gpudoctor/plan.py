@@ -98,21 +98,30 @@ class _Draft:
 
 @dataclass(frozen=True)
 class _Env:
-    """The target Python environment: its interpreter (when it can go into a command) and its installer."""
+    """The target Python environment: its interpreter (when it can go into a command) and its installer,
+    and the index mirrors to use (--index-mirror)."""
 
     executable: Optional[str]
     installer: str
     problem: str  # why there is no usable interpreter path
+    mirrors: tuple[tuple[str, str], ...] = ()
+
+    def index(self, url: Optional[str]) -> Optional[str]:
+        """`url`, on the first mirror whose original it starts with."""
+        for original, mirror in self.mirrors:
+            if url and url.startswith(original):
+                return mirror + url[len(original) :]
+        return url
 
 
-def target_env(facts: Facts) -> _Env:
+def target_env(facts: Facts, mirrors: tuple[tuple[str, str], ...] = ()) -> _Env:
     exe, installer = facts.get("python.executable"), facts.value("python.installer")
     installer = installer if installer in ("pip", "uv", "conda", "poetry") else "pip"
     if not exe.known:
-        return _Env(None, installer, f"python.executable is unknown ({exe.unknown})")
+        return _Env(None, installer, f"python.executable is unknown ({exe.unknown})", mirrors)
     if not isinstance(exe.value, str) or not SAFE_ARG.match(exe.value):
-        return _Env(None, installer, f"the interpreter path {exe.value!r} is not a plain token")
-    return _Env(exe.value, installer, "")
+        return _Env(None, installer, f"the interpreter path {exe.value!r} is not a plain token", mirrors)
+    return _Env(exe.value, installer, "", mirrors)
 
 
 def package_name(requirement: str) -> str:
@@ -123,6 +132,7 @@ def package_name(requirement: str) -> str:
 def pip_step(op: str, packages: tuple[str, ...], index_url: Optional[str], env: _Env) -> tuple[str, tuple]:
     """(kind, argv) of a pip install/uninstall for the environment's installer (docs/plans.md)."""
     exe = env.executable or ""
+    index_url = env.index(index_url)
     index = ("--index-url", index_url) if index_url else ()
     if env.installer == "uv":  # uv pip uninstall never asks, and has no -y
         return "uv", ("uv", "pip", op, "--python", exe, *packages, *index)
@@ -216,7 +226,8 @@ def _resolved(
     if not res.packages:
         return []
     if env.executable is None:
-        text = f"Install {' '.join(res.packages)}" + (f" from {res.index_url}" if res.index_url else "")
+        url = env.index(res.index_url)
+        text = f"Install {' '.join(res.packages)}" + (f" from {url}" if url else "")
         return [
             _Draft(
                 "manual",
@@ -354,11 +365,18 @@ def _merge(drafts: list[_Draft]) -> list[_Draft]:
     return list(merged.values())
 
 
-def build_plan(findings: list[Finding], facts: Facts, kb: Optional[Knowledge] = None) -> FixPlan:
-    """The plan for `findings` (as CheckResult.findings orders them: most severe first)."""
+def build_plan(
+    findings: list[Finding],
+    facts: Facts,
+    kb: Optional[Knowledge] = None,
+    mirrors: tuple[tuple[str, str], ...] = (),
+) -> FixPlan:
+    """The plan for `findings` (as CheckResult.findings orders them: most severe first). `mirrors` are
+    (original, mirror) URL prefixes: an index URL that starts with an original is planned on its mirror
+    (`--index-mirror`, for hosts that reach the package indexes through a mirror)."""
     if kb is None:
         kb = knowledge()
-    env = target_env(facts)
+    env = target_env(facts, mirrors)
     drafts: list[_Draft] = []
     without: list[str] = []
     for n, finding in enumerate(findings):

@@ -12,6 +12,8 @@ import pytest
 from gpudoctor.host.live import LiveHost
 from gpudoctor.host.snapshot import Recording, SnapshotHost, load
 
+from pyenvs import pip_venv_template
+
 ROOT = Path(__file__).parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
 H200 = FIXTURES / "h200-driver580-snapshot"
@@ -50,6 +52,12 @@ def fake_host(**parts) -> SnapshotHost:
 @pytest.fixture
 def h200_host() -> SnapshotHost:
     return SnapshotHost(load(str(H200)), source=str(H200))
+
+
+@pytest.fixture(scope="session")
+def pip_template(tmp_path_factory) -> Path:
+    """A venv of this Python with pip, made once a session (seconds): tests take a copy each (clone_venv)."""
+    return pip_venv_template(sys.executable, tmp_path_factory.mktemp("pip-template") / "venv")
 
 
 def run_cli(*args: str, cwd: Path = ROOT, env: dict | None = None, drop: tuple[str, ...] = ()):

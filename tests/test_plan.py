@@ -333,3 +333,23 @@ def test_a_losing_resolver_install_takes_its_uninstall_with_it():
         "tensorflow[and-cuda]==2.20.0; kept tensorflow[and-cuda]==2.20.0 (it comes first) and left out "
         f"`{EXE} -m pip install 'tensorflow[and-cuda]==2.15.*'`",
     )
+
+
+def test_an_index_mirror_replaces_the_start_of_the_index_url():
+    rules = load_rules([])
+    facts = h100_535()
+    result = CheckResult(facts, evaluate(rules, facts), [], "test", "test", 0.0)
+    mirror = (("https://download.pytorch.org/whl/", "https://mirror.internal:8443/pytorch/"),)
+    (step,) = build_plan(result.findings, facts, knowledge(), mirrors=mirror).steps
+    assert step.argv == (
+        EXE,
+        "-m",
+        "pip",
+        "install",
+        *TORCH_CU121,
+        "--index-url",
+        "https://mirror.internal:8443/pytorch/cu121",
+    )
+    other = (("https://pypi.example/", "https://mirror.internal/"),)
+    (step,) = build_plan(result.findings, facts, knowledge(), mirrors=other).steps
+    assert step.argv[-1] == CU121

@@ -35,9 +35,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("compat", ("compat", "table_digest")),
     ("derive", ("derive", "collect")),
     ("resolvers", ("resolvers",)),
-    ("plan", ("plan", "policy", "profiles")),
+    ("plan", ("plan", "plan_file", "policy", "profiles")),
     ("check", ("check",)),
     ("report", ("report", "fleet")),
+    ("remedy", ("remedy",)),  # the only layer that changes the machine; only commands use it
     ("commands", ("commands",)),
     ("cli", ("cli", "check_argv", "entry", "__main__")),
 )

@@ -18,6 +18,7 @@ from typing import Any, NoReturn, Union
 COMMANDS = {
     "check": "check",
     "plan": "plan",
+    "fix": "fix",
     "facts": "facts",
     "snapshot": "snapshot",
     "explain": "explain",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any, Optional
 
 from . import CommandError, problems
@@ -54,22 +55,75 @@ def refuse_bad_python(results: list, pythons: list[str]) -> None:
             )
 
 
-def print_plan(result: Any, fmt: str) -> None:
+def parse_mirrors(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """--index-mirror ORIGINAL=MIRROR values: each side a plain http(s) URL."""
+    from ..remedy.patterns import URL
+
+    out = []
+    for value in values:
+        original, sep, mirror = value.partition("=")
+        if not sep or not URL.match(original) or not URL.match(mirror):
+            raise CommandError(
+                f"--index-mirror {value!r}: expected ORIGINAL=MIRROR, two plain http(s) URLs "
+                "(e.g. https://download.pytorch.org/whl/=https://mirror.example/pytorch/whl/)"
+            )
+        out.append((original, mirror))
+    return tuple(out)
+
+
+def make_plan(result: Any, mirrors: tuple[tuple[str, str], ...] = ()) -> Any:
     from ..knowledge import KnowledgeError
     from ..plan import build_plan
-    from ..report import plan_report
 
     try:
-        fix_plan = build_plan(result.findings, result.facts)
+        return build_plan(result.findings, result.facts, mirrors=mirrors)
     except KnowledgeError as e:
         raise problems("knowledge tables have", e) from None
+
+
+def plan_json(result: Any, fix_plan: Any) -> dict:
+    """The plan's JSON data, sealed with its basis and digest (a saved plan `fix --plan` can apply)."""
+    from ..plan_file import basis, seal
+    from ..report import plan_report
+
+    host = {
+        "kind": result.host_kind,
+        "source": result.source,
+        "hostname": result.facts.value("host.hostname"),
+    }
+    return seal(plan_report.plan_data(fix_plan, host), basis(result.findings, result.facts))
+
+
+def where_checked(result: Any) -> str:
     hostname = result.facts.value("host.hostname")
-    if fmt == "json":
-        host = {"kind": result.host_kind, "source": result.source, "hostname": hostname}
-        sys.stdout.write(plan_report.render_json(fix_plan, host))
-        return
     where = "live check" if result.host_kind == "live" else f"snapshot {result.source}"
-    sys.stdout.write(plan_report.render_text(fix_plan, where + (f" of {hostname}" if hostname else "")))
+    return where + (f" of {hostname}" if hostname else "")
+
+
+def print_plan(
+    result: Any, fmt: str, mirrors: tuple[tuple[str, str], ...] = (), output: Optional[str] = None
+) -> None:
+    """The plan as text or JSON on stdout; with `output`, also saved there as JSON."""
+    import json
+
+    from ..report import plan_report
+
+    fix_plan = make_plan(result, mirrors)
+    if output:
+        from ..datafiles import write_atomically
+
+        try:
+            write_atomically(Path(output), json.dumps(plan_json(result, fix_plan), indent=2) + "\n")
+        except OSError as e:
+            raise CommandError(f"-o {output}: {e.strerror or e}") from None
+    if fmt == "json":
+        sys.stdout.write(json.dumps(plan_json(result, fix_plan), indent=2) + "\n")
+        return
+    sys.stdout.write(plan_report.render_text(fix_plan, where_checked(result)))
+    if output:
+        sys.stdout.write(
+            f"Saved to {output}: apply exactly this plan with `gpudoctor fix --plan {output}`.\n"
+        )
 
 
 def warn(message: str) -> None:

@@ -6,7 +6,7 @@ import sys
 from typing import Optional
 
 from . import CommandError, Outcome, problems
-from ._shared import collect, print_plan, refuse_bad_python
+from ._shared import collect, parse_mirrors, print_plan, refuse_bad_python
 from .check import warn_empty_rule_dirs
 
 
@@ -18,6 +18,8 @@ def run(
     fmt: str = "text",
     timeout: float = 10.0,
     deep: bool = False,
+    index_mirror: tuple[str, ...] = (),
+    output: Optional[str] = None,
 ) -> Outcome:
     from ..check import run_checks
     from ..engine.loader import RuleLoadError
@@ -26,6 +28,9 @@ def run(
     python = list(python)
     if len(python) > 1 and fmt == "json":
         raise CommandError("plan --format json plans one environment: run it once for each --python")
+    if len(python) > 1 and output:
+        raise CommandError("plan -o saves the plan of one environment: run it once for each --python")
+    mirrors = parse_mirrors(index_mirror)
     warn_empty_rule_dirs(rules)
     try:
         pol = load(policy)
@@ -38,5 +43,5 @@ def run(
     refuse_bad_python(results, python)
     for n, result in enumerate(results):
         sys.stdout.write("\n" if n else "")
-        print_plan(result, fmt)
+        print_plan(result, fmt, mirrors, output)
     return Outcome(0, results[0].unanswered())
