@@ -114,9 +114,8 @@ class _Run:
         before = self.inventory() if step.risk == "python-env" else None
         if before is not None:
             started = time.monotonic()
-            try:  # the dry run is part of the step: its timeout too
-                limit = min(self.opts.read_timeout, self.opts.step_timeout)
-                names = changes.replaced(step.argv, before.dists, limit)
+            try:
+                names = changes.replaced(step.argv, before.dists, self.opts.read_timeout)
             except changes.DryRunFailed as e:
                 return StepResult(
                     number, step, "failed", e.message, duration=time.monotonic() - started, tail=e.tail
