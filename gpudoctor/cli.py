@@ -338,9 +338,54 @@ def snapshot(
 
 
 @app.command()
-def explain(message: str = typer.Argument(..., help="An error message, pasted.")) -> None:
-    """Find the rules that explain an error message you met, and what fixes it."""
-    _run("explain", message=message)
+def explain(
+    message: Optional[str] = typer.Argument(None, help="An error message, pasted (quote it)."),
+    log: Optional[str] = typer.Option(
+        None,
+        "--log",
+        metavar="FILE",
+        help="Triage a whole log instead (dmesg, NCCL_DEBUG=INFO, a CI log); - for stdin.",
+    ),
+    snapshot: Optional[str] = SnapshotOpt,
+    python: list[str] = PythonOpt,
+    rules: list[str] = RulesOpt,
+    timeout: float = TimeoutOpt,
+) -> None:
+    """Find what causes an error message (or the errors in a log), and whether it applies on this host."""
+    _run(
+        "explain",
+        message=message,
+        log=log,
+        snapshot=snapshot,
+        python=tuple(python),
+        rules=tuple(rules),
+        timeout=timeout,
+    )
+
+
+@app.command(
+    "run",
+    # Options of gpudoctor's own come before the command; the command's first word ends them (as for
+    # `nice`, `timeout`, `sudo`), and so does `--`: whatever follows reaches the command untouched.
+    context_settings={"allow_interspersed_args": False},
+)
+def run_command(
+    command: list[str] = typer.Argument(
+        ..., metavar="-- CMD [ARGS]...", help="The command to run and its arguments, passed on untouched."
+    ),
+    no_explain: bool = typer.Option(
+        False, "--no-explain", help="Only run the command: do not explain a failure."
+    ),
+    timeout: float = typer.Option(
+        "10",
+        "--timeout",
+        parser=parse_timeout,
+        metavar="SECONDS",
+        help=f"Deadline in seconds for explaining a failure (at most {MAX_TIMEOUT:.0f}).",
+    ),
+) -> None:
+    """Run a command unchanged; when it fails, explain the failure against this host after its output."""
+    _run("run", argv=tuple(command), timeout=timeout, explain=not no_explain)
 
 
 @rules_app.command("list")
@@ -381,7 +426,7 @@ def rules_docs(
         ..., help="Docs directory to write into (required: gpudoctor's own is `docs` in its source tree)."
     ),
 ) -> None:
-    """Write the rule pages (<out>/rules/<ID>.md, <out>/rules/index.md) and <out>/facts.md."""
+    """Write the rule pages (<out>/rules/<ID>.md, <out>/rules/index.md), <out>/facts.md and errors.md."""
     _run("rules docs", out=out)
 
 

@@ -39,7 +39,7 @@ class LocalIndex:
         self.held = threading.Event()  # set when a held download has started (its body half sent)
         self._lock = threading.Lock()
         self._requests: list[str] = []
-        self._holds: list[tuple[str, threading.Event]] = []
+        self._holds: list[list] = []  # [prefix, gate, downloads still to let through]
         self._closed = False
         handler = type("Handler", (_Handler,), {"index": self})
         self._server = _Server(("127.0.0.1", 0), handler)
@@ -64,18 +64,19 @@ class LocalIndex:
         with self._lock:
             return list(self._requests)
 
-    def hold(self, prefix: str) -> None:
+    def hold(self, prefix: str, skip: int = 0) -> None:
         """Make every download of a wheel whose filename starts with `prefix` send its headers and half its
-        body, set `held`, and wait until release() or close(). An installer's read timeout still runs (pip's
-        --timeout, 15 s by default; uv's UV_HTTP_TIMEOUT, 30 s)."""
+        body, set `held`, and wait until release() or close(); the first `skip` such downloads go through
+        (an installer's dry run fetches the wheel before the install does). An installer's read timeout
+        still runs (pip's --timeout, 15 s by default; uv's UV_HTTP_TIMEOUT, 30 s)."""
         with self._lock:
-            self._holds.append((prefix, threading.Event()))
+            self._holds.append([prefix, threading.Event(), skip])
 
     def release(self) -> None:
         """Let the held downloads finish and hold no more (`held` stays set: clear it to wait for another)."""
         with self._lock:
             holds, self._holds = self._holds, []
-        for _, gate in holds:
+        for _prefix, gate, _skip in holds:
             gate.set()
 
     def close(self) -> None:
@@ -103,7 +104,14 @@ class LocalIndex:
         with self._lock:
             if self._closed:
                 return None
-            return next((gate for prefix, gate in self._holds if filename.startswith(prefix)), None)
+            for hold in self._holds:
+                prefix, gate, skip = hold
+                if filename.startswith(prefix):
+                    if skip > 0:
+                        hold[2] = skip - 1
+                        return None
+                    return gate
+            return None
 
     def _wheels(self) -> dict[str, list[Path]]:
         projects: dict[str, list[Path]] = {}

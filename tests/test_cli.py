@@ -97,8 +97,8 @@ def test_explain_leads_from_an_error_message_to_the_rule():
     r = gd("explain", "RuntimeError: CUDA driver version is insufficient for CUDA runtime version")
     assert r.returncode == 0
     # Three rules know this message: the framework's CUDA, the toolkit's, and the image's NVIDIA_REQUIRE_CUDA.
-    ids = [line.split(":")[0] for line in r.stdout.splitlines() if line.startswith("GD-")]
-    assert ids == ["GD-CONTAINER-001", "GD-CUDA-001", "GD-CUDA-003"]
+    ids = [line.split(" · ")[0].split(". ")[1] for line in r.stdout.splitlines() if line[:1].isdigit()]
+    assert sorted(ids) == ["GD-CONTAINER-001", "GD-CUDA-001", "GD-CUDA-003"]
     assert gd("explain", "something nobody has ever seen").returncode == 1
 
 

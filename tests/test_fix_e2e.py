@@ -17,7 +17,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -309,24 +308,11 @@ def test_uv_environment_is_fixed_with_uv_and_undone(site, state, tmp_path):
     assert (tree_hash(python), records(python)) == (before_tree, before_records)
 
 
-def hold_the_second_download(index: LocalIndex, prefix: str) -> threading.Thread:
-    """Hold the download of `prefix` once the installer's dry run has fetched it: the step's own download
+def hold_the_second_download(index: LocalIndex, prefix: str) -> None:
+    """Hold the download of `prefix` after the one the installer's dry run makes: the step's own download
     (no cache) then stalls, while the step runs."""
-
-    seen = len(index.requests)  # what earlier tests fetched does not count
-
-    def watch() -> None:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if any(p.startswith(f"/files/{prefix}") for p in index.requests[seen:]):
-                index.hold(prefix)
-                return
-            time.sleep(0.005)
-
     index.held.clear()
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    return watcher
+    index.hold(prefix, skip=1)
 
 
 @pytest.fixture

@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("plan", ("plan", "plan_file", "policy", "profiles")),
     ("check", ("check",)),
     ("report", ("report", "fleet")),
+    ("explain", ("explain",)),  # from a failure a command met to what on this host explains it
     ("remedy", ("remedy",)),  # the only layer that changes the machine; only commands use it
     ("commands", ("commands",)),
     ("cli", ("cli", "check_argv", "entry", "__main__")),

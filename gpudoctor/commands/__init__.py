@@ -23,6 +23,7 @@ COMMANDS = {
     "snapshot": "snapshot",
     "explain": "explain",
     "fleet": "fleet",
+    "run": "run",
     "rules list": "rules",
     "rules show": "rules",
     "rules validate": "rules",

@@ -1,15 +1,96 @@
-"""`gpudoctor explain MESSAGE`: the rules that explain an error message, and what fixes it."""
+"""`gpudoctor explain MESSAGE` / `explain --log FILE`: the causes an error points at, judged on this host.
+
+Exit codes: 0 a cause was recognised, 1 none was (the message or log matches no rule with confidence), 2
+bad usage or an unreadable log, snapshot or rule file.
+"""
 
 from __future__ import annotations
 
 import sys
+from typing import Any, Optional
 
-from ._shared import load_rules
+from . import CommandError, Outcome, problems
+from ._shared import collect, make_plan, refuse_bad_python, where_checked
+
+MAX_LOG_BYTES = 64 << 20  # the last 64 MiB of a log are read
 
 
-def run(message: str) -> int:
-    from ..report.rules_text import explain_text
+def _check(snapshot: Optional[str], python: list[str], rules: tuple[str, ...], timeout: float) -> Any:
+    from ..check import run_checks
+    from ..engine.loader import RuleLoadError
 
-    text, found = explain_text(load_rules([]), message)
-    sys.stdout.write(text)
-    return 0 if found else 1
+    host, source, deadline = collect(snapshot, python, timeout)
+    try:
+        results = run_checks(host, source, deadline, list(rules))
+    except RuleLoadError as e:
+        raise problems("rule files have", e) from None
+    refuse_bad_python(results, python)
+    return results[0]
+
+
+def _read_log(path: str) -> list[str]:
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as f:
+                f.seek(0, 2)
+                size = f.tell()
+                f.seek(max(0, size - MAX_LOG_BYTES))
+                data = f.read()
+    except OSError as e:
+        raise CommandError(f"--log {path}: {e.strerror or e}") from None
+    return data[-MAX_LOG_BYTES:].decode("utf-8", "replace").splitlines()
+
+
+def matcher_and_entries(rules: tuple[str, ...] = ()) -> tuple[Any, dict]:
+    """The matcher over the rules' and entries' error texts, and the entries by id."""
+    from ..engine.loader import RuleLoadError
+    from ..explain.answer import build
+    from ..explain.entries import EntryError
+
+    try:
+        return build(rules)
+    except RuleLoadError as e:
+        raise problems("rule files have", e) from None
+    except EntryError as e:
+        raise problems("explain entries have", e) from None
+
+
+def run(
+    message: Optional[str] = None,
+    log: Optional[str] = None,
+    snapshot: Optional[str] = None,
+    python: tuple[str, ...] = (),
+    rules: tuple[str, ...] = (),
+    timeout: float = 10.0,
+) -> Outcome:
+    from ..explain.answer import answer, how, triage
+    from ..explain.match import read_numbers
+    from ..report import explain_text
+
+    if (message is None) == (log is None):
+        raise CommandError("explain takes a MESSAGE or --log FILE (- for stdin), one of the two")
+    if len(python) > 1:
+        raise CommandError("explain judges one environment: give --python once")
+    matcher, entries = matcher_and_entries(rules)
+    if message is not None:
+        ranked = matcher.rank(message)
+        if not ranked:  # nothing to judge on the host: say so at once
+            sys.stdout.write(explain_text.message(message, [], read_numbers(message).lines(), how, ""))
+            return Outcome(1)
+        result = _check(snapshot, list(python), rules, timeout)
+        found = answer(ranked, result, make_plan(result), entries)
+        where = where_checked(result)
+        sys.stdout.write(explain_text.message(message, found, read_numbers(message).lines(), how, where))
+        return Outcome(0 if ranked[0].confident else 1, result.unanswered())
+    lines = _read_log(log or "-")
+    groups = triage(lines, matcher)
+    if not groups:
+        sys.stdout.write(explain_text.log([], len(lines), how, ""))
+        return Outcome(1)
+    result = _check(snapshot, list(python), rules, timeout)
+    plan = make_plan(result)
+    judged = [(answer([cand], result, plan, entries)[0], hits) for cand, hits in groups.values()]
+    sys.stdout.write(explain_text.log(judged, len(lines), how, where_checked(result)))
+    return Outcome(0, result.unanswered())

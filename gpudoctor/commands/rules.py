@@ -86,12 +86,17 @@ def run_test(path: str, cases: Optional[str] = None) -> int:
 
 
 def run_docs(out: str) -> int:
-    """Write <out>/rules/<ID>.md, <out>/rules/index.md and <out>/facts.md. `out` is required: a default
-    of ./docs would overwrite the docs of whatever project the command runs in."""
+    """Write <out>/rules/<ID>.md, <out>/rules/index.md, <out>/facts.md and <out>/errors.md. `out` is
+    required: a default of ./docs would overwrite the docs of whatever project the command runs in."""
     from ..engine.loader import ID_PATTERN
+    from ..explain.entries import EntryError, load_entries
     from ..report.rule_docs import render_all
 
-    files = render_all(load_rules([]))
+    try:
+        entries = load_entries()
+    except EntryError as e:
+        raise problems("explain entries have", e) from None
+    files = render_all(load_rules([]), entries)
     root = Path(out)
     try:
         (root / "rules").mkdir(parents=True, exist_ok=True)

@@ -25,6 +25,8 @@ _started = threading.Condition(_lock)  # notified when a child being started has
 _groups: set[int] = set()
 _starting = 0  # children between fork and track(): a signal then must wait for their process ids
 _closing = False
+# What SIGINT and SIGTERM were when install_signal_handlers replaced them (ignored_at_start).
+_at_start: dict[int, object] = {}
 # How long the signal handler waits for a child being started to be tracked.
 START_WAIT_S = 2.0
 
@@ -104,4 +106,12 @@ def _on_signal(signum: int, _frame: object) -> None:
 def install_signal_handlers() -> None:
     """SIGINT and SIGTERM: kill the children, then end the process (130, 143)."""
     for signum in (signal.SIGINT, signal.SIGTERM):
+        _at_start.setdefault(signum, signal.getsignal(signum))
         signal.signal(signum, _on_signal)
+
+
+def ignored_at_start(signum: int) -> bool:
+    """Whether gpudoctor was started with `signum` ignored (`nohup` ignores SIGHUP; a shell script's
+    `cmd &` ignores SIGINT and SIGQUIT). A command that `gpudoctor run` starts must inherit that, as it
+    would from a shell; install_signal_handlers has replaced what the process began with, so it is kept."""
+    return _at_start.get(signum, signal.getsignal(signum)) is signal.SIG_IGN

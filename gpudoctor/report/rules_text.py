@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from ..engine.model import Rule
@@ -44,34 +43,6 @@ def rule_detail(rule: Rule) -> str:
     if rule.references:
         out += ["", "references:"] + [f"  {r}" for r in rule.references]
     return "\n".join(out) + "\n"
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9_]+", text.lower()) if len(w) > 2}
-
-
-def explain_text(rules: list[Rule], message: str) -> tuple[str, bool]:
-    """Rules whose known error messages match the pasted one: substring first, then shared words."""
-    pasted = message.lower()
-    scored = []
-    for rule in rules:
-        best = 0.0
-        for err in rule.errors:
-            e = err.lower()
-            if e in pasted or pasted in e:
-                best = max(best, 1.0)
-            else:
-                common = _words(e) & _words(pasted)
-                best = max(best, len(common) / max(1, len(_words(e))))
-        if best >= 0.6:
-            scored.append((best, rule))
-    scored.sort(key=lambda s: (-s[0], s[1].id))
-    if not scored:
-        return "No rule knows this message. `gpudoctor check` may still find the cause.\n", False
-    parts = []
-    for _score, rule in scored[:3]:
-        parts.append(rule_detail(rule))
-    return "\n".join(parts) + "\nRun `gpudoctor check` to see whether it applies to this host.\n", True
 
 
 def fleet_rule_detail(rule: FleetRule) -> str:

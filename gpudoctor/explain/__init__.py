@@ -1,0 +1,1 @@
+"""From an error message to its cause on this host: matching, entries, explaining (docs/explain.md)."""

@@ -1,0 +1,155 @@
+"""The answer to a pasted error (or a log): each candidate cause, and whether it applies on this host.
+
+A rule candidate is judged by the check's own result for it: it **applies here** (it fired: its finding's
+message, rendered from this host's facts, and the plan's command for it), **does not apply here** (it was
+evaluated and did not fire: the facts it read, so the user sees why), **could not be checked** (a fact it
+needs is unknown: which, and why) or **not checked** (the profile or --deep leaves it out). An explain
+entry (rules/explain/) is a program error, not a host fault: its meaning, what to do, when to suspect the
+hardware, and whether this host's kernel log holds Xid events that would make it worth suspecting.
+Nothing here renders a template without facts: rules' messages reach the user only as findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ..engine.conditions import Evaluation
+from ..engine.model import NOT_APPLICABLE, Rule
+from .entries import Entry
+from .match import Candidate, Known, Matcher, read_numbers
+
+MAX_SHOWN = 3
+MAX_FACTS = 5
+
+
+def build(rule_paths: Sequence[str] = ()) -> tuple[Matcher, dict[str, Entry]]:
+    """The matcher over every rule's and entry's error texts, and the entries by id. Raises RuleLoadError
+    and EntryError for bad files."""
+    from ..engine.loader import load_rules
+    from .entries import load_entries
+
+    entries = load_entries()
+    return Matcher(knowns(load_rules(list(rule_paths)), entries)), {e.id: e for e in entries}
+
+
+def knowns(rules: Sequence[Rule], entries: Sequence[Entry]) -> list[Known]:
+    return [Known(r.id, r.title, r.errors) for r in rules if r.errors] + [
+        Known(e.id, e.title, e.errors) for e in entries
+    ]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str  # applies | does not apply | could not be checked | not checked | program error
+    lines: tuple[str, ...]  # what says so
+
+
+def _value(value: Any) -> str:
+    text = ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _facts_read(rule: Rule, facts: Any) -> list[str]:
+    """The facts the rule's condition read on this host, per item, as `name = value`."""
+    count = facts.count(rule.for_each) if rule.for_each else 1
+    read: dict[str, Any] = {}
+    for item in range(count) if rule.for_each else [None]:
+        ev = Evaluation(facts, item)
+        ev(rule.when)
+        read.update(ev.read)
+    return [f"{name} = {_value(v)}" for name, v in list(read.items())[:MAX_FACTS]]
+
+
+def judge_rule(rule_id: str, result: Any, plan: Any) -> Verdict:
+    """What the check on this host says about rule `rule_id`."""
+    found = next((r for r in result.results if r.rule.id == rule_id), None)
+    if found is None:
+        skipped = rule_id in getattr(result, "skipped_rules", [])
+        why = "its facts come from probes this check did not run (try --deep)" if skipped else "not evaluated"
+        return Verdict("not checked", (why,))
+    if found.status == "fired":
+        lines = [f.message for f in found.findings]
+        steps = [s for s in plan.steps if rule_id in s.rules]
+        lines += [f"fix: {s.command}" if s.command else f"fix: {s.text}" for s in steps]
+        return Verdict("applies", tuple(lines))
+    if found.status == "unknown":
+        return Verdict(
+            "could not be checked",
+            tuple(f"{n} is unknown: {why}" for n, why in found.unknown_facts[:MAX_FACTS]),
+        )
+    if found.status == NOT_APPLICABLE:
+        return Verdict("does not apply", (f"nothing to judge: {found.rule.for_each} is empty here",))
+    return Verdict("does not apply", tuple(["checked: " + "; ".join(_facts_read(found.rule, result.facts))]))
+
+
+def judge_entry(entry: Entry, result: Any) -> Verdict:
+    lines = [f"what it means: {entry.meaning}"] + [f"do: {d}" for d in entry.do]
+    lines.append(f"suspect the hardware when: {entry.hardware_when}")
+    xids = [
+        f.message
+        for r in result.results
+        if r.rule.id.startswith("GD-XID-") and r.status == "fired"
+        for f in r.findings
+    ]
+    status = result.facts.value("kernel_log.status")
+    if xids:
+        lines += ["here: the kernel log has Xid events, so the hardware is worth checking:"] + xids[
+            :MAX_SHOWN
+        ]
+    elif status == "ok":
+        window = result.facts.value("kernel_log.window") or "since boot"
+        lines.append(f"here: no Xid event in the kernel log ({window})")
+    else:
+        lines.append(
+            f"here: the kernel log could not be read ({status or 'unknown'}), so Xid events are not known"
+        )
+    return Verdict("program error", tuple(lines))
+
+
+@dataclass(frozen=True)
+class Answer:
+    candidate: Candidate
+    verdict: Verdict
+
+
+def answer(ranked: Sequence[Candidate], result: Any, plan: Any, entries: dict[str, Entry]) -> list[Answer]:
+    out = []
+    for cand in ranked[:MAX_SHOWN]:
+        entry = entries.get(cand.known.id)
+        verdict = judge_entry(entry, result) if entry else judge_rule(cand.known.id, result, plan)
+        out.append(Answer(cand, verdict))
+    return out
+
+
+def how(cand: Candidate) -> str:
+    if cand.how == "text":
+        return f'matched "{cand.text}"'
+    if cand.how == "masked":
+        return f'matched "{cand.text}" (numbers aside)'
+    return f'shares {", ".join(cand.shared)} with "{cand.text}" ({cand.score:.0%})'
+
+
+def message_lines(message: str, matcher: Matcher) -> tuple[list[Candidate], list[str]]:
+    """The confident candidates (or the close ones, flagged) and what the numbers say."""
+    return matcher.rank(message), read_numbers(message).lines()
+
+
+def triage(lines: Iterable[str], matcher: Matcher) -> dict[str, tuple[Candidate, list[str]]]:
+    """A log's lines by the cause each matches confidently (each distinct line once), in order met."""
+    groups: dict[str, tuple[Candidate, list[str]]] = {}
+    seen: set[str] = set()
+    for raw in lines:
+        line = raw.strip()
+        if not line or line in seen or len(line) > 4000:
+            continue
+        seen.add(line)
+        top: Optional[Candidate] = matcher.top(line)
+        if top is None:
+            continue
+        cand, hits = groups.setdefault(top.known.id, (top, []))
+        hits.append(line)
+        if top.score > cand.score:
+            groups[top.known.id] = (top, hits)
+    return groups
