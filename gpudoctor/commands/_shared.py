@@ -42,6 +42,27 @@ def collect(
     return host, source, deadline
 
 
+def check_one(
+    snapshot: Optional[str], python: list[str], rules: tuple[str, ...], policy: Optional[str], timeout: float
+) -> Any:
+    """One check (the workstation profile) of one environment, for the commands that act on its result
+    (fix, explain); bad rule files and policies, and an unusable --python, are CommandErrors."""
+    from ..check import run_checks
+    from ..engine.loader import RuleLoadError
+    from ..policy import PolicyError, load
+
+    try:
+        pol = load(policy)
+        host, source, deadline = collect(snapshot, python, timeout)
+        results = run_checks(host, source, deadline, list(rules), policy=pol)
+    except RuleLoadError as e:
+        raise problems("rule files have", e) from None
+    except PolicyError as e:
+        raise problems("policy has", e) from None
+    refuse_bad_python(results, python)
+    return results[0]
+
+
 def refuse_bad_python(results: list, pythons: list[str]) -> None:
     """An interpreter named with --python that could not be inspected: exit 2, one line, no report."""
     for result, python in zip(results, pythons):

@@ -10,22 +10,9 @@ import sys
 from typing import Any, Optional
 
 from . import CommandError, Outcome, problems
-from ._shared import collect, make_plan, refuse_bad_python, where_checked
+from ._shared import check_one, make_plan, where_checked
 
 MAX_LOG_BYTES = 64 << 20  # the last 64 MiB of a log are read
-
-
-def _check(snapshot: Optional[str], python: list[str], rules: tuple[str, ...], timeout: float) -> Any:
-    from ..check import run_checks
-    from ..engine.loader import RuleLoadError
-
-    host, source, deadline = collect(snapshot, python, timeout)
-    try:
-        results = run_checks(host, source, deadline, list(rules))
-    except RuleLoadError as e:
-        raise problems("rule files have", e) from None
-    refuse_bad_python(results, python)
-    return results[0]
 
 
 def _read_log(path: str) -> list[str]:
@@ -79,7 +66,7 @@ def run(
         if not ranked:  # nothing to judge on the host: say so at once
             sys.stdout.write(explain_text.message(message, [], read_numbers(message).lines(), how, ""))
             return Outcome(1)
-        result = _check(snapshot, list(python), rules, timeout)
+        result = check_one(snapshot, list(python), rules, None, timeout)
         found = answer(ranked, result, make_plan(result), entries)
         where = where_checked(result)
         sys.stdout.write(explain_text.message(message, found, read_numbers(message).lines(), how, where))
@@ -89,7 +76,7 @@ def run(
     if not groups:
         sys.stdout.write(explain_text.log([], len(lines), how, ""))
         return Outcome(1)
-    result = _check(snapshot, list(python), rules, timeout)
+    result = check_one(snapshot, list(python), rules, None, timeout)
     plan = make_plan(result)
     judged = [(answer([cand], result, plan, entries)[0], hits) for cand, hits in groups.values()]
     sys.stdout.write(explain_text.log(judged, len(lines), how, where_checked(result)))

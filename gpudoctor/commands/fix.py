@@ -11,8 +11,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Optional
 
-from . import CommandError, Outcome, problems
-from ._shared import collect, make_plan, parse_mirrors, plan_json, refuse_bad_python, where_checked
+from . import CommandError, Outcome
+from ._shared import check_one, make_plan, parse_mirrors, plan_json, where_checked
 
 DEFAULT_STEP_TIMEOUT = 3600.0
 
@@ -76,23 +76,6 @@ def _recheck_of(result: Any):
     return Recheck(findings, unknown)
 
 
-def _check(python: list[str], rules: tuple[str, ...], policy: Optional[str], timeout: float) -> Any:
-    from ..check import run_checks
-    from ..engine.loader import RuleLoadError
-    from ..policy import PolicyError, load
-
-    try:
-        pol = load(policy)
-        host, source, deadline = collect(None, python, timeout)
-        results = run_checks(host, source, deadline, list(rules), policy=pol)
-    except RuleLoadError as e:
-        raise problems("rule files have", e) from None
-    except PolicyError as e:
-        raise problems("policy has", e) from None
-    refuse_bad_python(results, python)
-    return results[0]
-
-
 def run(
     python: Optional[str] = None,
     rules: tuple[str, ...] = (),
@@ -133,7 +116,7 @@ def run(
             raise CommandError(f"--plan {plan} was made for {saved.plan.python}, not --python {python}")
         python = python or saved.plan.python
     targets = [python] if python else []
-    result = _check(targets, rules, policy, timeout)
+    result = check_one(None, targets, rules, policy, timeout)
     if saved is not None:
         from ..plan_file import basis, changed
 
@@ -170,7 +153,7 @@ def _apply(
     sys.stdout.write(header(where_checked(result), target, fix_plan.installer, dry_run))
 
     def recheck():
-        return _recheck_of(_check([target] if target else targets, rules, policy, timeout))
+        return _recheck_of(check_one(None, [target] if target else targets, rules, policy, timeout))
 
     ui = Console(len(fix_plan.steps), yes, dry_run, step_timeout)
     start = {"argv": sys.argv[1:], "digest": plan_json(result, fix_plan)["digest"]}
