@@ -68,8 +68,15 @@ def gd(site, state, *args: str, timeout: float = 120) -> subprocess.CompletedPro
     )
 
 
-def mirror(site) -> list[str]:
-    return ["--index-mirror", f"{PYTORCH}={site['index'].url('whl')}/"]
+def mirror(index: LocalIndex) -> list[str]:
+    """PyTorch's wheel indexes planned on `index`."""
+    return ["--index-mirror", f"{PYTORCH}={index.url('whl')}/"]
+
+
+def fix_from(site, state, python: Path, wheels: Path) -> subprocess.CompletedProcess:
+    """`fix --yes` with PyTorch's indexes served from `wheels` (an index of the test's own making)."""
+    with LocalIndex(wheels) as index:
+        return gd(site, state, "fix", "--yes", "--python", str(python), *mirror(index))
 
 
 def install(python: Path, site, *requirements: str, index: str = "whl/cpu") -> None:
@@ -88,7 +95,7 @@ def cpu_env(site, pip_template, where: Path) -> Path:
 
 
 def plan_of(site, state, python: Path) -> dict:
-    r = gd(site, state, "plan", "--python", str(python), "--format", "json", *mirror(site))
+    r = gd(site, state, "plan", "--python", str(python), "--format", "json", *mirror(site["index"]))
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -122,7 +129,7 @@ def test_fix_installs_the_pinned_cuda_build_then_has_nothing_to_do_and_undo_rest
     assert any(p.startswith("torch==2.5.1+cu") for p in pins), pins
     before_tree, before_records = tree_hash(python), records(python)
 
-    r = gd(site, state, "fix", "--yes", "--python", str(python), *mirror(site))
+    r = gd(site, state, "fix", "--yes", "--python", str(python), *mirror(site["index"]))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "-> done in " in r.stdout and ": verified: its findings are gone" in r.stdout
     assert "Outcome: fixed" in r.stdout
@@ -135,7 +142,7 @@ def test_fix_installs_the_pinned_cuda_build_then_has_nothing_to_do_and_undo_rest
     assert step["changes"]["torch"] == {"before": "2.5.1+cpu", "after": "2.5.1+cu124"}
     assert run[-1]["outcome"] == "fixed"
 
-    again = gd(site, state, "fix", "--yes", "--python", str(python), *mirror(site))
+    again = gd(site, state, "fix", "--yes", "--python", str(python), *mirror(site["index"]))
     assert again.returncode == 0, again.stdout + again.stderr
     assert "Outcome: nothing to do" in again.stdout and "Nothing to do" in again.stdout
     assert len(journal(state)) == 1  # a run that runs nothing leaves nothing behind
@@ -157,7 +164,7 @@ def test_dry_run_leaves_the_environment_byte_identical_and_writes_nothing(
     plan = plan_of(site, state, python)
     serve_the_plan(site, plan)
     before = tree_hash(python)
-    r = gd(site, state, "fix", "--dry-run", "--python", str(python), *mirror(site))
+    r = gd(site, state, "fix", "--dry-run", "--python", str(python), *mirror(site["index"]))
     assert r.returncode == 0, r.stderr
     (install_step,) = [s for s in plan["steps"] if s["kind"] == "pip"]
     assert f"   {install_step['command']}\n   why:" in r.stdout  # exactly what it would run
@@ -177,17 +184,7 @@ def test_a_step_that_fails_half_way_rolls_back_to_the_same_files(site, state, pi
     torch_pin = next(p for p in pins if p.startswith("torch=="))
     broken_wheel(wheels, "torchaudio", audio.split("==")[1], (torch_pin,))
     before_tree, before_records = tree_hash(python), records(python)
-    with LocalIndex(wheels) as broken:
-        r = gd(
-            site,
-            state,
-            "fix",
-            "--yes",
-            "--python",
-            str(python),
-            "--index-mirror",
-            f"{PYTORCH}={broken.url('whl')}/",
-        )
+    r = fix_from(site, state, python, wheels)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "-> FAILED in " in r.stdout and ": it exited 1" in r.stdout
     assert "trying to install outside the target directory" in r.stdout  # pip's own words, streamed
@@ -209,17 +206,7 @@ def test_a_step_that_exits_0_but_leaves_its_finding_rolls_back(site, state, pip_
         old.unlink()
     torch_wheel(wheels, torch_pin.split("==")[1], None)
     before_tree = tree_hash(python)
-    with LocalIndex(wheels) as lying:
-        r = gd(
-            site,
-            state,
-            "fix",
-            "--yes",
-            "--python",
-            str(python),
-            "--index-mirror",
-            f"{PYTORCH}={lying.url('whl')}/",
-        )
+    r = fix_from(site, state, python, wheels)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "-> FAILED in " in r.stdout and "its finding is still there: GD-FW-001" in r.stdout
     assert "Outcome: rolled back" in r.stdout
@@ -230,7 +217,7 @@ def test_a_saved_plan_applies_exactly_and_a_stale_one_is_refused(site, state, pi
     python = cpu_env(site, pip_template, tmp_path / "env")
     serve_the_plan(site, plan_of(site, state, python))
     saved = tmp_path / "plan.json"
-    r = gd(site, state, "plan", "--python", str(python), "-o", str(saved), *mirror(site))
+    r = gd(site, state, "plan", "--python", str(python), "-o", str(saved), *mirror(site["index"]))
     assert r.returncode == 0, r.stderr
 
     # The environment changes after the plan was made: an onnxruntime CPU build appears.
@@ -243,7 +230,10 @@ def test_a_saved_plan_applies_exactly_and_a_stale_one_is_refused(site, state, pi
     assert tree_hash(python) == before and not state.exists()
 
     fresh = tmp_path / "fresh.json"
-    assert gd(site, state, "plan", "--python", str(python), "-o", str(fresh), *mirror(site)).returncode == 0
+    assert (
+        gd(site, state, "plan", "--python", str(python), "-o", str(fresh), *mirror(site["index"])).returncode
+        == 0
+    )
     steps = json.loads(fresh.read_text())["steps"]
     r = gd(site, state, "fix", "--yes", "--plan", str(fresh))
     assert r.returncode == 0, r.stdout + r.stderr
@@ -257,7 +247,10 @@ def test_a_saved_plan_with_a_smuggled_argument_is_refused_whole(site, state, pip
     python = cpu_env(site, pip_template, tmp_path / "env")
     serve_the_plan(site, plan_of(site, state, python))
     saved = tmp_path / "plan.json"
-    assert gd(site, state, "plan", "--python", str(python), "-o", str(saved), *mirror(site)).returncode == 0
+    assert (
+        gd(site, state, "plan", "--python", str(python), "-o", str(saved), *mirror(site["index"])).returncode
+        == 0
+    )
     data = json.loads(saved.read_text())
     step = next(s for s in data["steps"] if s["kind"] == "pip")
     step["argv"][4] += ";touch${IFS}/tmp/gpudoctor-pwned"  # as a crafted version string would read
@@ -299,7 +292,7 @@ def test_uv_environment_is_fixed_with_uv_and_undone(site, state, tmp_path):
     assert plan["python"]["installer"] == "uv" and plan["steps"][-1]["argv"][:3] == ["uv", "pip", "install"]
     serve_the_plan(site, plan)
     before_tree, before_records = tree_hash(python), records(python)
-    r = gd(site, state, "fix", "--yes", "--python", str(python), *mirror(site))
+    r = gd(site, state, "fix", "--yes", "--python", str(python), *mirror(site["index"]))
     assert r.returncode == 0, r.stdout + r.stderr
     assert torch_cuda(python) == "cuda: Optional[str] = '12.4'"
     assert journal(state)[0][2]["changes"]["torch"] == {"before": "2.5.1+cpu", "after": "2.5.1+cu124"}

@@ -4,34 +4,21 @@ edited; `--index-mirror` plans index URLs on a mirror."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from gpudoctor.plan_file import PlanFileError, changed, digest, load
 
-ROOT = Path(__file__).parents[1]
+from conftest import run_cli
+
 SNAPSHOT = "tests/fixtures/h200-driver580-snapshot"
-
-
-def gd(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "gpudoctor", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT)),
-        timeout=60,
-    )
 
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("plan") / "plan.json"
-    r = gd("plan", "--snapshot", SNAPSHOT, "-o", str(path))
+    r = run_cli("plan", "--snapshot", SNAPSHOT, "-o", str(path))
     assert (r.returncode, r.stderr) == (0, ""), r.stderr
     assert r.stdout.endswith(
         f"Saved to {path}: apply exactly this plan with `gpudoctor fix --plan {path}`.\n"
@@ -41,7 +28,7 @@ def saved(tmp_path_factory) -> Path:
 
 def test_the_saved_plan_is_the_plan_json_with_its_basis(saved):
     data = json.loads(saved.read_text())
-    printed = json.loads(gd("plan", "--snapshot", SNAPSHOT, "--format", "json").stdout)
+    printed = json.loads(run_cli("plan", "--snapshot", SNAPSHOT, "--format", "json").stdout)
     assert data == printed  # `plan --format json > FILE` saves the same plan
     assert data["basis"] == {
         "python": {
@@ -122,6 +109,6 @@ def test_changed_names_each_fact_that_moved():
 
 
 def test_a_bad_index_mirror_is_refused():
-    r = gd("plan", "--snapshot", SNAPSHOT, "--index-mirror", "https://a.org/;rm=http://b.org/")
+    r = run_cli("plan", "--snapshot", SNAPSHOT, "--index-mirror", "https://a.org/;rm=http://b.org/")
     assert r.returncode == 2
     assert "--index-mirror 'https://a.org/;rm=http://b.org/': expected ORIGINAL=MIRROR" in r.stderr

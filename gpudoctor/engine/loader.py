@@ -165,18 +165,24 @@ def _line(lines: dict, path: tuple, where: str = "") -> int:
     return lines.get(tuple(full), lines.get(path, 0))
 
 
+def key_problems(raw: dict, required: tuple, optional: tuple = ()) -> list[tuple[str, str]]:
+    """(key, problem) for each required key missing from a mapping and each key it has that is neither
+    required nor optional: a rule's, and an explain entry's (explain/entries.py)."""
+    found = [("", f"missing required key '{key}'") for key in required if key not in raw]
+    found += [
+        (str(key), f"unknown key (expected: {', '.join(required + optional)})")
+        for key in raw
+        if key not in required and key not in optional
+    ]
+    return found
+
+
 def _rule(raw: Any, path: tuple, lines: dict, name: str) -> tuple[Optional[Rule], list[Problem]]:
     line = lines.get(path, 0)
     if not isinstance(raw, dict):
         return None, [Problem(name, line, "", f"rules[{path[1]}]", "a rule must be a mapping")]
     rid = raw.get("id") if isinstance(raw.get("id"), str) else ""
-    found: list[tuple[str, str]] = []
-    for key in REQUIRED:
-        if key not in raw:
-            found.append(("", f"missing required key '{key}'"))
-    for key in raw:
-        if key not in REQUIRED and key not in OPTIONAL:
-            found.append((str(key), f"unknown key (expected: {', '.join(REQUIRED + OPTIONAL)})"))
+    found = key_problems(raw, REQUIRED, OPTIONAL)
     if "id" in raw and (not isinstance(raw["id"], str) or not ID_PATTERN.match(raw["id"])):
         found.append(("id", f"an id looks like GD-PCIE-001 (letters, digits, dashes), got {raw['id']!r}"))
     for key in ("title", "message", "why"):

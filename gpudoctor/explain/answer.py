@@ -18,7 +18,7 @@ from typing import Any, Optional
 from ..engine.conditions import Evaluation
 from ..engine.model import NOT_APPLICABLE, Rule
 from .entries import Entry
-from .match import Candidate, Known, Matcher, read_numbers
+from .match import Candidate, Known, Matcher
 
 MAX_SHOWN = 3
 MAX_FACTS = 5
@@ -129,11 +129,6 @@ def how(cand: Candidate) -> str:
     if cand.how == "masked":
         return f'matched "{cand.text}" (numbers aside)'
     return f'shares {", ".join(cand.shared)} with "{cand.text}" ({cand.score:.0%})'
-
-
-def message_lines(message: str, matcher: Matcher) -> tuple[list[Candidate], list[str]]:
-    """The confident candidates (or the close ones, flagged) and what the numbers say."""
-    return matcher.rank(message), read_numbers(message).lines()
 
 
 def triage(lines: Iterable[str], matcher: Matcher) -> dict[str, tuple[Candidate, list[str]]]:

@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 from ..datafiles import Problem, shipped_rules_dir
 from ..engine import yamlsafe
+from ..engine.loader import key_problems
 
 ID_PATTERN = re.compile(r"^GD-EXPLAIN-\d{3}$")
 STRINGS = ("id", "title", "meaning", "hardware_when")
@@ -102,13 +103,7 @@ def _entry(raw: Any, path: tuple, lines: dict, name: str) -> tuple[Optional[Entr
     if not isinstance(raw, dict):
         return None, [Problem(name, line, "", f"entries[{path[1]}]", "an entry must be a mapping")]
     rid = raw.get("id") if isinstance(raw.get("id"), str) else ""
-    found: list[tuple[str, str]] = []
-    for key in FIELDS:
-        if key not in raw:
-            found.append(("", f"missing required key '{key}'"))
-    for key in raw:
-        if key not in FIELDS:
-            found.append((str(key), f"unknown key (expected: {', '.join(FIELDS)})"))
+    found = key_problems(raw, FIELDS)
     for key in STRINGS:
         if key in raw and (not isinstance(raw[key], str) or not raw[key].strip()):
             found.append((key, "expected a non-empty string"))

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any, Optional
 
 # Reentrant: the signal handler runs in the main thread, which may be inside track() at that moment.
 _lock = threading.RLock()
@@ -115,3 +117,52 @@ def ignored_at_start(signum: int) -> bool:
     `cmd &` ignores SIGINT and SIGQUIT). A command that `gpudoctor run` starts must inherit that, as it
     would from a shell; install_signal_handlers has replaced what the process began with, so it is kept."""
     return _at_start.get(signum, signal.getsignal(signum)) is signal.SIG_IGN
+
+
+def spawn(
+    argv: Sequence[str],
+    env: Optional[dict[str, str]] = None,
+    stdin: Any = subprocess.DEVNULL,
+    stdout: Any = subprocess.PIPE,
+    stderr: Any = subprocess.PIPE,
+    own_session: bool = True,
+) -> subprocess.Popen:
+    """Start argv (never through a shell), tracked, so that an interrupted gpudoctor kills it: in a
+    session of its own by default, so that a timeout can kill it with everything it started. OSError
+    when it cannot start."""
+    with starting():
+        proc = subprocess.Popen(
+            list(argv), stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=own_session, env=env
+        )
+        if own_session:
+            track(proc.pid)
+    return proc
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        proc.kill()
+
+
+def communicate(proc: subprocess.Popen, timeout: float) -> tuple[bytes, bytes]:
+    """Wait at most `timeout` seconds for a spawned child's output; untracks it. On timeout the whole
+    group is killed and, when a grandchild in another session still holds the pipes, they are closed
+    rather than waited on (subprocess.run would wait); then subprocess.TimeoutExpired is raised."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        try:
+            proc.communicate(timeout=0.2)
+        except subprocess.TimeoutExpired:
+            for stream in (proc.stdout, proc.stderr):
+                try:
+                    if stream is not None:
+                        stream.close()
+                except OSError:
+                    pass
+        raise
+    finally:
+        untrack(proc.pid)

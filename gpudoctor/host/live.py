@@ -5,7 +5,6 @@ from __future__ import annotations
 import collections
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -194,16 +193,7 @@ class LiveHost:
         env["LC_ALL"] = "C"
         env.update(extra_env or {})
         try:
-            with children.starting():  # killed with its group if gpudoctor is interrupted
-                proc = subprocess.Popen(
-                    argv,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    start_new_session=True,
-                    env=env,
-                )
-                children.track(proc.pid)
+            proc = children.spawn(argv, env=env)
         except FileNotFoundError as e:
             raise HostError(NOT_FOUND, argv[0]) from e
         except PermissionError as e:
@@ -213,17 +203,11 @@ class LiveHost:
         with self._timed_out_lock:
             self._commands_running.add(label)
         try:
-            out, err = proc.communicate(timeout=limit)
+            out, err = children.communicate(proc, limit)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            try:
-                proc.communicate(timeout=0.2)
-            except subprocess.TimeoutExpired:
-                _abandon(proc)
             self._note_timed_out(label)
             raise HostError(TIMED_OUT, f"{label} did not finish within {limit:.1f} s") from None
         finally:
-            children.untrack(proc.pid)
             with self._timed_out_lock:
                 self._commands_running.discard(label)
         return CommandResult(
@@ -369,20 +353,3 @@ def _prefix_of(interpreter: str) -> str:
     if os.path.exists(os.path.join(root, "pyvenv.cfg")):
         return root
     return sys.base_prefix if sys.prefix != sys.base_prefix else sys.prefix
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        proc.kill()
-
-
-def _abandon(proc: subprocess.Popen) -> None:
-    """A grandchild in another session still holds the pipes: close our ends and stop waiting."""
-    for stream in (proc.stdout, proc.stderr):
-        try:
-            if stream is not None:
-                stream.close()
-        except OSError:
-            pass

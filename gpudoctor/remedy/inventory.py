@@ -17,9 +17,7 @@ Its answer is JSON on one line after MARKER, so whatever a sitecustomize prints 
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
 import subprocess
 from dataclasses import asdict, dataclass
 from typing import Optional
@@ -176,35 +174,11 @@ class Inventory:
 
 
 def run_child(argv: list[str], timeout: float) -> subprocess.CompletedProcess:
-    """Run argv (never a shell) in a session of its own and wait at most `timeout` seconds. On timeout
-    the whole process group is killed, so a grandchild holding the pipes (a wrapper script's `sleep`)
-    cannot make the wait outlast the limit, as it would under subprocess.run. Raises OSError when it
-    cannot start and subprocess.TimeoutExpired when it does not finish."""
-    with children.starting():  # killed with its group if gpudoctor is interrupted
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        children.track(proc.pid)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            proc.kill()
-        try:
-            proc.communicate(timeout=0.5)
-        except subprocess.TimeoutExpired:  # a process outside the group still holds the pipes
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
-        raise
-    finally:
-        children.untrack(proc.pid)
+    """Run argv (never a shell) in a session of its own and wait at most `timeout` seconds; on timeout the
+    whole group is killed (children.communicate). Raises OSError when it cannot start and
+    subprocess.TimeoutExpired when it does not finish."""
+    proc = children.spawn(argv)
+    out, err = children.communicate(proc, timeout)
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 

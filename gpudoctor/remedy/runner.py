@@ -10,9 +10,7 @@ raised again (KeyboardInterrupt) for the caller to roll back.
 
 from __future__ import annotations
 
-import os
 import queue
-import signal
 import subprocess
 import threading
 import time
@@ -46,13 +44,13 @@ def _read(stream, lines: queue.Queue) -> None:
 
 
 def _kill(proc: subprocess.Popen, own_session: bool) -> None:
-    try:
-        if own_session:
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:
+    if own_session:
+        children.kill_group(proc)
+    else:
+        try:
             proc.kill()
-    except OSError:  # it ended meanwhile
-        pass
+        except OSError:  # it ended meanwhile
+            pass
     try:
         proc.wait(timeout=KILL_WAIT_S)
     except subprocess.TimeoutExpired:
@@ -69,16 +67,12 @@ def run(
     start = time.monotonic()
     tail: deque[str] = deque(maxlen=TAIL_LINES)
     try:
-        with children.starting():
-            proc = subprocess.Popen(
-                list(argv),
-                stdin=subprocess.DEVNULL if own_session else None,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=own_session,
-            )
-            if own_session:
-                children.track(proc.pid)
+        proc = children.spawn(
+            argv,
+            stdin=subprocess.DEVNULL if own_session else None,
+            stderr=subprocess.STDOUT,
+            own_session=own_session,
+        )
     except OSError as e:
         return Ran(None, time.monotonic() - start, (), error=f"cannot start {argv[0]}: {e.strerror or e}")
     lines: queue.Queue = queue.Queue()

@@ -6,7 +6,6 @@ only the explanations around them wrap.
 
 from __future__ import annotations
 
-import json
 import textwrap
 from typing import Any
 
@@ -103,7 +102,3 @@ def plan_data(plan: FixPlan, host: dict[str, Any]) -> dict[str, Any]:
         "notes": list(plan.notes),
         "summary": dict(plan.counts(), steps=len(plan.steps)),
     }
-
-
-def render_json(plan: FixPlan, host: dict[str, Any]) -> str:
-    return json.dumps(plan_data(plan, host), indent=2) + "\n"
