@@ -137,7 +137,10 @@ def test_a_hung_cuinit_ends_at_the_limit_and_is_reported(scenario):
         host.cuda_smoke()
     assert e.value.reason == TIMED_OUT
     assert time.monotonic() - start < HANG_S + SLACK_S
-    assert host.timed_out == ["libcuda smoke test"]
+    # The framework imports share the 0.3 s deadline: on a loaded machine one of them can run out of time
+    # as well, and then replays as timed out too.
+    assert "libcuda smoke test" in host.timed_out
+    assert all(t == "libcuda smoke test" or " import in " in t for t in host.timed_out), host.timed_out
     with pytest.raises(HostError):  # once per check: the answer is remembered, the child not run again
         host.cuda_smoke()
 
@@ -372,7 +375,10 @@ def test_a_timed_out_child_replays_as_timed_out(scenario, venvs, tmp_path):
     save(recorder.recording, str(path), "test")
     host = SnapshotHost(load(str(path)))
     assert runtime.probe(host)["runtime.cuda.status"].unknown == TIMED_OUT
-    assert host.timed_out == ["libcuda smoke test"]
+    # The framework imports share the 0.3 s deadline: on a loaded machine one of them can run out of time
+    # as well, and then replays as timed out too.
+    assert "libcuda smoke test" in host.timed_out
+    assert all(t == "libcuda smoke test" or " import in " in t for t in host.timed_out), host.timed_out
 
 
 def test_runtime_rules_over_what_the_children_found(scenario, venvs):
