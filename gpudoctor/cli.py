@@ -465,6 +465,91 @@ def fleet(
     )
 
 
+class BenchBackend(str, Enum):
+    auto = "auto"
+    torch = "torch"
+    cupy = "cupy"
+
+
+def parse_seconds(value: object) -> float:
+    """Seconds a test is timed for: more than 0, at most 60."""
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        raise typer.BadParameter(f"expected a number of seconds, got {value!r}") from None
+    if not 0 < seconds <= 60:
+        raise typer.BadParameter(f"expected more than 0 and at most 60 seconds, got {value!r}")
+    return seconds
+
+
+@app.command()
+def bench(
+    python: list[str] = PythonOpt,
+    fmt: Format = typer.Option(Format.text, "--format", help="Output format (json: a report fleet merges)."),
+    fail_on: FailOn = typer.Option(
+        FailOn.error, "--fail-on", help="Lowest severity that makes the exit code 1."
+    ),
+    test: list[str] = typer.Option(
+        [],
+        "--test",
+        metavar="TEST",
+        help="Only this test or group (matmul, copy, d2d, p2p, allreduce, matmul_bf16, h2d_pinned, ...); "
+        "repeatable.",
+    ),
+    gpu: list[int] = typer.Option(
+        [], "--gpu", metavar="INDEX", help="Only this GPU (NVML index); repeatable."
+    ),
+    seconds: float = typer.Option(
+        "1", "--seconds", parser=parse_seconds, metavar="SECONDS", help="How long each test is timed."
+    ),
+    test_timeout: float = typer.Option(
+        "60",
+        "--test-timeout",
+        parser=parse_timeout,
+        metavar="SECONDS",
+        help="A test still running after this long is stopped, and the run with it.",
+    ),
+    timeout: float = typer.Option(
+        "600",
+        "--timeout",
+        parser=parse_timeout,
+        metavar="SECONDS",
+        help=f"Deadline in seconds for the whole bench (at most {MAX_TIMEOUT:.0f}).",
+    ),
+    backend: BenchBackend = typer.Option(
+        BenchBackend.auto, "--backend", help="Measure through torch or CuPy (auto: torch if it imports)."
+    ),
+    baseline: Optional[str] = typer.Option(
+        None,
+        "--baseline",
+        metavar="FILE",
+        help="An earlier `bench --format json` of this node to compare with.",
+    ),
+    html: Optional[str] = typer.Option(
+        None, "--html", metavar="FILE", help="Also write the results as a self-contained HTML page."
+    ),
+    dcgm: Optional[int] = typer.Option(
+        None, "--dcgm", metavar="LEVEL", help="Also run DCGM's diagnostic (dcgmi diag -r LEVEL, 1 or 2)."
+    ),
+) -> None:
+    """Measure the GPUs (matmul TFLOP/s, copy bandwidths, peers, all-reduce) against what they should do."""
+    _run(
+        "bench",
+        python=tuple(python),
+        fmt=fmt.value,
+        fail_on=fail_on.value,
+        tests=tuple(test),
+        gpus=tuple(gpu),
+        seconds=seconds,
+        test_timeout=test_timeout,
+        timeout=timeout,
+        backend=backend.value,
+        baseline=baseline,
+        html=html,
+        dcgm=dcgm,
+    )
+
+
 def run_app() -> None:
     """typer reads the command line and runs the command it names (entry.main calls this for every command
     line check_argv leaves to it)."""

@@ -1007,6 +1007,18 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("bench[].baseline", "float", "", "the same test on the same GPU in the --baseline run"),
     _s("bench[].baseline_ratio", "float", "", "bench[].value / bench[].baseline, rounded to 3 places"),
     _s("bench[].baseline_percent", "int", "%", "how far below the baseline: (1 - baseline_ratio) x 100"),
+    _s(
+        "dcgm.count",
+        "int",
+        "",
+        "results of DCGM's diagnostic (`bench --dcgm`: dcgmi diag -r LEVEL --json); unknown if not run",
+    ),
+    _s("dcgm[].test", "str", "", "the DCGM test, as dcgmi names it: memory, pcie, targeted_power, ..."),
+    _s("dcgm[].category", "str", "", "DCGM's category of the test: Deployment, Hardware, Integration, ..."),
+    _s("dcgm[].status", "str", "", "`pass`, `fail`, `warn` or `skip`; another DCGM status lower-cased"),
+    _s("dcgm[].gpu", "int", "", "NVML index of the GPU the result is about; unknown for node-wide tests"),
+    _s("dcgm[].where", "str", "", "`GPU N`, or `the node` for a result about no GPU in particular"),
+    _s("dcgm[].message", "str", "", "the warning or information DCGM attached to the result"),
 )
 
 SPECS: dict[str, FactSpec] = {s.name: s for s in SCHEMA}

@@ -24,6 +24,7 @@ COMMANDS = {
     "explain": "explain",
     "fleet": "fleet",
     "run": "run",
+    "bench": "bench",
     "rules list": "rules",
     "rules show": "rules",
     "rules validate": "rules",

@@ -15,10 +15,12 @@ from ._shared import load_rules
 
 
 def run_list(rules: tuple[str, ...] = ()) -> int:
-    """Every rule, the fleet's (rules/fleet/fleet.yaml, area `fleet`) among them."""
+    """Every rule, the bench's (rules/bench/) and the fleet's (rules/fleet/fleet.yaml, area `fleet`) among
+    them."""
     from ..report.rules_text import rule_table
 
-    sys.stdout.write(rule_table(load_rules(list(rules)) + [_FleetRow(r) for r in _fleet_rules()]))
+    rows = load_rules(list(rules)) + _bench_rules() + [_FleetRow(r) for r in _fleet_rules()]
+    sys.stdout.write(rule_table(rows))
     return 0
 
 
@@ -30,7 +32,7 @@ def run_show(rule_id: str, rules: tuple[str, ...] = ()) -> int:
     if fleet:
         sys.stdout.write(fleet_rule_detail(fleet[0]))
         return 0
-    match = [r for r in load_rules(list(rules)) if r.id == wanted]
+    match = [r for r in load_rules(list(rules)) + _bench_rules() if r.id == wanted]
     if not match:
         raise CommandError(f"no rule {rule_id!r}; `gpudoctor rules list` shows them all")
     sys.stdout.write(rule_detail(match[0]))
@@ -44,6 +46,16 @@ class _FleetRow:
 
     def __init__(self, rule: object) -> None:
         self.id, self.severity, self.title = rule.id, rule.severity, rule.title  # type: ignore[attr-defined]
+
+
+def _bench_rules() -> list:
+    from ..bench.rules import load_bench_rules
+    from ..engine.loader import RuleLoadError
+
+    try:
+        return load_bench_rules()
+    except RuleLoadError as e:
+        raise problems("bench rule files have", e) from None
 
 
 def _fleet_rules() -> tuple:
@@ -96,7 +108,7 @@ def run_docs(out: str) -> int:
         entries = load_entries()
     except EntryError as e:
         raise problems("explain entries have", e) from None
-    files = render_all(load_rules([]), entries)
+    files = render_all(load_rules([]) + _bench_rules(), entries)
     root = Path(out)
     try:
         (root / "rules").mkdir(parents=True, exist_ok=True)

@@ -438,6 +438,7 @@ UINT_GETTER(nvmlDeviceGetMaxPcieLinkWidth, PCIE_WIDTH_MAX)
 UINT_GETTER(nvmlDeviceGetPcieReplayCounter, PCIE_REPLAY)
 UINT_GETTER(nvmlDeviceGetPowerUsage, POWER)
 UINT_GETTER(nvmlDeviceGetPowerManagementLimit, POWER_LIMIT)
+UINT_GETTER(nvmlDeviceGetEnforcedPowerLimit, POWER_LIMIT) /* the same limit here: no other cap applies */
 UINT_GETTER(nvmlDeviceGetPowerManagementDefaultLimit, POWER_DEFAULT_LIMIT)
 UINT_GETTER(nvmlDeviceGetPersistenceMode, PERSISTENCE)
 UINT_GETTER(nvmlDeviceGetComputeMode, COMPUTE_MODE)
