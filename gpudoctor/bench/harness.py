@@ -215,13 +215,13 @@ def _converse(proc, lines, kept, state, gpus, options, deadline, sampler, progre
                 return ("incomplete" if hello else "not run"), f"the worker did not answer within {why}"
             over = "the bench's deadline" if deadline.expired() else f"{options.test_timeout:g} s"
             reason = f"{what(state.current)} did not finish within {over}: the worker was stopped"
-            _close(state, sampler, TIMED_OUT, reason)
+            _close(state, sampler, TIMED_OUT, f"still running after {over}, the worker was stopped")
             return "incomplete", reason
         if line is None:  # the worker's stdout closed: it ended, by itself or not
             how = _ended(proc, kept)
             if state.current is not None:
                 reason = f"the worker died during {what(state.current)} ({how})"
-                _close(state, sampler, FAILED, reason)
+                _close(state, sampler, FAILED, f"the worker died ({how})")
                 return "incomplete", reason
             if not hello:
                 return "not run", f"the worker in {state.python} ended before it started ({how})"

@@ -2,7 +2,8 @@
 
     "GPU {gpus[i].index} runs PCIe x{gpus[i].pcie.width_current}; /dev/shm is {system.shm_bytes|size}"
 
-Filters: size (bytes as KiB/MiB/GiB), join (a list as "a, b"), hex. Unknown facts render as "unknown".
+Filters: size (bytes as KiB/MiB/GiB), join (a list as "a, b"), hex, num (a measurement to three significant
+figures: 733, 55.1, 4170, 0.52). Unknown facts render as "unknown".
 A fact placed into a command (a fix step's argv) must match a strict pattern, so that no fact value, such
 as a version string from a package's metadata, can smuggle options or paths into a command.
 """
@@ -34,10 +35,23 @@ def size(value: Any) -> str:
     return f"{value} B"
 
 
+def num(value: Any) -> str:
+    """A measured number as people read it: three significant figures, never in exponent form."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return str(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        return str(value)
+    magnitude = abs(value)
+    places = 0 if magnitude >= 100 else 1 if magnitude >= 10 else 2
+    text = f"{value:.{places}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 FILTERS: dict[str, Callable[[Any], str]] = {
     "size": size,
     "join": lambda v: ", ".join(str(x) for x in v) if isinstance(v, (list, tuple)) else str(v),
     "hex": lambda v: hex(v) if isinstance(v, int) else str(v),
+    "num": num,
 }
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from gpudoctor.bench.rules import load_bench_rules
 from gpudoctor.engine.evaluate import evaluate_rule
 from gpudoctor.engine.loader import load_rules
 from gpudoctor.engine.model import Rule
@@ -29,7 +30,8 @@ CASES = Path(__file__).parent / "cases"
 
 @lru_cache(maxsize=1)
 def shipped_rules() -> dict[str, Rule]:
-    return {r.id: r for r in load_rules([])}
+    """The check's rules and the bench's (rules/bench/), which only `gpudoctor bench` loads."""
+    return {r.id: r for r in load_rules([]) + load_bench_rules()}
 
 
 def case_files() -> list[Path]:
