@@ -1,0 +1,177 @@
+"""`gpudoctor bench` end to end, as users run it: a real process whose NVML is the fake libnvidia-ml
+(tests/fake_nvml, loaded by the real pynvml) and whose target interpreter is a real venv holding the fake
+torch (tests/fake_torch): the real worker, harness, sampler, expectations, rules and reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.bench.torchfake import scenario
+from tests.test_reliability import SCENARIOS, fake_lib  # noqa: F401 - the session fixture
+
+ROOT = Path(__file__).parents[2]
+
+
+@dataclass
+class Run:
+    rc: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> dict:
+        return json.loads(self.stdout)
+
+
+def bench(lib_dir: Path, nvml: str, torch_scenario: Path, *args: str, cwd: Path | None = None) -> Run:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.environ.get("HOME", "/"),
+        "LD_LIBRARY_PATH": str(lib_dir),
+        "NO_COLOR": "1",
+        "PYTHONPATH": str(ROOT),
+        "FAKE_NVML_SCENARIO": str(SCENARIOS / f"{nvml}.scn"),
+        "GPUDOCTOR_FAKE_TORCH": str(torch_scenario),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpudoctor", "bench", "--seconds", "0.05", *args],
+        cwd=str(cwd or lib_dir),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def findings(data: dict) -> list[tuple[str, str]]:
+    return [(f["rule"], f["message"]) for f in data["findings"]]
+
+
+def test_a_healthy_h200_passes(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+    run = bench(fake_lib, "h200-bench", scenario(tmp_path), "--python", fake_torch_python, "--format", "json")
+    data = run.json()
+    assert run.rc == 0, run.stderr
+    assert data["schema"] == "gpudoctor.report" and data["bench"]["status"] == "complete"
+    assert data["bench"]["backend"] == "torch 2.13.0+cu128"
+    # Only the advice about pageable memory, which a healthy host gets too.
+    assert [rule for rule, _ in findings(data)] == ["GD-BENCH-008", "GD-BENCH-008"]
+    members = {m["test"]: m for m in data["facts"]["bench"]}
+    assert sorted(members) == sorted(
+        [
+            "matmul_fp32",
+            "matmul_tf32",
+            "matmul_bf16",
+            "matmul_fp16",
+            "matmul_fp8",
+            "h2d_pinned",
+            "h2d_pageable",
+            "d2h_pinned",
+            "d2h_pageable",
+            "d2d",
+        ]
+    )
+    bf16 = members["matmul_bf16"]
+    assert (bf16["value"], bf16["expected"], bf16["percent"]) == (733.0, 989.0, 74)
+    # Sampled through the real NVML bindings while the test ran.
+    assert (bf16["power_limit_w"], bf16["default_limit_w"], bf16["sm_mhz"]) == (700.0, 700.0, 1755)
+    assert bf16["event_reason_names"] == ["SwPowerCap"]
+    assert members["h2d_pinned"]["pcie_gen"] == 5
+    unknown = [r["id"] for r in data["rules"] if r["status"] == "unknown"]
+    assert unknown == []
+
+
+def test_a_power_capped_gpu_is_named_with_its_cause(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+    slow = scenario(tmp_path, rates={"matmul_bf16": 376, "matmul_fp16": 360, "matmul_tf32": 190, "matmul_fp32": 26})
+    run = bench(
+        fake_lib,
+        "h200-power-capped",
+        slow,
+        "--python",
+        fake_torch_python,
+        "--format",
+        "json",
+        "--test",
+        "matmul",
+        "--fail-on",
+        "warning",
+    )
+    assert run.rc == 1, run.stderr
+    got = [(rule, msg) for rule, msg in findings(run.json()) if rule == "GD-BENCH-001"]
+    assert got[0] == (
+        "GD-BENCH-001",
+        "tf32 matmul on GPU 0 (NVIDIA H200) at 38% of its rate (190 of 494 TFLOP/s) while its power limit is "
+        "350 W, below the default 700 W.",
+    ) or ("bf16" in got[0][1])
+    messages = [msg for _, msg in got]
+    assert (
+        "bf16 matmul on GPU 0 (NVIDIA H200) at 38% of its rate (376 of 989 TFLOP/s) while its power limit is "
+        "350 W, below the default 700 W." in messages
+    )
+
+
+def test_no_gpu_is_a_clear_line_and_exit_0(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+    empty = tmp_path / "no-nvml"
+    empty.mkdir()
+    run = bench(empty, "h200-bench", scenario(tmp_path), "--python", fake_torch_python, "--format", "json")
+    assert run.rc == 0, run.stderr
+    data = run.json()
+    assert (data["bench"]["status"], data["bench"]["reason"]) == (
+        "not run",
+        "No NVIDIA GPU here: nothing to benchmark.",
+    )
+    assert data["findings"] == [] and data["facts"]["bench"] == []
+
+
+def test_a_cpu_only_torch_cannot_bench_and_says_why(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+    cpu = scenario(tmp_path, cpu_build=True, version="2.13.0+cpu")
+    run = bench(fake_lib, "h200-bench", cpu, "--python", fake_torch_python)
+    assert run.rc == 2
+    assert run.stderr == (
+        f"gpudoctor: bench could not run in {fake_torch_python}: torch 2.13.0+cpu is a CPU-only build "
+        "(torch.version.cuda is None)\n"
+    )
+
+
+def test_a_hanging_test_ends_the_bench_with_an_error_finding(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+    hang = scenario(tmp_path, hang="matmul_bf16")
+    args = ("--python", fake_torch_python, "--format", "json", "--test-timeout", "1")
+    run = bench(fake_lib, "h200-bench", hang, *args)
+    assert run.rc == 1
+    data = run.json()
+    assert data["bench"]["status"] == "incomplete"
+    assert data["bench"]["reason"] == "bf16 matmul on GPU 0 did not finish within 1 s: the worker was stopped"
+    assert ("GD-BENCH-015", "bf16 matmul on GPU 0 did not finish: still running after 1 s, the worker was stopped.") in (
+        findings(data)
+    )
+
+
+def test_a_baseline_names_what_got_slower(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+    args = ("--python", fake_torch_python, "--format", "json", "--test", "matmul_bf16", "--test", "d2d")
+    first = bench(fake_lib, "h200-bench", scenario(tmp_path), *args)
+    saved = tmp_path / "before.json"
+    saved.write_text(first.stdout, encoding="utf-8")
+    (tmp_path / "slower").mkdir()
+    slower = scenario(tmp_path / "slower", rates={"matmul_bf16": 640})
+    run = bench(fake_lib, "h200-bench", slower, *args, "--baseline", str(saved))
+    assert findings(run.json()) == [("GD-BENCH-013", "bf16 matmul on GPU 0 at 640 TFLOP/s, 13% below the baseline's 733.")]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--test", "matmul_int4"), "--test 'matmul_int4': expected one of copy, matmul, matmul_fp32, "),
+        (("--gpu", "3"), "--gpu 3: this host has GPUs 0 to 0"),
+        (("--dcgm", "5"), "--dcgm: expected 1 or 2 (the dcgmi diag run level)"),
+    ],
+)
+def test_bad_options_are_refused(fake_lib, fake_torch_python, tmp_path, args, message):  # noqa: F811
+    run = bench(fake_lib, "h200-bench", scenario(tmp_path), "--python", fake_torch_python, *args)
+    assert run.rc == 2 and run.stderr.startswith(f"gpudoctor: {message}")
