@@ -263,26 +263,40 @@ class Cupy:
         return op
 
     def host_copy(self, device, to_device: bool, pinned: bool, nbytes: int):
-        import numpy
+        import ctypes
 
         cupy = self.cupy
+        runtime = cupy.cuda.runtime
         if pinned:
             memory = cupy.cuda.alloc_pinned_memory(nbytes)
-            host = numpy.frombuffer(memory, dtype=numpy.uint8, count=nbytes)
+            host = memory.ptr
         else:
-            host = numpy.empty(nbytes, dtype=numpy.uint8)
+            memory = ctypes.create_string_buffer(nbytes)
+            host = ctypes.addressof(memory)
         with cupy.cuda.Device(device):
             dev = cupy.empty(nbytes, dtype=cupy.uint8)
-        if to_device:
-            return lambda: dev.set(host)
-        return lambda: dev.get(out=host)
+
+        def op():
+            keep = memory  # noqa: F841 - the host buffer lives as long as the copy does
+            if to_device:
+                runtime.memcpyAsync(dev.data.ptr, host, nbytes, runtime.memcpyHostToDevice, 0)
+            else:
+                runtime.memcpyAsync(host, dev.data.ptr, nbytes, runtime.memcpyDeviceToHost, 0)
+
+        return op
 
     def device_copy(self, device, nbytes: int):
         cupy = self.cupy
+        runtime = cupy.cuda.runtime
         with cupy.cuda.Device(device):
             a = cupy.empty(nbytes, dtype=cupy.uint8)
             b = cupy.empty(nbytes, dtype=cupy.uint8)
-        return lambda: cupy.copyto(b, a)
+
+        def op():
+            with cupy.cuda.Device(device):
+                runtime.memcpyAsync(b.data.ptr, a.data.ptr, nbytes, runtime.memcpyDeviceToDevice, 0)
+
+        return op
 
     def can_access_peer(self, device, peer) -> bool:
         return bool(self.cupy.cuda.runtime.deviceCanAccessPeer(device, peer))

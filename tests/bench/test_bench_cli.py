@@ -1,6 +1,6 @@
 """`gpudoctor bench` end to end, as users run it: a real process whose NVML is the fake libnvidia-ml
 (tests/fake_nvml, loaded by the real pynvml) and whose target interpreter is a real venv holding the fake
-torch (tests/fake_torch): the real worker, harness, sampler, expectations, rules and reports."""
+torch (tests/fake_frameworks): the real worker, harness, sampler, expectations, rules and reports."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def bench(lib_dir: Path, nvml: str, torch_scenario: Path, *args: str, cwd: Path 
         "NO_COLOR": "1",
         "PYTHONPATH": str(ROOT),
         "FAKE_NVML_SCENARIO": str(SCENARIOS / f"{nvml}.scn"),
-        "GPUDOCTOR_FAKE_TORCH": str(torch_scenario),
+        "GPUDOCTOR_FAKE_GPU": str(torch_scenario),
     }
     proc = subprocess.run(
         [sys.executable, "-m", "gpudoctor", "bench", "--seconds", "0.05", *args],
@@ -89,7 +89,9 @@ def test_a_healthy_h200_passes(fake_lib, fake_torch_python, tmp_path):  # noqa: 
 
 
 def test_a_power_capped_gpu_is_named_with_its_cause(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
-    slow = scenario(tmp_path, rates={"matmul_bf16": 376, "matmul_fp16": 360, "matmul_tf32": 190, "matmul_fp32": 26})
+    slow = scenario(
+        tmp_path, rates={"matmul_bf16": 376, "matmul_fp16": 360, "matmul_tf32": 190, "matmul_fp32": 26}
+    )
     run = bench(
         fake_lib,
         "h200-power-capped",
@@ -148,9 +150,10 @@ def test_a_hanging_test_ends_the_bench_with_an_error_finding(fake_lib, fake_torc
     data = run.json()
     assert data["bench"]["status"] == "incomplete"
     assert data["bench"]["reason"] == "bf16 matmul on GPU 0 did not finish within 1 s: the worker was stopped"
-    assert ("GD-BENCH-015", "bf16 matmul on GPU 0 did not finish: still running after 1 s, the worker was stopped.") in (
-        findings(data)
-    )
+    assert (
+        "GD-BENCH-015",
+        "bf16 matmul on GPU 0 did not finish: still running after 1 s, the worker was stopped.",
+    ) in (findings(data))
 
 
 def test_a_baseline_names_what_got_slower(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
@@ -161,7 +164,9 @@ def test_a_baseline_names_what_got_slower(fake_lib, fake_torch_python, tmp_path)
     (tmp_path / "slower").mkdir()
     slower = scenario(tmp_path / "slower", rates={"matmul_bf16": 640})
     run = bench(fake_lib, "h200-bench", slower, *args, "--baseline", str(saved))
-    assert findings(run.json()) == [("GD-BENCH-013", "bf16 matmul on GPU 0 at 640 TFLOP/s, 13% below the baseline's 733.")]
+    assert findings(run.json()) == [
+        ("GD-BENCH-013", "bf16 matmul on GPU 0 at 640 TFLOP/s, 13% below the baseline's 733.")
+    ]
 
 
 @pytest.mark.parametrize(

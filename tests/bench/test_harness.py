@@ -1,5 +1,5 @@
 """The bench harness through the real thing: the real worker (gpudoctor/bench/worker.py) in a second
-interpreter, a real venv whose torch is the fake measurement source (tests/fake_torch), under real
+interpreter, a real venv whose torch is the fake measurement source (tests/fake_frameworks), under real
 deadlines; a worker that hangs, crashes, fails or has nothing to measure with ends the run with the reason."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ FAST = harness.Options(seconds=0.05, warmup=0.01, test_timeout=5.0)
 
 
 def bench(python: str, path, options=FAST, gpus=None, deadline: float = 30.0, **kw):
-    env = dict(os.environ, GPUDOCTOR_FAKE_TORCH=str(path))
+    env = dict(os.environ, GPUDOCTOR_FAKE_GPU=str(path))
     listed = gpus if gpus is not None else [harness.Gpu(0), harness.Gpu(1)]
     return harness.run(python, listed, options, Deadline(deadline), environ=env, **kw)
 
@@ -164,3 +164,36 @@ def test_worker_env_narrows_to_the_selected_gpus_in_bus_order():
     assert harness.worker_env(gpus, selected=False, environ={"CUDA_DEVICE_ORDER": "FASTEST_FIRST"}) == {
         "CUDA_DEVICE_ORDER": "FASTEST_FIRST"
     }
+
+
+def test_cupy_measures_what_it_can_and_says_what_it_cannot(fake_torch_python, tmp_path):
+    path = scenario(tmp_path, gpus=2, frameworks=["cupy"])
+    run = bench(fake_torch_python, path)
+    assert (run.status, run.backend) == ("complete", "cupy 13.3.0")
+    got = by_test(run)
+    for test in (
+        "matmul_fp32",
+        "matmul_fp16",
+        "h2d_pinned",
+        "h2d_pageable",
+        "d2h_pinned",
+        "d2h_pageable",
+        "d2d",
+    ):
+        assert got[(test, 1, None)].value == pytest.approx(H200_RATES[test]), test
+    assert got[("p2p", 0, 1)].value == pytest.approx(H200_RATES["p2p"])
+    assert got[("matmul_bf16", 0, None)].status == SKIPPED
+    assert got[("matmul_bf16", 0, None)].detail == (
+        "CuPy offers no bf16 matrix product that gpudoctor can select per test"
+    )
+    assert got[("allreduce", 0, None)].detail == "the all-reduce is measured through torch only"
+
+
+def test_torch_is_preferred_and_backend_chooses(fake_torch_python, tmp_path):
+    path = scenario(tmp_path, frameworks=["torch", "cupy"])
+    one = [harness.Gpu(0)]
+    assert bench(fake_torch_python, path, harness.Options(tests=("d2d",)), gpus=one).backend.startswith(
+        "torch"
+    )
+    cupy = harness.Options(tests=("d2d",), backend="cupy")
+    assert bench(fake_torch_python, path, cupy, gpus=one).backend == "cupy 13.3.0"

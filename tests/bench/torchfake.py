@@ -1,6 +1,6 @@
-"""The bench's measurement source on machines without a GPU: tests/fake_torch (a fake of the torch calls the
-worker makes, with virtual time) installed in a real venv, which the real worker runs in as its target
-interpreter. Scenarios are JSON files (fake_torch's docstring says what they hold)."""
+"""The bench's measurement source on machines without a GPU: tests/fake_frameworks (fakes of the torch and
+CuPy calls the worker makes, on a virtual GPU) installed in a real venv, which the real worker runs in as
+its target interpreter. Scenarios are JSON files (tests/fake_frameworks/_fakegpu.py says what they hold)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-FAKE_TORCH = Path(__file__).parents[1] / "fake_torch"
+FAKE_TORCH = Path(__file__).parents[1] / "fake_frameworks"
 
 # A healthy H200 as measured with plain torch calls (issue 14): TFLOP/s and GB/s.
 H200_RATES = {
@@ -45,7 +45,7 @@ def fake_torch_venv(where: Path) -> str:
         check=True,
         timeout=60,
     ).stdout.strip()
-    (Path(purelib) / "fake_torch.pth").write_text(str(FAKE_TORCH) + "\n", encoding="utf-8")
+    (Path(purelib) / "fake_frameworks.pth").write_text(str(FAKE_TORCH) + "\n", encoding="utf-8")
     return str(python)
 
 

@@ -1,41 +1,21 @@
 """A fake of the few torch calls gpudoctor's bench worker makes (gpudoctor/bench/worker.py), for tests on
 machines without a GPU: the measurement source the bench's CPU tests use.
 
-Time is virtual. Each GPU has a clock; an operation advances the clock of the GPU it runs on by what it
-would take at the rate the scenario gives (TFLOP/s for matrix products, GB/s for copies), and CUDA events
-read that clock. So the worker's own arithmetic (flops or bytes over event time) produces the figures a
-GPU with those rates would show, and everything from there on (the harness, the sampler, expectations,
-rules, reports) is gpudoctor's real code.
-
-The scenario is a JSON file named by GPUDOCTOR_FAKE_TORCH:
-  {"version": "2.13.0+cu128",
-   "devices": [{"name": "NVIDIA H200", "uuid": "GPU-...", "cc": "9.0", "rates": {...}}],
-   "rates": {"matmul_bf16": 733, "h2d_pinned": 55, ..., "p2p": 390, "allreduce": 360},
-   "peer_access": true,
-   "hang": "matmul_fp16" | "crash": "..." | "fail": "..." (what the operation of that test does instead),
-   "import_error": "...", "cuda_error": "...", "cpu_build": true}
-Rates in a device's "rates" win over the top-level ones. A test without a rate fails with a CUDA-like error.
+Time is virtual (_fakegpu.py): an operation advances the clock of the GPU it runs on by what it would take
+at the scenario's rate, and CUDA events read that clock. So the worker's own arithmetic (flops or bytes
+over event time) produces the figures a GPU with those rates would show, and everything from there on
+(the harness, the sampler, expectations, rules, reports) is gpudoctor's real code.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import time
 from contextlib import contextmanager
 
+import _fakegpu
+from _fakegpu import S as _S
+from _fakegpu import current as _current
 
-def _scenario() -> dict:
-    path = os.environ.get("GPUDOCTOR_FAKE_TORCH")
-    if not path:
-        return {"devices": []}
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
-_S = _scenario()
-if _S.get("import_error"):
-    raise ImportError(_S["import_error"])
+_fakegpu.importable("torch")
 __version__ = _S.get("version", "2.13.0+cu128")
 
 
@@ -51,9 +31,6 @@ float32, float16, bfloat16 = dtype("float32", 4), dtype("float16", 2), dtype("bf
 uint8, float8_e4m3fn = dtype("uint8", 1), dtype("float8_e4m3fn", 1)
 _MATMUL = {"float32": "matmul_fp32", "bfloat16": "matmul_bf16", "float16": "matmul_fp16"}
 
-_clock: dict = {}  # device -> virtual seconds
-_current = [0]
-
 
 def _device(where) -> int | None:
     if where is None or where == "cpu":
@@ -62,25 +39,6 @@ def _device(where) -> int | None:
         return where
     text = str(where)
     return int(text.split(":")[1]) if ":" in text else _current[0]
-
-
-def _rate(device: int, key: str) -> float:
-    spec = _S["devices"][device]
-    rate = spec.get("rates", {}).get(key, _S.get("rates", {}).get(key))
-    for action in ("hang", "crash", "fail"):
-        if _S.get(action) == key:
-            if action == "hang":
-                time.sleep(3600)
-            if action == "crash":
-                os.abort()
-            raise RuntimeError("CUDA error: an illegal memory access was encountered")
-    if not rate:
-        raise RuntimeError(f"CUDA error: the fake scenario gives no rate for {key}")
-    return float(rate)
-
-
-def _spend(device: int, key: str, amount: float, scale: float) -> None:
-    _clock[device] = _clock.get(device, 0.0) + amount / (_rate(device, key) * scale)
 
 
 class Tensor:
@@ -103,14 +61,14 @@ class Tensor:
     def copy_(self, src: Tensor, non_blocking: bool = False) -> Tensor:
         if self.device is not None and src.device is None:
             key = "h2d_pinned" if src.pinned else "h2d_pageable"
-            _spend(self.device, key, self.nbytes, 1e9)
+            _fakegpu.spend(self.device, key, self.nbytes, 1e9)
         elif self.device is None and src.device is not None:
             key = "d2h_pinned" if self.pinned else "d2h_pageable"
-            _spend(src.device, key, self.nbytes, 1e9)
+            _fakegpu.spend(src.device, key, self.nbytes, 1e9)
         elif self.device == src.device:
-            _spend(self.device, "d2d", 2 * self.nbytes, 1e9)
+            _fakegpu.spend(self.device, "d2d", 2 * self.nbytes, 1e9)
         else:
-            _spend(src.device, "p2p", self.nbytes, 1e9)
+            _fakegpu.spend(src.device, "p2p", self.nbytes, 1e9)
         return self
 
 
@@ -136,12 +94,12 @@ def mm(a: Tensor, b: Tensor, out=None) -> Tensor:
     key = _MATMUL[a.dtype.name]
     if key == "matmul_fp32" and backends.cuda.matmul.allow_tf32:
         key = "matmul_tf32"
-    _spend(a.device, key, 2.0 * a.shape[0] * a.shape[1] * b.shape[1], 1e12)
+    _fakegpu.spend(a.device, key, 2.0 * a.shape[0] * a.shape[1] * b.shape[1], 1e12)
     return out if out is not None else Tensor((a.shape[0], b.shape[1]), a.dtype, a.device)
 
 
 def _scaled_mm(a: Tensor, b: Tensor, scale_a=None, scale_b=None, out_dtype=None) -> Tensor:
-    _spend(a.device, "matmul_fp8", 2.0 * a.shape[0] * a.shape[1] * b.shape[1], 1e12)
+    _fakegpu.spend(a.device, "matmul_fp8", 2.0 * a.shape[0] * a.shape[1] * b.shape[1], 1e12)
     return Tensor((a.shape[0], b.shape[1]), out_dtype or bfloat16, a.device)
 
 
@@ -171,7 +129,7 @@ class Event:
         self.at = None
 
     def record(self) -> None:
-        self.at = _clock.get(_current[0], 0.0)
+        self.at = _fakegpu.clock.get(_current[0], 0.0)
 
     def synchronize(self) -> None:
         pass
@@ -190,7 +148,7 @@ class _Nccl:
         n = len(tensors)
         moved = tensors[0].nbytes * 2 * (n - 1) / n
         for t in tensors:
-            _spend(t.device, "allreduce", moved, 1e9)
+            _fakegpu.spend(t.device, "allreduce", moved, 1e9)
 
 
 class cuda:
