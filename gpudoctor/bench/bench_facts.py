@@ -22,11 +22,12 @@ def _fact(value: Any, why: str) -> Fact:
     return known(value, SOURCE) if value is not None else unknown(why, SOURCE)
 
 
-def gpus_of(m: Measurement, facts: Facts) -> list[int]:
+def gpus_of(m: Measurement, run: BenchRun, facts: Facts) -> list[int]:
+    """The GPUs a measurement used, the one it is named by first."""
     if m.peer is not None:
         return [m.gpu, m.peer]
     if m.test == "allreduce":
-        return list(range(facts.count("gpus")))
+        return list(run.gpus) or list(range(facts.count("gpus")))
     return [m.gpu]
 
 
@@ -112,7 +113,7 @@ def judge(
     members, rows = [], []
     for i, m in enumerate(run.measurements):
         name = facts.value(f"gpus[{m.gpu}].name") or ""
-        e = expectation(m.test, name, facts, gpus_of(m, facts), kb)
+        e = expectation(m.test, name, facts, gpus_of(m, run, facts), kb)
         pinned = values.get((m.test.replace("_pageable", "_pinned"), m.gpu, m.peer))
         base = (baseline or {}).get(key(m))
         members.append(member(m, e, facts, pinned if m.test.endswith("_pageable") else None, base))

@@ -189,6 +189,7 @@ def run(
         reason=reason,
         measurements=tuple(state.measurements),
         seconds=round(time.monotonic() - started, 2),
+        gpus=tuple(sorted(state.devices.values())),
     )
 
 

@@ -93,6 +93,7 @@ class BenchRun:
     reason: str = ""
     measurements: tuple[Measurement, ...] = ()
     seconds: float = 0.0
+    gpus: tuple[int, ...] = ()  # NVML indices of the GPUs the worker saw
 
 
 @dataclass(frozen=True)
