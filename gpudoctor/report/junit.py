@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from .. import __version__
 from ..check import CheckResult
 from ..engine.model import CATEGORIES, NOT_APPLICABLE, SEVERITY_RANK, Finding, RuleResult
-from .text import command_text
+from .lines import command_text
 
 # Characters XML 1.0 cannot carry at all, even escaped.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

@@ -8,8 +8,9 @@ from typing import Optional
 from .. import __version__
 from ..check import CheckResult
 from ..engine.model import Finding
+from .lines import command_text
 from .summary import summary
-from .text import AREA_NAMES, command_text, exit_reason, overridden, skipped_because
+from .text import AREA_NAMES, exit_reason, overridden, skipped_because
 
 
 def cell(text: str) -> str:

@@ -13,8 +13,8 @@ from typing import Optional
 from ..check import EXIT_CANNOT_CHECK, CheckResult
 from ..engine.model import SEVERITY_RANK, Finding
 from ..facts import Facts
+from .lines import command_text
 from .safe import terminal_lines
-from .text import command_text
 
 
 def _flat(text: str) -> str:

@@ -5,19 +5,15 @@ The same lines render plain (not a terminal, NO_COLOR, golden files) or styled t
 
 from __future__ import annotations
 
-import shlex
-import textwrap
 from typing import Optional
 
 from .. import __version__
 from ..check import CheckResult
-from ..engine.model import CATEGORIES, Finding, FixStep
+from ..engine.model import CATEGORIES
+from .lines import Line, finding_lines, wrap_text
 from .safe import safe_line
 from .summary import summary
 
-Line = list[tuple[str, str]]  # (text, rich style)
-
-STYLE = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
 AREA_NAMES = {
     "driver": "Driver",
     "gpu": "GPUs",
@@ -28,16 +24,6 @@ AREA_NAMES = {
     "system": "System",
 }
 LABEL_WIDTH = 12
-
-
-def command_text(step: FixStep) -> str:
-    return shlex.join(step.argv) if step.argv else ""
-
-
-def _wrap(text: str, indent: int, width: int) -> list[str]:
-    return textwrap.wrap(
-        text, width=max(40, width - indent), break_on_hyphens=False, break_long_words=False
-    ) or [""]
 
 
 def build_lines(
@@ -60,7 +46,7 @@ def build_lines(
     for area, area_lines in summary(result.facts):
         for n, text in enumerate(area_lines):
             label = area if n == 0 else ""
-            chunks = _wrap(text, LABEL_WIDTH, width) if wrap else [text]
+            chunks = wrap_text(text, LABEL_WIDTH, width) if wrap else [text]
             lines.append([(label.ljust(LABEL_WIDTH), "bold"), (chunks[0], "")])
             lines += [[(" " * LABEL_WIDTH, ""), (chunk, "")] for chunk in chunks[1:]]
     for text in overridden(result):  # no shipped rule is replaced silently
@@ -85,7 +71,7 @@ def build_lines(
                 continue
             lines.append([(AREA_NAMES[category], "bold")])
             for f in group:
-                lines += _finding_lines(f, width)
+                lines += finding_lines(f, width)
         lines.append([])
     ignored = result.ignored_findings
     if ignored:
@@ -99,10 +85,10 @@ def build_lines(
                     (f"  {f.rule.title}", ""),
                 ]
             )
-            lines += [[("    " + chunk, "dim")] for chunk in _wrap(f.message, 4, width)]
+            lines += [[("    " + chunk, "dim")] for chunk in wrap_text(f.message, 4, width)]
             lines += [
                 [("    " + ("reason: " if n == 0 else "        ") + chunk, "")]
-                for n, chunk in enumerate(_wrap(reason, 12, width))
+                for n, chunk in enumerate(wrap_text(reason, 12, width))
             ]
         lines.append([])
     lines.append(_verdict(result, fail_on, result.verdict(fail_on) if verdict is None else verdict))
@@ -112,35 +98,6 @@ def build_lines(
 def overridden(result: CheckResult) -> list[str]:
     """One line for each shipped rule a rule pack replaced (`overrides: true`), and where from."""
     return [f"{r.id} (shipped, {r.replaces}) replaced by {r.file}:{r.line}" for r in result.overrides]
-
-
-def _finding_lines(f: Finding, width: int) -> list[Line]:
-    pad = " " * 4
-    out: list[Line] = [
-        [
-            ("  ", ""),
-            (f.severity.upper().ljust(8), STYLE[f.severity]),
-            (f.rule.id, "bold"),
-            (f"  {f.rule.title}", ""),
-        ]
-    ]
-    out += [[(pad + chunk, "")] for chunk in _wrap(f.message, 4, width)]
-    out += [
-        [(pad + ("why: " if n == 0 else "     ") + chunk, "dim")]
-        for n, chunk in enumerate(_wrap(f.why, 9, width))
-    ]
-    for n, step in enumerate(f.fix):
-        head = pad + ("fix: " if n == 0 else "     ")
-        if step.argv:
-            out.append([(head, "green"), (command_text(step), "bold green")])
-            if step.text:
-                out += [[(pad + "     " + chunk, "dim")] for chunk in _wrap(step.text, 9, width)]
-        else:
-            out += [
-                [(head if k == 0 else pad + "     ", "green"), (chunk, "")]
-                for k, chunk in enumerate(_wrap(step.text, 9, width))
-            ]
-    return out
 
 
 def _verdict(result: CheckResult, fail_on: str, code: int) -> Line:
