@@ -74,3 +74,11 @@ def run_cli(*args: str, cwd: Path = ROOT, env: dict | None = None, drop: tuple[s
         env=full,
         timeout=60,
     )
+
+
+@pytest.fixture(scope="session")
+def fake_torch_python(tmp_path_factory) -> str:
+    """A venv whose torch and CuPy are the bench's fake measurement source (tests/bench/torchfake.py)."""
+    from tests.bench.torchfake import fake_torch_venv
+
+    return fake_torch_venv(tmp_path_factory.mktemp("fake-torch"))

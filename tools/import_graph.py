@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("resolvers", ("resolvers",)),
     ("plan", ("plan", "plan_file", "policy", "profiles")),
     ("check", ("check",)),
+    ("bench", ("bench",)),  # measurements in the target interpreter, judged against the catalogue
     ("report", ("report", "fleet")),
     ("explain", ("explain",)),  # from a failure a command met to what on this host explains it
     ("remedy", ("remedy",)),  # the only layer that changes the machine; only commands use it

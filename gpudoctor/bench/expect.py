@@ -97,10 +97,7 @@ def _between_gpus(model: GpuModel, facts: Any, gpus: list[int], kb: Knowledge) -
         if model.nvlink_gbs is None:
             return Expectation(none=f"the GPU catalogue has no NVLink bandwidth for the {model.name}")
         half = model.nvlink_gbs / 2
-        return Expectation(
-            half,
-            f"NVLink of the {model.name}, per direction ({half:g} of {model.nvlink_gbs:g} GB/s)",
-            "NVLink",
-        )
+        basis = f"NVLink of the {model.name}, per direction ({half:g} of {model.nvlink_gbs:g} GB/s)"
+        return Expectation(half, basis, link="NVLink")
     pcie = _pcie(model, facts, gpus[0], kb)
     return Expectation(pcie.value, pcie.basis, pcie.none, "PCIe", pcie.pcie_gen, pcie.pcie_width)
