@@ -60,6 +60,19 @@ def read_baseline(path: str) -> dict[tuple, float]:
     return out
 
 
+def why_unknown(unknown_facts: tuple, shown: int = 3) -> str:
+    """Why a rule could not judge, in a line: its distinct reasons, and how many facts had one."""
+    reasons: list[str] = []
+    for _name, why in unknown_facts:
+        if why not in reasons:
+            reasons.append(why)
+    text = "; ".join(reasons[:shown]) or "unknown"
+    if len(reasons) > shown:
+        text += f"; and {len(reasons) - shown} more"
+    n = len(unknown_facts)
+    return text + (f" ({n} facts)" if n > 1 else "")
+
+
 def _progress(text: str, done: int, total: int) -> None:
     if not sys.stderr.isatty():
         return
@@ -152,11 +165,7 @@ def run(
         hostname=facts.value("host.hostname") or "",
         verdict=verdict,
         fail_on=fail_on,
-        unknown=tuple(
-            (r.rule.id, "; ".join(f"{n}: {why}" for n, why in r.unknown_facts) or "unknown")
-            for r in results
-            if r.status == "unknown"
-        ),
+        unknown=tuple((r.rule.id, why_unknown(r.unknown_facts)) for r in results if r.status == "unknown"),
     )
     if html:
         from ..datafiles import write_atomically
