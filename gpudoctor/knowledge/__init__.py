@@ -38,6 +38,7 @@ from .lookups import (
     xid_code,
 )
 from .rows import (
+    PEAK_DTYPES,
     CudaToolkit,
     CudnnSupport,
     DriverBranch,
@@ -59,7 +60,7 @@ from .rows import (
 from .schema import KINDS, ROW_ATTRS, SECTIONS, TABLES, VARIANT_FIELDS, Section
 
 __all__ = [
-    "KINDS", "ROW_ATTRS", "SECTIONS", "TABLES", "VARIANT_FIELDS", "Companions", "CudaToolkit",
+    "KINDS", "PEAK_DTYPES", "ROW_ATTRS", "SECTIONS", "TABLES", "VARIANT_FIELDS", "Companions", "CudaToolkit",
     "CudnnSupport", "DriverBranch", "GpuModel", "HostCompilers", "JaxPlugin", "Knowledge",
     "KnowledgeError", "MinorCompat", "PcieGen", "Row", "Section", "Source", "Table", "TensorflowBuild",
     "TorchCompanions", "TorchRelease", "TorchVariant", "cuda_toolkit", "cudnn_builds", "driver_branch",

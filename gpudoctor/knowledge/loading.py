@@ -320,6 +320,10 @@ def _check_row(section: Section, item: dict, path: tuple, where: str, label: str
                 ok = False
     for field, bound in section.above:
         ok = _check_above(item, field, bound, path, where, label, ctx) and ok
+    for field, flag in section.only_with:
+        if item.get(field) is not None and item.get(flag) is not True:
+            ctx.report((*path, field), label, f"{where}.{field}", f"{field} is set only where {flag} is true")
+            ok = False
     for numbers, count in section.link_sets:
         kind = section.fields[numbers][0]
         ok = _check_link_set(item, numbers, count, kind, path, where, label, ctx) and ok

@@ -176,6 +176,10 @@ class CudnnSupport(Row):
     ccs: tuple[str, ...]
 
 
+# The data types GpuModel.peak_tflops knows, each a `<dtype>_tflops` field.
+PEAK_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
+
+
 @dataclass(frozen=True)
 class GpuModel(Row):
     key: str
@@ -191,12 +195,25 @@ class GpuModel(Row):
     nvlink_gbs: Optional[float]
     nvlink_links: Optional[int]  # NVLink links the model wires; None when the catalogue does not know
     nvlink_unwired: Optional[tuple[int, ...]]  # link numbers NVML reports that the model leaves unwired
+    # Dense peaks (no sparsity), TFLOP/s: FP32 on the CUDA cores; TF32, BF16, FP16 (FP32 accumulate) and FP8
+    # on the tensor cores. None where no source read gives the figure.
+    fp32_tflops: Optional[float]
+    tf32_tflops: Optional[float]
     bf16_tflops: Optional[float]
     fp16_tflops: Optional[float]
+    fp8_tflops: Optional[float]
     fp8: Optional[bool]
     mig_max_instances: Optional[int]
     mig_min_driver: Optional[str]
     segment: str  # data-center | workstation | consumer
+
+    def peak_tflops(self, dtype: str) -> Optional[float]:
+        """The dense peak for a data type, "fp32", "tf32", "bf16", "fp16" or "fp8", in TFLOP/s; None where the
+        catalogue lacks it. ValueError for another data type."""
+        if dtype not in PEAK_DTYPES:
+            expected = ", ".join(PEAK_DTYPES)
+            raise ValueError(f"not a data type the catalogue has peaks for: {dtype!r} (expected: {expected})")
+        return getattr(self, f"{dtype}_tflops")
 
     @property
     def wired_links(self) -> Optional[tuple[int, ...]]:

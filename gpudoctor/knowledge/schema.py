@@ -173,6 +173,7 @@ class Section:
     admits: tuple[tuple[str, str], ...] = ()  # (requirement, version field): the requirement admits it
     # (list field, version field): each version in the list is above that field's, and listed once
     above: tuple[tuple[str, str], ...] = ()
+    only_with: tuple[tuple[str, str], ...] = ()  # (field, flag): the field is set only where the flag is true
 
 
 SECTIONS: tuple[Section, ...] = (
@@ -225,10 +226,13 @@ SECTIONS: tuple[Section, ...] = (
              "pcie_gen": ("int", False), "pcie_width": ("int", False),
              "nvlink_gen": ("int", False), "nvlink_gbs": ("number", False),
              "nvlink_links": ("link_count", False), "nvlink_unwired": ("link_numbers", False),
-             "bf16_tflops": ("number", False), "fp16_tflops": ("number", False), "fp8": ("bool", False),
+             "fp32_tflops": ("number", False), "tf32_tflops": ("number", False),
+             "bf16_tflops": ("number", False), "fp16_tflops": ("number", False),
+             "fp8_tflops": ("number", False), "fp8": ("bool", False),
              "mig_max_instances": ("int", False), "mig_min_driver": ("version", False),
              "segment": ("segment", True)},
-            ("key",), "{name}", link_sets=(("nvlink_unwired", "nvlink_links"),)),
+            ("key",), "{name}", link_sets=(("nvlink_unwired", "nvlink_links"),),
+            only_with=(("fp8_tflops", "fp8"),)),
     Section("pcie", "rows", "pcie", PcieGen,
             {"gen": ("int", True), "gts": ("version", True), "sysfs": ("str", True),
              "sysfs_legacy": ("str", False), "encoding": ("str", False), "x16_gbs": ("number", False)},

@@ -80,7 +80,8 @@ def test_an_unverified_row_without_a_note_fails(tables):
 def test_every_problem_is_reported_at_once_across_files(tables):
     edit(tables, "jax", 'min_cc: "7.5"', 'min_cc: "sm_75"')
     edit(tables, "pcie", "gen: 6,", "gen: 6, lanes: 16,")
-    ada = '    confirmed: [compute_capability, segment]\n    verified: false\n    note: "only the compute'
+    ada = '    also: [gpumap]\n    confirmed: [compute_capability, segment]\n    verified: false\n    note: "'
+    ada += "architecture inferred"
     edit(
         tables,
         "gpus",
@@ -340,3 +341,20 @@ def test_nvlink_wiring_kinds(tables, wiring, expected):
     edit(tables, "gpus", PCIE_WIRING, wiring)
     found = problems(tables)
     assert len(found) == 1 and found[0].endswith(expected), found
+
+
+def test_a_peak_of_the_wrong_kind_is_rejected(tables):
+    tail = '    fp8: true\n    mig_max_instances: 7\n    mig_min_driver: "550.90.07"'
+    edit(tables, "gpus", "    fp8_tflops: 1979\n" + tail, '    fp8_tflops: "1979"\n' + tail)
+    found = problems(tables)
+    assert len(found) == 1 and "NVIDIA H200 SXM5: at rows[" in found[0], found
+    assert "].fp8_tflops: expected a number, got '1979'" in found[0]
+
+
+def test_an_fp8_peak_needs_fp8(tables):
+    index = _row_index(tables, "gpus", "key: l4\n")
+    edit(tables, "gpus", "    fp8_tflops: 242\n    fp8: true\n", "    fp8_tflops: 242\n    fp8: false\n")
+    line = line_of(tables, "gpus", "fp8_tflops: 242")
+    assert problems(tables) == [
+        f"gpus.yaml:{line}: NVIDIA L4: at rows[{index}].fp8_tflops: fp8_tflops is set only where fp8 is true"
+    ]
