@@ -43,7 +43,7 @@ def member(
     name = facts.value(f"{g}.name")
     s = m.samples
     not_measured = m.detail or m.status if m.status != OK else ""
-    no_samples = s.unknown or "not sampled"
+    no_samples = (s.unknown or "not sampled") if s.count == 0 else "NVML gave no such reading during the test"
     out: dict[str, Fact] = {
         "test": known(m.test, SOURCE),
         "kind": known(m.kind, SOURCE),

@@ -100,15 +100,18 @@ def run_test(path: str, cases: Optional[str] = None) -> int:
 def run_docs(out: str) -> int:
     """Write <out>/rules/<ID>.md, <out>/rules/index.md, <out>/facts.md and <out>/errors.md. `out` is
     required: a default of ./docs would overwrite the docs of whatever project the command runs in."""
-    from ..engine.loader import ID_PATTERN
+    from ..engine.loader import ID_PATTERN, RuleLoadError
     from ..explain.entries import EntryError, load_entries
-    from ..report.rule_docs import render_all
+    from ..report.rule_docs import documented_rules, render_all
 
     try:
         entries = load_entries()
     except EntryError as e:
         raise problems("explain entries have", e) from None
-    files = render_all(load_rules([]) + _bench_rules(), entries)
+    try:
+        files = render_all(documented_rules(), entries)
+    except RuleLoadError as e:
+        raise problems("rule files have", e) from None
     root = Path(out)
     try:
         (root / "rules").mkdir(parents=True, exist_ok=True)

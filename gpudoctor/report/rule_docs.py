@@ -339,6 +339,14 @@ def errors_markdown(rules: Sequence[Rule], entries: Sequence[ExplainEntry] = ())
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def documented_rules() -> list[Rule]:
+    """The rules docs/rules/ documents: the check's shipped rules and the bench's (rules/bench/)."""
+    from ..bench.rules import load_bench_rules
+    from ..engine.loader import load_rules
+
+    return load_rules([]) + load_bench_rules()
+
+
 def render_all(rules: list[Rule], entries: Sequence[ExplainEntry]) -> dict[str, str]:
     """Every generated file, by its path relative to the docs directory; `entries` are the explain-only
     entries (gpudoctor/explain/entries.py `load_entries()`), for errors.md."""

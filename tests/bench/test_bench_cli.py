@@ -29,9 +29,11 @@ class Run:
         return json.loads(self.stdout)
 
 
-def bench(lib_dir: Path, nvml: str, torch_scenario: Path, *args: str, cwd: Path | None = None) -> Run:
+def bench(
+    lib_dir: Path, nvml: str, torch_scenario: Path, *args: str, cwd: Path | None = None, path: str = ""
+) -> Run:
     env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PATH": path + os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": os.environ.get("HOME", "/"),
         "LD_LIBRARY_PATH": str(lib_dir),
         "NO_COLOR": "1",
@@ -106,17 +108,15 @@ def test_a_power_capped_gpu_is_named_with_its_cause(fake_lib, fake_torch_python,
         "warning",
     )
     assert run.rc == 1, run.stderr
-    got = [(rule, msg) for rule, msg in findings(run.json()) if rule == "GD-BENCH-001"]
-    assert got[0] == (
-        "GD-BENCH-001",
-        "tf32 matmul on GPU 0 (NVIDIA H200) at 38% of its rate (190 of 494 TFLOP/s) while its power limit is "
-        "350 W, below the default 700 W.",
-    ) or ("bf16" in got[0][1])
-    messages = [msg for _, msg in got]
-    assert (
-        "bf16 matmul on GPU 0 (NVIDIA H200) at 38% of its rate (376 of 989 TFLOP/s) while its power limit is "
-        "350 W, below the default 700 W." in messages
-    )
+    capped = "while its power limit is 350 W, below the default 700 W."
+    assert [msg for rule, msg in findings(run.json()) if rule == "GD-BENCH-001"] == [
+        f"fp32 matmul on GPU 0 (NVIDIA H200) at 39% of its rate (26 of 67 TFLOP/s) {capped}",
+        f"tf32 matmul on GPU 0 (NVIDIA H200) at 38% of its rate (190 of 494 TFLOP/s) {capped}",
+        f"bf16 matmul on GPU 0 (NVIDIA H200) at 38% of its rate (376 of 989 TFLOP/s) {capped}",
+        f"fp16 matmul on GPU 0 (NVIDIA H200) at 36% of its rate (360 of 989 TFLOP/s) {capped}",
+    ]
+    # fp8 ran at 66% of its peak: above the threshold, no finding.
+    assert [rule for rule, _ in findings(run.json())] == ["GD-BENCH-001"] * 4
 
 
 def test_no_gpu_is_a_clear_line_and_exit_0(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
@@ -180,3 +180,36 @@ def test_a_baseline_names_what_got_slower(fake_lib, fake_torch_python, tmp_path)
 def test_bad_options_are_refused(fake_lib, fake_torch_python, tmp_path, args, message):  # noqa: F811
     run = bench(fake_lib, "h200-bench", scenario(tmp_path), "--python", fake_torch_python, *args)
     assert run.rc == 2 and run.stderr.startswith(f"gpudoctor: {message}")
+
+
+DCGM = ROOT / "tests" / "fixtures" / "bench" / "dcgm"
+
+
+def test_dcgm_results_fold_into_the_findings(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    dcgmi = bin_dir / "dcgmi"
+    capture = DCGM / "dcgm-4.5.2-gb10-level2-allowed.json"
+    dcgmi.write_text(f"#!/bin/sh\ncat {capture}\nexit 226\n", encoding="utf-8")
+    dcgmi.chmod(0o755)
+    args = ("--python", fake_torch_python, "--format", "json", "--test", "d2d", "--dcgm", "2")
+    data = bench(fake_lib, "h200-bench", scenario(tmp_path), *args, path=f"{bin_dir}:").json()
+    assert findings(data) == [
+        (
+            "GD-BENCH-016",
+            "DCGM's software test (Deployment) failed on GPU 0: Persistence Mode: Persistence mode for GPU 0 "
+            'is disabled. Enable persistence mode by running "nvidia-smi -i <gpuId> -pm 1 " as root.; Error '
+            "getting the SRAM Threshold Count for GPU 0. Status = 0. Value = 9223372036854775794. SRAM "
+            "Threshold checking was skipped.",
+        )
+    ]
+    assert [r["status"] for r in data["dcgm"]["results"]] == ["fail", "pass", "pass"]
+    assert data["summary"]["exit_code"] == 1
+
+
+def test_dcgm_missing_is_could_not_judge_not_a_pass(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+    args = ("--python", fake_torch_python, "--format", "json", "--test", "d2d", "--dcgm", "1")
+    data = bench(fake_lib, "h200-bench", scenario(tmp_path), *args).json()
+    status = {r["id"]: (r["status"], r["unknown_facts"]) for r in data["rules"]}
+    assert status["GD-BENCH-016"] == ("unknown", {"dcgm.count": "dcgmi not found: DCGM is not installed"})
+    assert status["GD-BENCH-017"][0] == "unknown"

@@ -114,7 +114,8 @@ def test_a_run_becomes_bench_facts_with_ratios_samples_and_baseline():
     assert (
         facts.get("bench[3].ratio").unknown == "timed out: still running after 60 s, the worker was stopped"
     )
-    assert facts.get("bench[1].sm_mhz").unknown == "no samples taken"
+    assert facts.get("bench[1].sm_mhz").unknown == "NVML gave no such reading during the test"
+    assert facts.get("bench[2].sm_mhz").unknown == "not sampled"
     assert [(r.index, r.test, r.expected, r.baseline) for r in rows] == [
         (0, "matmul_bf16", 989, 740.0),
         (1, "h2d_pinned", 63.02, None),
