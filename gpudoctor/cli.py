@@ -411,13 +411,13 @@ def rules_validate(paths: list[str] = typer.Argument(..., help="Rule files or di
 
 @rules_app.command("test")
 def rules_test(
-    path: str = typer.Argument(..., help="A rule file or directory (your rules)."),
+    paths: list[str] = typer.Argument(..., help="Rule files or directories (your rules), tested together."),
     cases: Optional[str] = typer.Option(
         None, "--cases", help="Directory of case files (<RULE-ID>.yaml); default: cases/ beside the rules."
     ),
 ) -> None:
     """Run rule cases (fires/passes) against your rules: exit 0 all pass, 1 a case failed, 2 bad files."""
-    _run("rules test", path=path, cases=cases)
+    _run("rules test", paths=tuple(paths), cases=cases)
 
 
 @rules_app.command("docs")

@@ -82,12 +82,12 @@ def run_validate(paths: tuple[str, ...]) -> int:
     return 0
 
 
-def run_test(path: str, cases: Optional[str] = None) -> int:
-    """Rule cases (fires/passes) against the rules at `path`: 0 all pass, 1 a case failed, 2 bad files."""
+def run_test(paths: tuple[str, ...], cases: Optional[str] = None) -> int:
+    """Rule cases (fires/passes) against the rules at `paths`: 0 all pass, 1 a case failed, 2 bad files."""
     from ..engine import rule_tests
 
     try:
-        code, lines, notes = rule_tests.main(path, cases)
+        code, lines, notes = rule_tests.main(list(paths), cases)
     except rule_tests.CaseError as e:
         raise CommandError(str(e)) from None
     for line in lines:

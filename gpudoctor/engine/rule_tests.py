@@ -168,18 +168,19 @@ def run(rules: list[Rule], cases_dir: Path) -> Outcome:
     return outcome
 
 
-def main(path: str, cases: Optional[str] = None) -> tuple[int, list[str], list[str]]:
-    """`gpudoctor rules test PATH [--cases DIR]`: (exit code, lines for stdout, notes for stderr). The
-    rules of PATH load on their own, validated as any rule file; the cases default to `cases/` in PATH
-    (a directory) or beside it (a file). Exit 0 when every case passed, 1 when one failed; CaseError (exit
-    2) for rule or case files that are not well formed."""
+def main(paths: list[str], cases: Optional[str] = None) -> tuple[int, list[str], list[str]]:
+    """`gpudoctor rules test PATH... [--cases DIR]`: (exit code, lines for stdout, notes for stderr). The
+    rules of the paths load together on their own, validated as any rule file; the cases default to
+    `cases/` in the first path (a directory) or beside it (a file). Exit 0 when every case passed, 1 when
+    one failed; CaseError (exit 2) for rule or case files that are not well formed."""
     from .loader import RuleLoadError, load_rules
 
-    root = Path(path)
-    if not root.exists():
-        raise CaseError(f"{path}: no such file or directory")
+    for path in paths:
+        if not Path(path).exists():
+            raise CaseError(f"{path}: no such file or directory")
+    root = Path(paths[0])
     try:
-        rules = load_rules([path], include_shipped=False)
+        rules = load_rules(list(paths), include_shipped=False)
     except RuleLoadError as e:
         raise CaseError("rule files have problems:\n" + "\n".join(f"  {p}" for p in e.problems)) from None
     cases_dir = Path(cases) if cases else (root if root.is_dir() else root.parent) / "cases"
