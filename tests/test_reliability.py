@@ -697,7 +697,7 @@ def _init_codes(lib_dir: Path, *scenarios: Path) -> tuple[list[int], str]:
 
 def test_every_scenario_file_is_valid(fake_lib):
     files = sorted(SCENARIOS.glob("*.scn"))
-    assert len(files) == 19
+    assert len(files) == 21
     expected = {"version-mismatch.scn": 18, "driver-not-loaded.scn": 9}  # NVML's codes for the two
     codes, stderr = _init_codes(fake_lib, *files)
     assert (dict(zip([f.name for f in files], codes)), stderr) == (
