@@ -197,10 +197,9 @@ def _shape(facts: list[str]) -> dict:
     return shape
 
 
-# What the fleet reads of each node: the fleet rules' facts, their groups, and each GPU's index.
-FLEET_FACTS = sorted(
-    {r.fact for r in FLEET_RULES} | {r.by for r in FLEET_RULES if r.by} | {"gpus[].index", "gpus.count"}
-)
+# What the fleet reads of each node: what the fleet rules read (their facts, their groups, and the members
+# beside them: a GPU's index, a measurement's status), and the GPUs.
+FLEET_FACTS = sorted({name for r in FLEET_RULES for name in r.reads()} | {"gpus[].index", "gpus.count"})
 SHAPE = _shape(FLEET_FACTS)
 
 _TYPES = {

@@ -6,15 +6,17 @@ trees, where an unknown fact is {"unknown": reason} and a list's count is the le
 
 from __future__ import annotations
 
+import math
 import re
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from ..engine.model import SEVERITY_RANK
 from ..facts import Facts
 from .load import Invalid, Loaded, NodeFinding, NodeReport, facts_of
-from .rules import FLEET_RULES, FleetRule
+from .rules import FLEET_RULES, MIN_VALUES, FleetRule, percent
 
 EXIT_OK, EXIT_FINDINGS, EXIT_CANNOT_CHECK = 0, 1, 2
 NAMES_IN_MESSAGE = 20  # nodes a message names before "and N more" (JSON carries them all)
@@ -24,13 +26,14 @@ NAMES_IN_MESSAGE = 20  # nodes a message names before "and N more" (JSON carries
 class FleetFinding:
     rule: FleetRule
     key: Optional[str]  # the group (`by` value): "torch", "NVIDIA H200"; None without by
-    value: Any  # drift: the value these nodes have; outlier: None (see gpus)
-    majority: Any  # the most common value; None when values tie (drift)
-    majority_count: int  # nodes (drift) or GPUs (outlier) that have it
-    compared: int  # nodes (drift) or GPUs (outlier) compared in the group
+    value: Any  # drift: the value these nodes have; outlier, slower: None (see gpus)
+    majority: Any  # the most common value; None when values tie (drift); slower: the group's median
+    majority_count: int  # nodes (drift) or GPUs (outlier) that have it; slower: 0
+    compared: int  # nodes (drift), GPUs (outlier) or values (slower) compared in the group
     nodes: tuple[str, ...]
-    gpus: tuple[tuple[str, int, Any], ...]  # outlier: (node, GPU index, value)
+    gpus: tuple[tuple[str, int, Any], ...]  # outlier, slower: (node, GPU index, value)
     message: str
+    items: tuple[int, ...] = ()  # slower: each of gpus' position in its node's list (`bench[3]`)
 
     @property
     def severity(self) -> str:
@@ -40,14 +43,20 @@ class FleetFinding:
 @dataclass(frozen=True)
 class Group:
     key: Optional[str]
-    majority: Any  # None when tied (drift)
-    values: tuple[tuple[Any, int], ...]  # (value, nodes or GPUs), most common first
+    majority: Any  # None when tied (drift); slower: the median, None when not compared
+    values: tuple[tuple[Any, int], ...]  # (value, nodes or GPUs), most common first; slower: none
+    # slower: how many known values, the lowest and the highest, their unit; compared when there are enough
+    count: int = 0
+    lowest: Any = None
+    highest: Any = None
+    unit: str = ""
+    compared: bool = True
 
 
 @dataclass(frozen=True)
 class FleetRuleResult:
     rule: FleetRule
-    status: str  # fired | passed | not compared (no node had a known value)
+    status: str  # fired | passed | not compared (no node had a known value; slower: no group had enough)
     groups: tuple[Group, ...]
     unknown: tuple[tuple[str, str], ...]  # (node, reason) where the value is unknown
     findings: tuple[FleetFinding, ...]
@@ -236,7 +245,8 @@ def _number(value: Any) -> bool:
 
 def evaluate(rules: tuple[FleetRule, ...], nodes: list[NodeReport]) -> list[FleetRuleResult]:
     """Every fleet rule over the nodes, in table order."""
-    return [_drift(r, nodes) if r.kind == "drift" else _outlier(r, nodes) for r in rules]
+    kinds = {"drift": _drift, "outlier": _outlier, "slower": _slower}
+    return [kinds[r.kind](r, nodes) for r in rules]
 
 
 def _split(fact: str) -> tuple[str, str]:
@@ -286,7 +296,7 @@ def _drift(rule: FleetRule, nodes: list[NodeReport]) -> FleetRuleResult:
         for key, value in values.items():
             groups.setdefault(key, {}).setdefault(value, []).append(node.name)
     out_groups, findings = [], []
-    for key in sorted(groups, key=lambda k: (k is not None, k or "")):
+    for key in _sorted_keys(groups):
         by_value = groups[key]
         ranked = _ranked({v: len(names) for v, names in by_value.items()})
         tied = len(ranked) > 1 and ranked[0][1] == ranked[1][1]
@@ -315,11 +325,40 @@ def _drift(rule: FleetRule, nodes: list[NodeReport]) -> FleetRuleResult:
     return _result(rule, out_groups, unknown, findings)
 
 
-def _outlier(rule: FleetRule, nodes: list[NodeReport]) -> FleetRuleResult:
+class _Seen(NamedTuple):  # a tuple: a fleet of 20,000 nodes makes a million of them
+    """One known number of a per-member rule: its group, node and member."""
+
+    key: Optional[str]
+    node: NodeReport
+    value: Any
+    member: str  # the member's fact prefix: `gpus[3]`, `bench[12]`
+
+    @property
+    def item(self) -> int:
+        """The member's position in the node's list."""
+        return int(self.member[self.member.rindex("[") + 1 : -1])
+
+    @property
+    def gpu(self) -> int:
+        """The member's `index`, else its `gpu` (bench[] has no index), else its position. Only findings
+        name GPUs, so this is read for them alone."""
+        for field_ in ("index", "gpu"):
+            value, _ = _member(self.node.facts, self.member, field_)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        return self.item
+
+
+def _member_values(
+    rule: FleetRule, nodes: list[NodeReport], measured: bool = False
+) -> tuple[list[_Seen], list[tuple[str, str]]]:
+    """Every known number of a per-member rule (`gpus[].<field>`, `bench[].value`), and per node the first
+    reason one was not known: the list is not there or unknown, or a member's value is unknown or not a
+    number. `measured`: a member whose `status` is there and not "ok" (or unknown) is left out the same
+    way."""
     list_name, field_ = _split(rule.fact)
     by = _split(rule.by)[1] if rule.by else None
-    counts: dict[Optional[str], dict[Any, int]] = {}
-    seen: list[tuple[Optional[str], str, int, Any]] = []  # (key, node, GPU index, value)
+    seen: list[_Seen] = []
     unknown = []
     for node in nodes:
         members, reason = _items(node.facts, list_name)
@@ -327,7 +366,7 @@ def _outlier(rule: FleetRule, nodes: list[NodeReport]) -> FleetRuleResult:
             unknown.append((node.name, reason or ""))
             continue
         first_reason = None
-        for i, m in enumerate(members):
+        for m in members:
             key = None
             if by is not None:
                 raw_key, _ = _member(node.facts, m, by)
@@ -335,18 +374,41 @@ def _outlier(rule: FleetRule, nodes: list[NodeReport]) -> FleetRuleResult:
             value, value_reason = _member(node.facts, m, field_)
             if value_reason is None and not _number(value):
                 value_reason = "not a number"
+            where = field_
+            if measured:
+                status_reason = _not_measured(node.facts, m)
+                if status_reason is not None:
+                    where, value_reason = "status", status_reason
             if value_reason is not None:
-                first_reason = first_reason or f"{list_name}[{i}].{field_}: {value_reason}"
+                first_reason = first_reason or f"{m}.{where}: {value_reason}"
                 continue
-            index, _ = _member(node.facts, m, "index")
-            gpu = index if isinstance(index, int) and not isinstance(index, bool) else i
-            counts.setdefault(key, {})
-            counts[key][value] = counts[key].get(value, 0) + 1
-            seen.append((key, node.name, gpu, value))
+            seen.append(_Seen(key, node, value, m))
         if first_reason:
             unknown.append((node.name, first_reason))
+    return seen, unknown
+
+
+def _not_measured(facts: Facts, member: str) -> Optional[str]:
+    """Why a measurement does not count: its `status` is not "ok" (`timed out`) or is unknown. A list
+    without a status has every member count."""
+    status, reason = _member(facts, member, "status")
+    if reason == "not in report" or status == "ok":
+        return None
+    return reason or str(status)
+
+
+def _sorted_keys(keys: Any) -> list[Optional[str]]:
+    return sorted(keys, key=lambda k: (k is not None, k or ""))
+
+
+def _outlier(rule: FleetRule, nodes: list[NodeReport]) -> FleetRuleResult:
+    seen, unknown = _member_values(rule, nodes)
+    counts: dict[Optional[str], dict[Any, int]] = {}
+    for v in seen:
+        counts.setdefault(v.key, {})
+        counts[v.key][v.value] = counts[v.key].get(v.value, 0) + 1
     out_groups, norms = [], {}
-    for key in sorted(counts, key=lambda k: (k is not None, k or "")):
+    for key in _sorted_keys(counts):
         ranked = _ranked(counts[key])
         top = [v for v, c in ranked if c == ranked[0][1]]
         # A tie for most common: the better value is the norm, since being on the good side is no finding.
@@ -354,10 +416,10 @@ def _outlier(rule: FleetRule, nodes: list[NodeReport]) -> FleetRuleResult:
         norms[key] = (norm, counts[key][norm], sum(counts[key].values()))
         out_groups.append(Group(key, norm, tuple(ranked)))
     odd: dict[tuple[Optional[str], str], list[tuple[int, Any]]] = {}
-    for key, node_name, gpu, value in seen:
-        norm = norms[key][0]
-        if (value < norm) if rule.worse == "lower" else (value > norm):
-            odd.setdefault((key, node_name), []).append((gpu, value))
+    for v in seen:
+        norm = norms[v.key][0]
+        if (v.value < norm) if rule.worse == "lower" else (v.value > norm):
+            odd.setdefault((v.key, v.node.name), []).append((v.gpu, v.value))
     findings = []
     for (key, node_name), gpus in odd.items():
         norm, norm_count, compared = norms[key]
@@ -377,8 +439,64 @@ def _outlier(rule: FleetRule, nodes: list[NodeReport]) -> FleetRuleResult:
     return _result(rule, out_groups, unknown, findings)
 
 
+def _slower(rule: FleetRule, nodes: list[NodeReport]) -> FleetRuleResult:
+    seen, unknown = _member_values(rule, nodes, measured=True)
+    values: dict[Optional[str], list[_Seen]] = {}
+    for v in seen:
+        values.setdefault(v.key, []).append(v)
+    out_groups, medians = [], {}
+    for key in _sorted_keys(values):
+        numbers = [v.value for v in values[key]]
+        unit, _ = _member(values[key][0].node.facts, values[key][0].member, "unit")
+        compared = len(numbers) >= MIN_VALUES
+        if compared:
+            medians[key] = _median(numbers)
+        out_groups.append(
+            Group(
+                key,
+                medians.get(key),
+                (),
+                count=len(numbers),
+                lowest=min(numbers),
+                highest=max(numbers),
+                unit=unit if isinstance(unit, str) else "",
+                compared=compared,
+            )
+        )
+    slow: dict[tuple[Optional[str], str], list[_Seen]] = {}
+    for v in seen:
+        if v.key in medians and v.value < rule.tolerance * medians[v.key]:  # type: ignore[operator]
+            slow.setdefault((v.key, v.node.name), []).append(v)
+    findings = []
+    units = {g.key: g.unit for g in out_groups}
+    for (key, node_name), found in slow.items():
+        median, compared = medians[key], len(values[key])
+        findings.append(
+            FleetFinding(
+                rule=rule,
+                key=key,
+                value=None,
+                majority=median,
+                majority_count=0,
+                compared=compared,
+                nodes=(node_name,),
+                gpus=tuple((node_name, v.gpu, v.value) for v in found),
+                message=_slower_message(rule, key, node_name, found, median, compared, units[key]),
+                items=tuple(v.item for v in found),
+            )
+        )
+    return _result(rule, out_groups, unknown, findings)
+
+
+def _median(numbers: list) -> Any:
+    """The median; of whole numbers, whole when it is (x16, not x16.0, between two x16)."""
+    median = statistics.median(numbers)
+    whole = all(isinstance(n, int) for n in numbers) and float(median).is_integer()
+    return int(median) if whole else median
+
+
 def _result(rule: FleetRule, groups: list, unknown: list, findings: list) -> FleetRuleResult:
-    status = "fired" if findings else ("passed" if groups else "not compared")
+    status = "fired" if findings else ("passed" if any(g.compared for g in groups) else "not compared")
     return FleetRuleResult(rule, status, tuple(groups), tuple(unknown), tuple(findings))
 
 
@@ -444,6 +562,47 @@ def _outlier_message(
     return (
         f"{node}: {what(rule, key)} {'; '.join(parts)}, where {norm_count} of {compared} {model} "
         f"in the fleet {'has' if norm_count == 1 else 'have'} {show(rule, norm)}"
+    )
+
+
+def with_unit(rule: FleetRule, value: Any, unit: str) -> str:
+    """A measurement as messages show it: "731.2 TFLOP/s"."""
+    return show(rule, value) + (f" {unit}" if unit else "")
+
+
+def _which(v: _Seen) -> str:
+    """The GPU(s) a measurement is of: "GPU 3"; p2p "GPU 0 to 3"; an all-reduce "8 GPUs"."""
+    peer, _ = _member(v.node.facts, v.member, "peer")
+    if isinstance(peer, int) and not isinstance(peer, bool):
+        return f"GPU {v.gpu} to {peer}"
+    gpus, _ = _member(v.node.facts, v.member, "gpus")
+    if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 1:
+        return f"{gpus} GPUs"
+    return f"GPU {v.gpu}"
+
+
+def _slower_message(
+    rule: FleetRule,
+    key: Optional[str],
+    node: str,
+    found: list[_Seen],
+    median: Any,
+    compared: int,
+    unit: str,
+) -> str:
+    # floor, not round: a value under 90% of the median never reads as 90%
+    parts = [
+        f"{with_unit(rule, v.value, unit)} on {_which(v)} ({math.floor(100 * v.value / median)}%)"
+        if median
+        else f"{with_unit(rule, v.value, unit)} on {_which(v)}"
+        for v in found
+    ]
+    shown = ", ".join(parts[:NAMES_IN_MESSAGE])
+    if len(parts) > NAMES_IN_MESSAGE:
+        shown += f" and {len(parts) - NAMES_IN_MESSAGE} more"
+    return (
+        f"{node}: {what(rule, key)} {shown}, where the median of {compared} in the fleet is "
+        f"{with_unit(rule, median, unit)} and under {percent(rule.tolerance or 0)} of it is slower"
     )
 
 

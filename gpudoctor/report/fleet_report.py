@@ -12,13 +12,16 @@ from ..fleet.merge import (
     Fleet,
     FleetFinding,
     FleetRuleResult,
+    Group,
     Verdict,
     by_rule,
+    name_list,
     show,
     sorted_node_findings,
     what,
+    with_unit,
 )
-from ..fleet.rules import FleetRule
+from ..fleet.rules import MIN_VALUES, FleetRule
 from .safe import safe_line, terminal_lines
 
 SCHEMA = "gpudoctor.fleet"
@@ -69,6 +72,9 @@ def _overview(fleet: Fleet) -> list[tuple[str, str]]:
     rows = []
     for result in fleet.results:
         rule = result.rule
+        if rule.kind == "slower":
+            rows += _slower_overview(result)
+            continue
         unit = "nodes" if rule.kind == "drift" else "GPUs"
         for group in result.groups:
             label = what(rule, group.key)
@@ -82,6 +88,23 @@ def _overview(fleet: Fleet) -> list[tuple[str, str]]:
         if result.unknown and rule.kind == "drift" and rule.by is None:
             label = what(rule, None)
             rows.append((label, f"unknown on {_plural(len(result.unknown), 'node')}"))
+    return rows
+
+
+def _slower_overview(result: FleetRuleResult) -> list[tuple[str, str]]:
+    """A measurement's median and lowest value per group; the nodes with values unknown, once anything was
+    measured (a fleet of check reports has no bench results: nothing to say)."""
+    rule, rows = result.rule, []
+    for g in result.groups:
+        if g.compared:
+            median = with_unit(rule, g.majority, g.unit)
+            values = f"median {median} of {_plural(g.count, 'value')} · lowest {show(rule, g.lowest)}"
+        else:
+            values = f"{_plural(g.count, 'value')}: not compared (fewer than {MIN_VALUES})"
+        rows.append((what(rule, g.key), values))
+    if result.groups and result.unknown:
+        names = name_list([f"{node} ({why})" for node, why in result.unknown])
+        rows.append((f"{rule.fact} unknown", f"on {_plural(len(result.unknown), 'node')}: {names}"))
     return rows
 
 
@@ -277,13 +300,17 @@ def _finding_data(f: FleetFinding) -> dict[str, Any]:
         "majority_count": f.majority_count,
         "compared": f.compared,
         "nodes": list(f.nodes),
-        "gpus": [{"node": node, "index": index, "value": value} for node, index, value in f.gpus],
+        "gpus": [
+            {"node": node, "index": index, "value": value, **({"item": f.items[n]} if f.items else {})}
+            for n, (node, index, value) in enumerate(f.gpus)
+        ],
         "message": f.message,
         "why": f.rule.why,
     }
 
 
 def _rule_data(r: FleetRuleResult) -> dict[str, Any]:
+    slower = r.rule.kind == "slower"
     return {
         "id": r.rule.id,
         "title": r.rule.title,
@@ -292,17 +319,27 @@ def _rule_data(r: FleetRuleResult) -> dict[str, Any]:
         "fact": r.rule.fact,
         "by": r.rule.by,
         "worse": r.rule.worse,
-        "counted": "nodes" if r.rule.kind == "drift" else "gpus",
+        "tolerance": r.rule.tolerance,
+        "counted": {"drift": "nodes", "outlier": "gpus"}.get(r.rule.kind, "values"),
         "status": r.status,
-        "groups": [
-            {
-                "key": g.key,
-                "majority": g.majority,
-                "values": [{"value": v, "count": c} for v, c in g.values],
-            }
-            for g in r.groups
-        ],
+        "groups": [_slower_group(g) if slower else _group(g) for g in r.groups],
         "unknown": {node: reason for node, reason in r.unknown},
+    }
+
+
+def _group(g: Group) -> dict[str, Any]:
+    return {"key": g.key, "majority": g.majority, "values": [{"value": v, "count": c} for v, c in g.values]}
+
+
+def _slower_group(g: Group) -> dict[str, Any]:
+    return {
+        "key": g.key,
+        "status": "compared" if g.compared else "not compared",
+        "median": g.majority,
+        "count": g.count,
+        "lowest": g.lowest,
+        "highest": g.highest,
+        "unit": g.unit,
     }
 
 
@@ -449,6 +486,5 @@ def rules_table(rules: tuple[FleetRule, ...]) -> str:
     rows = []
     for r in rules:
         compares = f"`{r.fact}`" + (f" by `{r.by}`" if r.by else "")
-        kind = r.kind + (f" ({r.worse} is worse)" if r.worse else "")
-        rows.append([r.id, r.severity, kind, compares, r.title])
+        rows.append([r.id, r.severity, r.kind_words, compares, r.title])
     return "\n".join(_table(["id", "severity", "kind", "compares", "title"], rows)).rstrip("\n") + "\n"

@@ -48,10 +48,9 @@ def rule_detail(rule: Rule) -> str:
 def fleet_rule_detail(rule: FleetRule) -> str:
     """`rules show` for a fleet rule (rules/fleet/fleet.yaml): what it compares across nodes."""
     compares = rule.fact + (f" by {rule.by}" if rule.by else "")
-    kind = rule.kind + (f" ({rule.worse} is worse)" if rule.worse else "")
     lines = [
         f"{rule.id}: {rule.title}",
-        f"severity: {rule.severity}   area: fleet   kind: {kind}",
+        f"severity: {rule.severity}   area: fleet   kind: {rule.kind_words}",
         f"compares: {compares} across the nodes' reports (gpudoctor fleet)",
         "defined in: rules/fleet/fleet.yaml",
         "",

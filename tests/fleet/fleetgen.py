@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
+from gpudoctor.bench.model import KINDS, LABELS, UNITS
 from gpudoctor.fleet.load import Loaded, name_nodes, parse_report
 from gpudoctor.fleet.merge import Fleet, merge
 
@@ -68,8 +69,55 @@ def report(
         for path, value in (every_gpu or {}).items():
             set_fact(doc["facts"], f"gpus[{i}].{path}", value)
     for path, value in (facts or {}).items():
-        set_fact(doc["facts"], path, value)
+        set_fact(doc["facts"], path, copy.deepcopy(value))  # a value given to many reports is not shared
     doc["findings"] += findings or []
+    return doc
+
+
+# What an H200 measures under `gpudoctor bench`, about: the values the bench fleets are made of.
+H200_BENCH = {"matmul_bf16": 730.0, "h2d_pinned": 55.0, "allreduce": 360.0}
+
+
+def bench(test: str, gpu: int, value: Any, gpu_name: str = "NVIDIA H200", **more: Any) -> dict:
+    """One bench[] member as `gpudoctor bench --format json` writes it (docs/facts.md, bench). A value that
+    is a string is a status: the test did not measure ("timed out", "failed"), and its value is unknown."""
+    status = "ok" if not isinstance(value, str) else value
+    return {
+        "test": test,
+        "kind": KINDS[test],
+        "label": LABELS[test],
+        "gpu": gpu,
+        "gpus": 1,
+        "gpu_name": gpu_name,
+        "group": f"{gpu_name} {test}",
+        "status": status,
+        "detail": "50 iterations" if status == "ok" else f"{status} after 60 s",
+        "value": value if status == "ok" else {"unknown": f"{status} after 60 s"},
+        "unit": UNITS[KINDS[test]],
+        **more,
+    }
+
+
+def bench_report(
+    hostname: str,
+    gpus: int = 8,
+    values: Optional[dict[str, float]] = None,
+    odd: Optional[dict[tuple[str, int], Any]] = None,
+    gpu_name: str = "NVIDIA H200",
+) -> dict:
+    """A bench report: the check report of `hostname` whose facts have a bench[] list instead of findings,
+    each test of `values` (H200_BENCH) on every GPU, test by test as a run measures them; an all-reduce is
+    one measurement of the node (its first GPU, `gpus` of them). odd: {(test, GPU): value or status}."""
+    doc = report(hostname, gpus=gpus, every_gpu={"name": gpu_name})
+    doc["findings"], doc["rules"] = [], []
+    members = []
+    for test, value in (values or H200_BENCH).items():
+        for gpu in range(1 if test == "allreduce" else gpus):
+            member = bench(test, gpu, (odd or {}).get((test, gpu), value), gpu_name)
+            if test == "allreduce":
+                member["gpus"] = gpus
+            members.append(member)
+    doc["facts"]["bench"] = members
     return doc
 
 
@@ -130,6 +178,24 @@ def small_fleet(directory: Path) -> Path:
     newer = dict(report("gpu-node-08"), schema_version=2)
     write(directory, "gpu-node-08.json", newer)
     write(directory, "gpu-node-09.json", json.dumps(report("gpu-node-09"))[:100])
+    return directory
+
+
+def bench_fleet(directory: Path) -> Path:
+    """The bench fleet of the golden files: a throttled node, a narrow link, a test that timed out, a slow
+    all-reduce, and a node with a check report among the bench reports."""
+    nodes = {
+        "bench-node-01.json": bench_report("bench-node-01"),
+        "bench-node-02.json": bench_report(
+            "bench-node-02", odd={("matmul_bf16", 5): 590.0, ("matmul_bf16", 6): 640.0}
+        ),
+        "bench-node-03.json": bench_report("bench-node-03", odd={("h2d_pinned", 2): 26.0}),
+        "bench-node-04.json": bench_report("bench-node-04", odd={("matmul_bf16", 0): "timed out"}),
+        "bench-node-05.json": bench_report("bench-node-05", odd={("allreduce", 0): 250.0}),
+        "check-node-06.json": report("check-node-06"),
+    }
+    for name, doc in nodes.items():
+        write(directory, name, doc)
     return directory
 
 

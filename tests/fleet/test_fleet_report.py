@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from fleetgen import report, small_fleet
+from fleetgen import bench_fleet, report, small_fleet
 
 from gpudoctor.fleet.load import load_reports
 from gpudoctor.fleet.merge import merge, verdict
@@ -53,6 +53,26 @@ def test_json(fleet):
 
 def test_markdown(fleet):
     _compare(render_markdown(fleet, verdict(fleet, "error")), GOLDEN / "fleet-small.md")
+
+
+@pytest.fixture
+def benched(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    bench_fleet(Path("bench"))
+    return merge(load_reports(["bench"]))
+
+
+@pytest.mark.parametrize(
+    "render,golden",
+    [
+        (render_text, "fleet-bench.txt"),
+        (render_json, "fleet-bench.json"),
+        (render_markdown, "fleet-bench.md"),
+    ],
+)
+def test_bench_reports(benched, render, golden):
+    """bench reports: slower GPUs than their peers, a test that timed out, a check report among them."""
+    _compare(render(benched, verdict(benched, "error")), GOLDEN / golden)
 
 
 def test_json_summary_and_exit_code(fleet):

@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Optional
 
 import pytest
-from fleetgen import fleet_of, report
+from fleetgen import bench, fleet_of, report
 
 from gpudoctor.fleet.merge import evaluate, exit_code, lookup
 from gpudoctor.fleet.rules import FLEET_RULES, FleetRule, table_problems
 
 NVLINK = {"nvlink.links": 18, "nvlink.links_up": 18}
+# Every node of the cases has bench results too (as if its check and bench reports were one), so that the
+# bench rule has its case among the others.
+BASE = {"every_gpu": NVLINK, "facts": {"bench": [bench("matmul_bf16", g, 730.0) for g in range(8)]}}
 
 
 def fleet(odd: dict, n: int = 4, base: Optional[dict] = None):
@@ -75,6 +78,12 @@ CASES = [
         "gpu-4: NVLink links 0 on GPUs 0, 1, 2, 3, 4, 5, 6, 7, where 24 of 32 NVIDIA H200 GPUs in the "
         "fleet have 18",
     ),
+    (
+        "GD-FLEET-BENCH-001",
+        {"facts": {"bench[3].value": 600.0}},
+        "gpu-4: NVIDIA H200 matmul_bf16 600.0 TFLOP/s on GPU 3 (82%), where the median of 32 in the fleet "
+        "is 730.0 TFLOP/s and under 90% of it is slower",
+    ),
 ]
 
 
@@ -84,7 +93,7 @@ def test_every_rule_has_a_case():
 
 @pytest.mark.parametrize("rule_id,odd,message", CASES, ids=[c[0] for c in CASES])
 def test_rule_fires_on_the_odd_node_only(rule_id, odd, message):
-    f = fleet(odd, base={"every_gpu": NVLINK})
+    f = fleet(odd, base=BASE)
     assert messages(f, rule_id) == [message]
     fired = {x.rule.id for x in f.findings}
     # A lost GPU also changes nothing else; a changed model is its own PCIe/NVLink group (nothing to compare)
@@ -94,7 +103,7 @@ def test_rule_fires_on_the_odd_node_only(rule_id, odd, message):
 
 
 def test_a_uniform_fleet_has_no_fleet_findings():
-    f = fleet({}, base={"every_gpu": NVLINK})
+    f = fleet({}, base=BASE)
     assert f.findings == []
     assert {r.status for r in f.results} == {"passed"}
 

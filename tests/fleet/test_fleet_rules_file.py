@@ -13,7 +13,7 @@ from conftest import run_cli
 
 def test_the_shipped_fleet_rules_come_from_their_file():
     assert fleet_rules_file().name == "fleet.yaml"
-    assert load_fleet_rules() == FLEET_RULES and len(FLEET_RULES) == 10
+    assert load_fleet_rules() == FLEET_RULES and len(FLEET_RULES) == 11
 
 
 def test_a_bad_fleet_rule_file_gets_every_problem_at_once(tmp_path: Path):
@@ -25,6 +25,12 @@ def test_a_bad_fleet_rule_file_gets_every_problem_at_once(tmp_path: Path):
         "    what: w\n    why: y\n    colour: red\n"
         "  - id: GD-FLEET-X-002\n    title: t\n    severity: info\n    kind: sideways\n"
         "    fact: driver.version\n"
+        "    what: w\n    why: y\n"
+        "  - id: GD-FLEET-X-003\n    title: t\n    severity: info\n    kind: slower\n"
+        "    fact: bench[].value\n    tolerance: '0.9'\n"
+        "    what: w\n    why: y\n"
+        "  - id: GD-FLEET-X-004\n    title: t\n    severity: info\n    kind: slower\n"
+        "    fact: bench[].value\n    tolerance: 1.1\n"
         "    what: w\n    why: y\n",
         encoding="utf-8",
     )
@@ -32,7 +38,9 @@ def test_a_bad_fleet_rule_file_gets_every_problem_at_once(tmp_path: Path):
         load_fleet_rules(path)
     assert e.value.problems == [
         f"{path}:2: GD-FLEET-X-001: unknown key(s): colour",
-        f"{path}: GD-FLEET-X-002: kind 'sideways' is not one of drift, outlier",
+        f"{path}:17: GD-FLEET-X-003: not a number: tolerance",
+        f"{path}: GD-FLEET-X-002: kind 'sideways' is not one of drift, outlier, slower",
+        f"{path}: GD-FLEET-X-004: tolerance 1.1 is not between 0 and 1",
     ]
 
 
@@ -45,3 +53,13 @@ def test_rules_list_and_show_include_the_fleet_rules():
     assert shown.returncode == 0
     assert shown.stdout.startswith("GD-FLEET-GPU-001: GPU count differs from the fleet's\nseverity: error")
     assert "defined in: rules/fleet/fleet.yaml" in shown.stdout
+    bench = run_cli("rules", "show", "GD-FLEET-BENCH-001")
+    assert bench.returncode == 0
+    assert bench.stdout.startswith(
+        "GD-FLEET-BENCH-001: Slower than its peers of the same model\n"
+        "severity: warning   area: fleet   kind: slower (under 90% of the median)\n"
+        "compares: bench[].value by bench[].group across the nodes' reports (gpudoctor fleet)\n"
+    )
+    assert (
+        "GD-FLEET-BENCH-001   warning   fleet       Slower than its peers of the same model" in listed.stdout
+    )
