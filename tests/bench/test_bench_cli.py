@@ -213,3 +213,34 @@ def test_dcgm_missing_is_could_not_judge_not_a_pass(fake_lib, fake_torch_python,
     status = {r["id"]: (r["status"], r["unknown_facts"]) for r in data["rules"]}
     assert status["GD-BENCH-016"] == ("unknown", {"dcgm.count": "dcgmi not found: DCGM is not installed"})
     assert status["GD-BENCH-017"][0] == "unknown"
+
+
+def test_fleet_compares_real_bench_reports_with_their_peers(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    args = ("--python", fake_torch_python, "--format", "json", "--test", "matmul_bf16")
+    for node, bf16 in (("a", 733), ("b", 729), ("c", 736), ("d", 600)):
+        (tmp_path / node).mkdir()
+        run = bench(fake_lib, "h200-bench", scenario(tmp_path / node, rates={"matmul_bf16": bf16}), *args)
+        (reports / f"{node}.json").write_text(run.stdout, encoding="utf-8")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gpudoctor",
+            "fleet",
+            str(reports),
+            "--format",
+            "json",
+            "--fail-on",
+            "warning",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT)),
+    )
+    assert proc.returncode == 1, proc.stderr
+    slower = [f for f in json.loads(proc.stdout)["fleet_findings"] if f["rule"] == "GD-FLEET-BENCH-001"]
+    assert len(slower) == 1 and slower[0]["nodes"][0].endswith("#4")
+    assert "NVIDIA H200 matmul_bf16 600.0 TFLOP/s on GPU 0" in slower[0]["message"]
