@@ -484,7 +484,12 @@ def parse_seconds(value: object) -> float:
 
 @app.command()
 def bench(
-    python: list[str] = PythonOpt,
+    python: list[str] = typer.Option(
+        [],
+        "--python",
+        help="Interpreter whose torch or CuPy measures (default: the active venv, else the active conda env, "
+        "else python3 on PATH).",
+    ),
     fmt: Format = typer.Option(Format.text, "--format", help="Output format (json: a report fleet merges)."),
     fail_on: FailOn = typer.Option(
         FailOn.error, "--fail-on", help="Lowest severity that makes the exit code 1."

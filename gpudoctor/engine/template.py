@@ -10,6 +10,7 @@ as a version string from a package's metadata, can smuggle options or paths into
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Callable, Optional
 
@@ -36,14 +37,19 @@ def size(value: Any) -> str:
 
 
 def num(value: Any) -> str:
-    """A measured number as people read it: three significant figures, never in exponent form."""
+    """A measured number as people read it: three significant figures (whole numbers from 100 up), never in
+    exponent form, without trailing zeros (733, 55.1, 1979, 0.0123, 7)."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return str(value)
-    if value != value or value in (float("inf"), float("-inf")):
+    if not math.isfinite(value):
         return str(value)
-    magnitude = abs(value)
-    places = 0 if magnitude >= 100 else 1 if magnitude >= 10 else 2
-    text = f"{value:.{places}f}"
+    if value == 0:
+        return "0"
+    if abs(value) >= 100:
+        return str(int(round(value)))
+    rounded = float(f"{value:.3g}")
+    places = max(0, 2 - math.floor(math.log10(abs(rounded))))
+    text = f"{rounded:.{places}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 

@@ -4,10 +4,10 @@ made safe: each renderer escapes them for its medium."""
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Optional
 
 from ..engine.model import SEVERITIES, SEVERITY_RANK
+from ..engine.template import num
 
 if TYPE_CHECKING:
     from ..bench.model import BenchReport, Row
@@ -22,14 +22,8 @@ NOT_RUN, INCOMPLETE = "not run", "incomplete"
 
 
 def sig3(x: float) -> str:
-    """x to 3 significant figures, never in exponent form: 733, 55.1, 4170, 0.0123."""
-    if not math.isfinite(x):
-        return str(x)
-    if x == 0:
-        return "0"
-    rounded = float(f"{x:.3g}")
-    decimals = max(0, 2 - math.floor(math.log10(abs(rounded))))
-    return f"{rounded:.{decimals}f}"
+    """x as the bench rules' messages show numbers (the `num` filter): 733, 55.1, 4170, 0.0123."""
+    return num(x)
 
 
 def value_text(row: Row) -> str:

@@ -40,3 +40,11 @@ def test_facts_in_commands_must_be_plain_tokens():
         render_arg("torch=={frameworks[i].version}", F, 1)
     with pytest.raises(UnsafeArgument):
         render_arg("{gpus[i].ecc.uncorrected_volatile}", F, 0)
+
+
+def test_num_shows_a_measurement_as_people_read_it():
+    from gpudoctor.engine.template import num
+
+    got = [num(x) for x in (733.04, 55.12, 7.0, 0.0123, 63.02, 1979, 4170.4, 99.96, 0, -3.456, True, "n/a")]
+    assert got == ["733", "55.1", "7", "0.0123", "63", "1979", "4170", "100", "0", "-3.46", "True", "n/a"]
+    assert num(float("nan")) == "nan" and num(float("inf")) == "inf"
