@@ -101,7 +101,7 @@ def test_a_hanging_test_is_stopped_at_its_timeout_and_ends_the_run(fake_torch_py
 
 def test_the_deadline_stops_a_hanging_test_too(fake_torch_python, tmp_path):
     run = bench(
-        fake_torch_python, scenario(tmp_path, hang="matmul_fp32"), deadline=1.5, gpus=[harness.Gpu(0)]
+        fake_torch_python, scenario(tmp_path, hang="matmul_fp32"), deadline=3.0, gpus=[harness.Gpu(0)]
     )
     assert run.status == "incomplete"
     assert (
