@@ -105,6 +105,21 @@ def key(m: Measurement) -> tuple:
     return (m.test, m.gpu, m.peer)
 
 
+def baseline_values(doc: Any) -> Optional[dict[tuple, float]]:
+    """What an earlier `bench --format json` report measured, by key(); None for another document."""
+    members = doc.get("facts", {}).get("bench") if isinstance(doc, dict) else None
+    if not isinstance(members, list):
+        return None
+    out = {}
+    for m in members:
+        if not isinstance(m, dict):
+            continue
+        value, test, gpu, peer = m.get("value"), m.get("test"), m.get("gpu"), m.get("peer")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(test, str):
+            out[(test, gpu, peer if isinstance(peer, int) else None)] = float(value)
+    return out
+
+
 def judge(
     run: BenchRun, facts: Facts, kb: Knowledge, baseline: Optional[dict[tuple, float]] = None
 ) -> tuple[Facts, tuple[Row, ...]]:

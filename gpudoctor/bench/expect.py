@@ -18,10 +18,9 @@ from typing import Any, Optional
 
 from ..knowledge.lookups import gpu_by_name
 from ..knowledge.rows import GpuModel, Knowledge
-from .model import KINDS
+from .model import KINDS, MATMUL_TESTS
 
-DTYPES = {"matmul_fp32": "fp32", "matmul_tf32": "tf32", "matmul_bf16": "bf16", "matmul_fp16": "fp16"}
-DTYPES["matmul_fp8"] = "fp8"
+DTYPES = {t: t.split("_", 1)[1] for t in MATMUL_TESTS}  # matmul_bf16 -> bf16
 
 
 @dataclass(frozen=True)

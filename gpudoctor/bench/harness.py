@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional
 
 from ..host import children
 from ..host.base import Deadline
-from .model import FAILED, OK, SKIPPED, TESTS, TIMED_OUT, BenchRun, Measurement, Samples
+from .model import FAILED, LABELS, OK, SKIPPED, TESTS, TIMED_OUT, BenchRun, Measurement, Samples
 from .protocol import ProtocolError, parse_event
 
 STDERR_KEPT = 4000  # characters of the worker's stderr kept for the reason of a crash
@@ -141,8 +141,6 @@ def _ended(proc: subprocess.Popen, kept: list) -> str:
 
 def what(event: dict) -> str:
     """A test as reasons name it: "bf16 matmul on GPU 0", "peer-to-peer GPU 0 -> 1"."""
-    from .model import LABELS
-
     label = LABELS.get(event.get("test", ""), str(event.get("test")))
     if event.get("peer") is not None:
         return f"{label} GPU {event['gpu']} -> {event['peer']}"

@@ -147,5 +147,15 @@ def print_plan(
         )
 
 
+def report_width() -> int:
+    """A plain report's width: the terminal's when stdout is one (so that two-column parts wrap inside
+    it), else 100 as always."""
+    if sys.stdout.isatty():
+        import shutil
+
+        return min(100, shutil.get_terminal_size((100, 24)).columns)
+    return 100
+
+
 def warn(message: str) -> None:
     sys.stderr.write(f"gpudoctor: {message}\n")

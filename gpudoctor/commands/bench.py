@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from . import CommandError, Outcome, problems, use_color
-from ._shared import collect
+from ._shared import collect, report_width
 
 # What --test accepts: a test's name, or a group of them.
 GROUPS = {
@@ -47,17 +47,12 @@ def read_baseline(path: str) -> dict[tuple, float]:
         raise CommandError(f"--baseline {path}: {e.strerror or e}") from None
     except ValueError as e:
         raise CommandError(f"--baseline {path}: not JSON ({e})") from None
-    members = doc.get("facts", {}).get("bench") if isinstance(doc, dict) else None
-    if not isinstance(members, list):
+    from ..bench.bench_facts import baseline_values
+
+    values = baseline_values(doc)
+    if values is None:
         raise CommandError(f"--baseline {path}: not a `gpudoctor bench --format json` report")
-    out = {}
-    for m in members:
-        if not isinstance(m, dict):
-            continue
-        value, test, gpu, peer = m.get("value"), m.get("test"), m.get("gpu"), m.get("peer")
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(test, str):
-            out[(test, gpu, peer if isinstance(peer, int) else None)] = float(value)
-    return out
+    return values
 
 
 def why_unknown(unknown_facts: tuple, shown: int = 3) -> str:
@@ -182,7 +177,7 @@ def run(
     else:
         from ..report import bench_text
 
-        sys.stdout.write(bench_text.render(report, color=use_color()))
+        sys.stdout.write(bench_text.render(report, color=use_color(), width=report_width()))
     return Outcome(verdict)
 
 

@@ -7,7 +7,7 @@ import sys
 from typing import Any, Optional
 
 from . import CommandError, Outcome, problems, use_color
-from ._shared import collect, print_plan, refuse_bad_python, warn
+from ._shared import collect, print_plan, refuse_bad_python, report_width, warn
 
 ONE_ENVIRONMENT_FORMATS = ("junit", "prometheus")
 
@@ -160,18 +160,8 @@ def render_check(result: Any, fmt: str, fail_on: str, code: int, prof: Any) -> N
         from ..report.text import render_plain
 
         sys.stdout.write(
-            render_plain(result, fail_on, verdict=code, width=_width(), wrap=sys.stdout.isatty())
+            render_plain(result, fail_on, verdict=code, width=report_width(), wrap=sys.stdout.isatty())
         )
-
-
-def _width() -> int:
-    """The plain report's width: the terminal's when stdout is one (so that the summary's two columns
-    wrap inside it), else 100 as always."""
-    if sys.stdout.isatty():
-        import shutil
-
-        return min(100, shutil.get_terminal_size((100, 24)).columns)
-    return 100
 
 
 def _append_step_summary(text: str) -> None:

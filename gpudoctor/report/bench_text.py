@@ -12,7 +12,7 @@ import math
 from typing import TYPE_CHECKING
 
 from . import bench_view as view
-from .lines import STYLE, Line, finding_lines, wrap_text
+from .lines import STYLE, Line, finding_lines, plain_text, wrap_text
 from .safe import safe_line
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def render(report: BenchReport, color: bool = False, width: int = 100) -> str:
     otherwise it is plain text without any."""
     lines = build_lines(report, width)
     if not color:
-        return "\n".join("".join(t for t, _ in line).rstrip() for line in lines) + "\n"
+        return plain_text(lines)
     import io
 
     from rich.console import Console

@@ -22,6 +22,7 @@ from ..fleet.merge import (
     with_unit,
 )
 from ..fleet.rules import MIN_VALUES, FleetRule
+from .lines import plain_text
 from .safe import safe_line, terminal_lines
 
 SCHEMA = "gpudoctor.fleet"
@@ -272,7 +273,7 @@ def _printable(lines: list[Line]) -> list[Line]:
 
 def render_text(fleet: Fleet, v: Verdict, width: int = 100) -> str:
     lines = build_lines(fleet, v, width)
-    return "\n".join("".join(t for t, _ in line).rstrip() for line in lines) + "\n"
+    return plain_text(lines)
 
 
 def print_rich(fleet: Fleet, v: Verdict, console: Optional[Any] = None) -> None:

@@ -57,3 +57,8 @@ def finding_lines(f: Finding, width: int, where: str = "") -> list[Line]:
                 for k, chunk in enumerate(wrap_text(step.text, 9, width))
             ]
     return out
+
+
+def plain_text(lines: list[Line]) -> str:
+    """Lines as plain text: their styles dropped, trailing spaces too, one line each."""
+    return "\n".join("".join(t for t, _ in line).rstrip() for line in lines) + "\n"

@@ -10,7 +10,7 @@ from typing import Optional
 from .. import __version__
 from ..check import CheckResult
 from ..engine.model import CATEGORIES
-from .lines import Line, finding_lines, wrap_text
+from .lines import Line, finding_lines, plain_text, wrap_text
 from .safe import safe_line
 from .summary import summary
 
@@ -143,7 +143,7 @@ def render_plain(
     result: CheckResult, fail_on: str, width: int = 100, verdict: Optional[int] = None, wrap: bool = False
 ) -> str:
     lines = build_lines(result, fail_on, width, verdict, wrap)
-    return "\n".join("".join(t for t, _ in line).rstrip() for line in lines) + "\n"
+    return plain_text(lines)
 
 
 def print_rich(
