@@ -499,9 +499,57 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("container.detected", "bool", "", "running inside a container"),
     _s("container.runtime", "str", "", "docker, podman, kubernetes, containerd, lxc, or none"),
     _s("container.nvidia_require_cuda", "str", "", "NVIDIA_REQUIRE_CUDA as the image declares it"),
-    _s("container.nvidia_disable_require", "bool", "", "NVIDIA_DISABLE_REQUIRE is true"),
+    _s(
+        "container.nvidia_requires",
+        "list[str]",
+        "",
+        "every NVIDIA_REQUIRE_* variable (JETPACK ones too) as NAME=value: NVIDIA_REQUIRE_CUDA=cuda>=13.0",
+    ),
+    _s("container.cuda_version", "str", "", "CUDA_VERSION as the image declares it, e.g. 13.0.2"),
+    _s(
+        "container.nvidia_disable_require",
+        "bool",
+        "",
+        "NVIDIA_DISABLE_REQUIRE is true as Go's strconv.ParseBool reads it (1 t T TRUE true True); any other "
+        "value leaves the checks on",
+    ),
     _s("container.nvidia_visible_devices", "str", "", "NVIDIA_VISIBLE_DEVICES"),
     _s("container.nvidia_driver_capabilities", "str", "", "NVIDIA_DRIVER_CAPABILITIES"),
+    _s(
+        "container.toolkit_mode",
+        "str",
+        "",
+        "the NVIDIA Container Toolkit's runtime mode ([nvidia-container-runtime] mode of "
+        "/etc/nvidia-container-runtime/config.toml; auto when unset): legacy, cdi, jit-cdi, csv, auto",
+    ),
+    _s(
+        "container.toolkit_disable_require",
+        "bool",
+        "",
+        "disable-require in the toolkit's config.toml: the hook checks no requirement",
+    ),
+    _s(
+        "container.require_verdict",
+        "str",
+        "",
+        "derived: the NVIDIA container runtime's legacy check of the NVIDIA_REQUIRE_* requirements on this "
+        "host's driver and GPUs: not required, disabled, not a GPU container, met, unmet, invalid",
+    ),
+    _s("container.require_failed", "str", "", "derived: the requirement that is refused, as NAME=value"),
+    _s(
+        "container.require_gpu",
+        "str",
+        "",
+        "derived: the GPU it is refused on, with the brand and arch the runtime compares (brands other than "
+        "Quadro, Tesla, NVS, GRID, GeForce and TITAN are Unknown to it)",
+    ),
+    _s("container.require_error", "str", "", "derived: the runtime's error message"),
+    _s(
+        "container.require_enforcement",
+        "str",
+        "",
+        "derived: which NVIDIA Container Toolkit mode refuses an unmet requirement, as this host shows it",
+    ),
     # --- gpudoctor's own knowledge ---------------------------------------------------------------------
     _s(
         "knowledge.newer",

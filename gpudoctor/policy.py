@@ -13,13 +13,13 @@ at once with the file and the key.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from packaging.version import Version
 
+from . import toml_reader
 from .engine.conditions import PatternError, compile_pattern
 from .engine.model import FixStep, Rule
 from .facts import FRAMEWORKS
@@ -93,14 +93,6 @@ class Policy:
 # --- finding and reading --------------------------------------------------------------------------------
 
 
-def _toml():
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python < 3.11 only
-        import tomli as tomllib
-    return tomllib
-
-
 def _read(path: Path) -> dict:
     try:
         if path.stat().st_size > MAX_BYTES:
@@ -108,7 +100,7 @@ def _read(path: Path) -> dict:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise PolicyError([f"{path}: cannot read: {e}"]) from e
-    toml = _toml()
+    toml = toml_reader.toml()
     try:
         return toml.loads(text)
     except toml.TOMLDecodeError as e:

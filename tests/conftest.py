@@ -42,10 +42,25 @@ class RootedHost(LiveHost):
         return super().listdir(str(self.root) + path)
 
 
+class CompleteEnvNames(dict):
+    """The variable families of a complete environment: every prefix lists the names of `env` it starts."""
+
+    def __init__(self, env: dict) -> None:
+        super().__init__()
+        self.env = env
+
+    def __contains__(self, prefix: object) -> bool:
+        return True
+
+    def __getitem__(self, prefix: str) -> list[str]:
+        return sorted(n for n, v in self.env.items() if n.startswith(prefix) and v is not None)
+
+
 def fake_host(**parts) -> SnapshotHost:
     """A Host answering from the given Recording fields (files=, dirs=, commands=, nvml_system=, ...); its
-    environment is complete (CompleteEnv)."""
+    environment is complete (CompleteEnv, CompleteEnvNames)."""
     parts["env"] = CompleteEnv(parts.get("env") or {})
+    parts.setdefault("env_names", CompleteEnvNames(parts["env"]))
     return SnapshotHost(Recording(**parts), source="test")
 
 

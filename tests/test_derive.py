@@ -210,6 +210,12 @@ def test_derived_facts_are_the_documented_ones():
             "env.nccl_socket_ifname": known("eth", "test"),
             "interconnect.net_interfaces": known(["eth0"], "test"),
             "pci.nvidia_driver_addresses": known(["0000:3b:00.0"], "test"),
+            # an image the runtime refuses, so that every container.require_* fact is there
+            "container.nvidia_requires": known(["NVIDIA_REQUIRE_CUDA=cuda>=99"], "test"),
+            "container.nvidia_visible_devices": known("all", "test"),
+            "driver.max_cuda": known("13.0", "test"),
+            "container.cuda_version": unknown("not set", "test"),
+            "container.nvidia_disable_require": unknown("not set", "test"),
         }
     )
     added = {spec_name(name) for name, _ in derive(base).items()} - {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -89,9 +90,12 @@ def test_preflight_evaluates_only_rules_whose_facts_it_collects():
 
 def test_rule_facts_cover_condition_iteration_texts_and_nvidia_require():
     rules = {r.id: r for r in load_rules([])}
-    assert {"container.nvidia_require_cuda", "driver.max_cuda", "gpus.count"} <= rule_facts(
+    assert {"container.require_verdict", "container.require_gpu", "driver.max_cuda"} <= rule_facts(
         rules["GD-CONTAINER-001"]
     )
+    rule = rules["GD-CONTAINER-002"]
+    nvidia_require = replace(rule, when={"fact": "container.nvidia_require_cuda", "nvidia_require": "unmet"})
+    assert {"driver.max_cuda", "driver.version", "gpus.count"} <= rule_facts(nvidia_require)
     assert "frameworks.count" in rule_facts(rules["GD-FW-004"])  # its for_each
     assert "python.executable" in rule_facts(rules["GD-FW-004"])  # only in its fix command
 

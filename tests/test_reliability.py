@@ -92,11 +92,14 @@ class Run:
         return json.loads(self.stdout)
 
 
-def gpudoctor(lib_dir: Path, scenario: Union[str, Path, None], *args: str) -> Run:
+def gpudoctor(
+    lib_dir: Path, scenario: Union[str, Path, None], *args: str, extra_env: Optional[dict] = None
+) -> Run:
     """`python -m gpudoctor ARGS` with the fake library (or whatever lib_dir holds) first on the loader's
-    path, in a clean environment; asserts what every run must satisfy: no traceback, exit code 0 or 1.
-    `scenario` names a file in SCENARIOS without its .scn, or is the path of one elsewhere."""
+    path, in a clean environment (plus `extra_env`); asserts what every run must satisfy: no traceback, exit
+    code 0 or 1. `scenario` names a file in SCENARIOS without its .scn, or is the path of one elsewhere."""
     env = {
+        **(extra_env or {}),
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": os.environ.get("HOME", "/"),
         "LD_LIBRARY_PATH": str(lib_dir),
@@ -840,3 +843,41 @@ def test_reliability_doc_names_only_tests_that_exist():
         or not re.search(rf"^def {name}\(", (root / path).read_text(encoding="utf-8"), re.MULTILINE)
     ]
     assert missing == []
+
+
+def test_an_image_requirement_is_judged_per_gpu_as_the_container_runtime_judges_it(fake_lib, tmp_path):
+    # A real process whose environment holds an image's variables (read through the live Host's env_names),
+    # on a 550 driver with a Tesla-brand GPU 0 and a GPU 1 of brand NVIDIA, which nvidia-container-cli
+    # calls Unknown: the branch group meets GPU 0 only, so the runtime refuses the image on GPU 1.
+    scenario = tmp_path / "mixed-brands.scn"
+    scenario.write_text(
+        "gpus 2\ndriver_version 550.163.01\ncuda_version 12040\ngpu.0.brand 2\ngpu.0.cc_major 8\n"
+    )
+    image = {
+        "NVIDIA_REQUIRE_CUDA": "cuda>=12.9 brand=tesla,driver>=550,driver<551",
+        "NVIDIA_REQUIRE_JETPACK": "csv-mounts=all",  # never a requirement
+        "NVIDIA_VISIBLE_DEVICES": "all",
+        "CUDA_VERSION": "12.9.1",
+    }
+    run = gpudoctor(fake_lib, scenario, "check", "--format", "json", extra_env=image)
+    data = run.json()
+    assert rule(data, "GD-CONTAINER-001")["status"] == "fired"
+    (message,) = [f["message"] for f in data["findings"] if f["rule"] == "GD-CONTAINER-001"]
+    assert message.startswith(
+        "The runtime will refuse this image: unmet requirement NVIDIA_REQUIRE_CUDA=cuda>=12.9 "
+        "brand=tesla,driver>=550,driver<551, judged on GPU 1 (brand Unknown, arch 9.0) with driver "
+        "550.163.01 (CUDA 12.4): requirement error: unsatisfied condition: cuda>=12.9, please update your "
+        "driver to a newer version, or use an earlier cuda container. Where that is enforced: "
+    )
+    assert run.rc == 1
+    facts = gpudoctor(fake_lib, scenario, "facts", "--format", "json", extra_env=image).json()
+    assert facts["container"]["nvidia_requires"] == [
+        "NVIDIA_REQUIRE_CUDA=cuda>=12.9 brand=tesla,driver>=550,driver<551",
+        "NVIDIA_REQUIRE_JETPACK=csv-mounts=all",
+    ]
+    assert facts["container"]["require_gpu"] == "GPU 1 (brand Unknown, arch 9.0)"
+    # NVIDIA_DISABLE_REQUIRE as Go reads it: "yes" leaves the check on, "True" turns it off.
+    for spelling, verdict in (("yes", "unmet"), ("True", "disabled")):
+        env = dict(image, NVIDIA_DISABLE_REQUIRE=spelling)
+        facts = gpudoctor(fake_lib, scenario, "facts", "--format", "json", extra_env=env).json()
+        assert facts["container"]["require_verdict"] == verdict

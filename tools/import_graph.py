@@ -27,13 +27,13 @@ END = "<!-- import-graph: end -->"
 # name holds the package and everything under it). A module may import only from its own layer and below.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("facts", ("__init__", "facts")),
-    ("base", ("datafiles", "crashlog", "redact")),
+    ("base", ("datafiles", "crashlog", "redact", "toml_reader")),
     ("host", ("host",)),
     ("probes", ("probes",)),
     ("engine", ("engine",)),
     ("knowledge", ("knowledge",)),
     ("compat", ("compat", "table_digest")),
-    ("derive", ("derive", "collect")),
+    ("derive", ("derive", "collect", "container_verdict")),
     ("resolvers", ("resolvers",)),
     ("plan", ("plan", "plan_file", "policy", "profiles")),
     ("check", ("check",)),

@@ -419,9 +419,8 @@ class Evaluation:
         if not ok:
             return None
         if op == "nvidia_require":
-            met = nvidia_require.satisfied(str(actual), self.facts)
+            met, missing = nvidia_require.satisfied(str(actual), self.facts)
             if met is None:
-                missing = {n: f.unknown for n in nvidia_require.FACTS if not (f := self.facts.get(n)).known}
                 self.unknown.update(missing or {name: "cannot be judged"})
                 return None
             return met if expected == "met" else not met

@@ -2,8 +2,10 @@
 
 A Host answers these questions, each with raw data or a HostError naming why not: `read(path)`,
 `listdir(path)`, `run(argv)`, `nvml(function, device, arg)`, `python(interpreter)` with the interpreters to
-judge and what chose each in `python_targets()`, and `env(name)` for the few environment variables the
-probes ask about by name (the whole environment is never read, so that a snapshot cannot carry secrets).
+judge and what chose each in `python_targets()`, `env(name)` for the few environment variables the
+probes ask about by name, and `env_names(prefix)` for the names (never the values) of the variables of one
+family, such as NVIDIA_REQUIRE_* (the whole environment is never read, so that a snapshot cannot carry
+secrets).
 The live Host does the real thing under a deadline; the snapshot Host replays what a live Host recorded.
 """
 
@@ -104,6 +106,8 @@ class Host(Protocol):
     def inspect_python_early(self) -> None: ...  # start host.python()'s slow reads in the background
 
     def env(self, name: str) -> Optional[str]: ...
+
+    def env_names(self, prefix: str) -> list[str]: ...  # sorted; NVIDIA_REQUIRE_ -> [NVIDIA_REQUIRE_CUDA]
 
     # Runtime truth (`check --deep`): child processes, each answering {"rc", "stdout", "stderr"}, the raw
     # output the runtime probe parses (gpudoctor/probes/runtime.py).

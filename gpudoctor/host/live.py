@@ -169,6 +169,9 @@ class LiveHost:
     def env(self, name: str) -> Optional[str]:
         return os.environ.get(name)
 
+    def env_names(self, prefix: str) -> list[str]:
+        return sorted(n for n in os.environ if n.startswith(prefix))
+
     # --- commands ---------------------------------------------------------------------------------
     def run(self, argv: tuple[str, ...], timeout: float = 2.0) -> CommandResult:
         return self._once(("run", tuple(argv)), lambda: self._run(tuple(argv), timeout))

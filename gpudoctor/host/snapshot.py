@@ -35,6 +35,7 @@ JSON_PARTS = (
     "nvml.json",
     "python.json",
     "env.json",
+    "env_names.json",
     "runtime.json",
 )
 
@@ -54,6 +55,7 @@ class Recording:
     # "default" -> path; "targets" -> [[path, what chose it], ...]; path -> dump | {"error": ...}
     python: dict[str, Any] = field(default_factory=dict)
     env: dict[str, Optional[str]] = field(default_factory=dict)
+    env_names: dict[str, list[str]] = field(default_factory=dict)  # prefix -> the names it starts
     # check --deep: {"cuda_smoke": ANSWER, "frameworks": {interpreter: {framework: ANSWER}}}, where ANSWER is
     # the child's {"rc", "stdout", "stderr"} or {"error": reason, "detail": ...}
     runtime: dict[str, Any] = field(default_factory=dict)
@@ -141,6 +143,11 @@ class RecordingHost:
         value = self.inner.env(name)
         self.recording.env[name] = value
         return value
+
+    def env_names(self, prefix: str) -> list[str]:
+        names = self.inner.env_names(prefix)
+        self.recording.env_names[prefix] = list(names)
+        return names
 
     def cuda_smoke(self, timeout: float = 10.0) -> dict:
         try:
@@ -254,6 +261,16 @@ class SnapshotHost:
         value = self.rec.env.get(name)
         return value if isinstance(value, str) else None
 
+    def env_names(self, prefix: str) -> list[str]:
+        """The recorded names; HostError NOT_RECORDED for a family the snapshot did not list (older
+        snapshots), MALFORMED for a listing that is not a list of names."""
+        if prefix not in self.rec.env_names:
+            raise HostError(NOT_RECORDED, f"environment variables {prefix}*")
+        names = self.rec.env_names[prefix]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise HostError(MALFORMED, f"environment variables {prefix}*")
+        return sorted(n for n in names if n.startswith(prefix))
+
     def cuda_smoke(self, timeout: float = 10.0) -> dict:
         return self._runtime_answer(self.rec.runtime.get("cuda_smoke"), "libcuda smoke test")
 
@@ -318,6 +335,7 @@ def redact(rec: Recording, hostnames: tuple[str, ...] = (), identity: Optional[I
         nvml_devices=r.value(cluster_uuids(rec.nvml_devices)),
         python=r.value(rec.python),
         env=r.value(rec.env),
+        env_names=r.value(rec.env_names),
         runtime=r.value(rec.runtime),
         manifest=dict(rec.manifest, redacted=True),
     )
@@ -400,6 +418,7 @@ def _parts(rec: Recording) -> dict[str, Any]:
         "nvml.json": {"system": rec.nvml_system, "devices": rec.nvml_devices},
         "python.json": rec.python,
         "env.json": rec.env,
+        "env_names.json": rec.env_names,
         "runtime.json": rec.runtime,
     }
 
@@ -546,6 +565,7 @@ def _from_members(members: dict[str, bytes], source: str) -> Recording:
         nvml_devices=_expect(nvml.get("devices", {}), dict, "nvml.json", source),
         python=_expect(part("python.json", {}), dict, "python.json", source),
         env=_expect(part("env.json", {}), dict, "env.json", source),
+        env_names=_expect(part("env_names.json", {}), dict, "env_names.json", source),  # absent: older
         runtime=_expect(part("runtime.json", {}), dict, "runtime.json", source),  # absent before --deep
         manifest=manifest,
     )

@@ -1,5 +1,6 @@
-"""Container facts: whether this runs in a container, under which runtime, and the NVIDIA_* variables
-that tell the NVIDIA container toolkit which GPUs, driver features and CUDA version the image wants."""
+"""Container facts: whether this runs in a container, under which runtime, the NVIDIA_* variables that tell
+the NVIDIA Container Toolkit which GPUs, driver features and CUDA version the image wants, and the toolkit's
+own configuration where this host has one (/etc/nvidia-container-runtime/config.toml)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from ..host.base import NO_PERMISSION, NOT_FOUND, HostError
 
 CGROUP = "/proc/1/cgroup"
 CONTAINERENV = "/run/.containerenv"
+TOOLKIT_CONFIG = "/etc/nvidia-container-runtime/config.toml"
+REQUIRE_PREFIX = "NVIDIA_REQUIRE_"
 # Substrings of a cgroup path, most specific first: a Kubernetes pod's path also names its runtime.
 _CGROUP_MARKERS = (
     ("kubepods", "kubernetes"),
@@ -17,7 +20,10 @@ _CGROUP_MARKERS = (
     ("containerd", "containerd"),
     ("lxc", "lxc"),
 )
-_TRUE = ("1", "true", "yes")
+# Go's strconv.ParseBool, which the toolkit reads NVIDIA_DISABLE_REQUIRE with; anything else is an error
+# there, and the toolkit then leaves the checks on.
+_GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
 
 
 # --- pure parsers --------------------------------------------------------------------------------------
@@ -32,8 +38,29 @@ def parse_cgroup_runtime(text: str) -> Optional[str]:
     return None
 
 
-def parse_flag(value: str) -> bool:
-    return value.strip().lower() in _TRUE
+def parse_go_bool(value: str) -> Optional[bool]:
+    """strconv.ParseBool: True or False for the twelve spellings it accepts, None for anything else
+    ("yes", " true", "tRuE")."""
+    if value in _GO_TRUE:
+        return True
+    if value in _GO_FALSE:
+        return False
+    return None
+
+
+def parse_toolkit_config(text: str) -> tuple[str, bool]:
+    """(the runtime mode, disable-require) of the toolkit's config.toml: `mode` of the
+    [nvidia-container-runtime] table ("auto" when unset, the toolkit's default), and the top-level
+    `disable-require` (false when unset). ValueError when it is not TOML of that shape."""
+    from ..toml_reader import toml
+
+    data = toml().loads(text)
+    runtime = data.get("nvidia-container-runtime", {})
+    mode = runtime.get("mode", "auto") if isinstance(runtime, dict) else None
+    disable = data.get("disable-require", False)
+    if not isinstance(mode, str) or not isinstance(disable, bool):
+        raise ValueError("mode is not a string or disable-require not a boolean")
+    return mode, disable
 
 
 def detect_runtime(
@@ -117,11 +144,44 @@ def _runtime_facts(host: Any) -> dict[str, Fact]:
     return {"container.detected": known(False, source), "container.runtime": known("none", source)}
 
 
+def _requires(host: Any) -> Fact:
+    """Every NVIDIA_REQUIRE_* variable, as NAME=value."""
+    source = f"env:{REQUIRE_PREFIX}*"
+    try:
+        names = host.env_names(REQUIRE_PREFIX)
+        values = [(name, host.env(name)) for name in names]
+    except HostError as e:
+        return unknown(e.reason, source)
+    return known([f"{name}={value}" for name, value in values if value is not None], source)
+
+
+def _toolkit_facts(host: Any) -> dict[str, Fact]:
+    try:
+        text = host.read(TOOLKIT_CONFIG)
+    except HostError as e:
+        gone = unknown(e.reason, TOOLKIT_CONFIG)
+        return {"container.toolkit_mode": gone, "container.toolkit_disable_require": gone}
+    try:
+        mode, disable = parse_toolkit_config(text)
+    except ValueError as e:
+        bad = unknown(f"unreadable: {str(e)[:80]}", TOOLKIT_CONFIG)
+        return {"container.toolkit_mode": bad, "container.toolkit_disable_require": bad}
+    return {
+        "container.toolkit_mode": known(mode, TOOLKIT_CONFIG),
+        "container.toolkit_disable_require": known(disable, TOOLKIT_CONFIG),
+    }
+
+
 def probe(host: Any) -> dict[str, Fact]:
     facts = _runtime_facts(host)
     facts["container.nvidia_require_cuda"] = _env(host, "NVIDIA_REQUIRE_CUDA")[1]
+    facts["container.nvidia_requires"] = _requires(host)
+    facts["container.cuda_version"] = _env(host, "CUDA_VERSION")[1]
     raw, fact = _env(host, "NVIDIA_DISABLE_REQUIRE")
-    facts["container.nvidia_disable_require"] = fact if raw is None else known(parse_flag(raw), fact.source)
+    # A spelling ParseBool refuses leaves the checks on: known False, as the toolkit reads it.
+    disable = fact if raw is None else known(parse_go_bool(raw) is True, fact.source)
+    facts["container.nvidia_disable_require"] = disable
     facts["container.nvidia_visible_devices"] = _env(host, "NVIDIA_VISIBLE_DEVICES")[1]
     facts["container.nvidia_driver_capabilities"] = _env(host, "NVIDIA_DRIVER_CAPABILITIES")[1]
+    facts.update(_toolkit_facts(host))
     return facts

@@ -169,7 +169,16 @@ def test_container_detection(cgroup_text, dockerenv, containerenv, k8s, containe
     assert container.parse_cgroup_runtime(cgroup_text) in (None, "kubernetes", "docker", "containerd", "lxc")
     found = container.detect_runtime(dockerenv, containerenv, k8s, container_env, cgroup_text)
     assert found is None or all(isinstance(x, str) for x in found)
-    assert container.parse_flag(container_env or "") in (True, False)
+    assert container.parse_go_bool(container_env or "") in (True, False, None)
+
+
+@given(text)
+def test_toolkit_config_parses_or_raises_value_error(config):
+    try:
+        mode, disable = container.parse_toolkit_config(config)
+    except ValueError:
+        return
+    assert isinstance(mode, str) and isinstance(disable, bool)
 
 
 # --- CUDA --------------------------------------------------------------------------------------------------

@@ -28,6 +28,20 @@ def test_live_check_replays_to_the_same_facts(tmp_path):
     assert replayed.value("host.kind") == "snapshot"
 
 
+def test_nvidia_require_variables_are_recorded_by_name_and_replayed(tmp_path, monkeypatch):
+    monkeypatch.setenv("NVIDIA_REQUIRE_CUDA", "cuda>=12.4")
+    monkeypatch.setenv("NVIDIA_REQUIRE_ARCH", "arch>=8.0")
+    recorder = RecordingHost(LiveHost(deadline=Deadline(10)))
+    assert recorder.env_names("NVIDIA_REQUIRE_") == ["NVIDIA_REQUIRE_ARCH", "NVIDIA_REQUIRE_CUDA"]
+    path = tmp_path / "host.tar.gz"
+    save(recorder.recording, str(path), "test")
+    replay = SnapshotHost(load(str(path)))
+    assert replay.env_names("NVIDIA_REQUIRE_") == ["NVIDIA_REQUIRE_ARCH", "NVIDIA_REQUIRE_CUDA"]
+    with pytest.raises(HostError) as e:
+        replay.env_names("NCCL_")  # a family that was never listed is not an empty one
+    assert e.value.reason == NOT_RECORDED
+
+
 def test_h200_fixture_round_trips_through_tar(tmp_path):
     rec = load(str(H200))
     path = tmp_path / "h200.tar.gz"

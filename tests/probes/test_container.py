@@ -52,7 +52,9 @@ def test_h200_capture():
     h = host(
         root=[".dockerenv"],
         files={"/proc/1/cgroup": "0::/\n"},
-        env={k: H200_ENV.get(k) for k in ("KUBERNETES_SERVICE_HOST", "container") + NVIDIA_VARS},
+        env={
+            k: H200_ENV.get(k) for k in ("KUBERNETES_SERVICE_HOST", "container", "CUDA_VERSION") + NVIDIA_VARS
+        },
     )
     facts = container.probe(h)
     values = {name: (f.value if f.known else ("unknown", f.unknown)) for name, f in facts.items()}
@@ -60,9 +62,14 @@ def test_h200_capture():
         "container.detected": True,
         "container.runtime": "docker",
         "container.nvidia_require_cuda": H200_ENV["NVIDIA_REQUIRE_CUDA"],
+        "container.nvidia_requires": [f"NVIDIA_REQUIRE_CUDA={H200_ENV['NVIDIA_REQUIRE_CUDA']}"],
+        "container.cuda_version": "13.0.2",
         "container.nvidia_disable_require": ("unknown", "not set"),
         "container.nvidia_visible_devices": "0",
         "container.nvidia_driver_capabilities": "compute,graphics,utility",
+        # The capture did not look for the toolkit's configuration (a container would not see it).
+        "container.toolkit_mode": ("unknown", "not recorded in snapshot"),
+        "container.toolkit_disable_require": ("unknown", "not recorded in snapshot"),
     }
     assert facts["container.nvidia_require_cuda"].value.startswith(
         "cuda>=13.0 brand=unknown,driver>=535,driver<536 "
@@ -76,7 +83,9 @@ def test_every_fact_is_in_the_schema():
     from gpudoctor.facts import SPECS
 
     facts = container.probe(host())
-    assert set(facts) == {n for n in SPECS if n.startswith("container.")}
+    assert set(facts) == {
+        n for n, s in SPECS.items() if n.startswith("container.") and "derived:" not in s.doc
+    }
 
 
 def test_bare_host():
@@ -176,9 +185,11 @@ def test_parse_cgroup_runtime(text, expected):
 
 
 @pytest.mark.parametrize(
-    ("raw", "expected"), [("1", True), ("TRUE", True), ("Yes", True), ("0", False), ("", False)]
+    ("raw", "expected"),
+    [("1", True), ("TRUE", True), ("t", True), ("True", True), ("Yes", False), ("tRuE", False)]
+    + [(" true", False), ("0", False), ("", False)],
 )
-def test_nvidia_disable_require(raw, expected):
+def test_nvidia_disable_require_as_go_reads_a_boolean(raw, expected):
     fact = container.probe(host(env={"NVIDIA_DISABLE_REQUIRE": raw}))["container.nvidia_disable_require"]
     assert fact.value is expected
     assert fact.source == "env:NVIDIA_DISABLE_REQUIRE"
@@ -193,3 +204,54 @@ def test_nvidia_variables_unset():
         "nvidia_driver_capabilities",
     ):
         assert facts[f"container.{name}"].unknown == "not set"
+
+
+def test_every_nvidia_require_variable_is_read_and_only_those():
+    env = {"NVIDIA_REQUIRE_CUDA": "cuda>=12.4", "NVIDIA_REQUIRE_ARCH": "arch>=8.0", "NVIDIA_REQUIRES": "x"}
+    env |= {"nvidia_require_brand": "brand=tesla", "NVIDIA_VISIBLE_DEVICES": "all"}
+    fact = container.probe(host(env=env))["container.nvidia_requires"]
+    # NVIDIA_REQUIRES starts with NVIDIA_REQUIRE and not NVIDIA_REQUIRE_; the prefix is case-sensitive.
+    assert fact.value == ["NVIDIA_REQUIRE_ARCH=arch>=8.0", "NVIDIA_REQUIRE_CUDA=cuda>=12.4"]
+    assert fact.source == "env:NVIDIA_REQUIRE_*"
+
+
+def test_nvidia_require_variables_not_recorded_are_unknown():
+    from gpudoctor.host.snapshot import Recording, SnapshotHost
+
+    facts = container.probe(SnapshotHost(Recording(env={"NVIDIA_REQUIRE_CUDA": "cuda>=12.4"}), source="old"))
+    assert facts["container.nvidia_requires"].unknown == "not recorded in snapshot"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[nvidia-container-runtime]\nmode = "legacy"\n', ("legacy", False)),
+        ('disable-require = true\n[nvidia-container-runtime]\nlog-level = "info"\n', ("auto", True)),
+        ("", ("auto", False)),
+        (
+            "#accept-nvidia-visible-devices-as-volume-mounts = false\n[nvidia-container-runtime]\n"
+            'mode = "cdi"\n',
+            ("cdi", False),
+        ),
+    ],
+)
+def test_parse_toolkit_config(text, expected):
+    assert container.parse_toolkit_config(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[nvidia-container-runtime\n", "[nvidia-container-runtime]\nmode = 3\n", "disable-require = 'x'\n"],
+)
+def test_parse_toolkit_config_refuses(text):
+    with pytest.raises(ValueError):
+        container.parse_toolkit_config(text)
+
+
+def test_toolkit_config_on_the_host():
+    files = {container.TOOLKIT_CONFIG: '[nvidia-container-runtime]\nmode = "jit-cdi"\n'}
+    facts = container.probe(host(files=files))
+    assert facts["container.toolkit_mode"].value == "jit-cdi"
+    assert facts["container.toolkit_disable_require"].value is False
+    bad = container.probe(host(files={container.TOOLKIT_CONFIG: "mode = = 1"}))
+    assert bad["container.toolkit_mode"].unknown.startswith("unreadable: ")

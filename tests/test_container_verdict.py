@@ -1,0 +1,86 @@
+"""container.require_*: the verdict on the host's GPUs, the GPUs NVIDIA_VISIBLE_DEVICES picks outside a
+container, unknown inputs, and which toolkit mode the finding names."""
+
+from __future__ import annotations
+
+from gpudoctor.container_verdict import TOOLKIT_CONFIG, derive, enforcement
+from gpudoctor.facts import Facts, known, unknown
+
+NOT_SET = unknown("not set", "env")
+
+
+def facts(visible="0", detected=False, **extra) -> Facts:
+    items = {
+        "container.detected": known(detected, "t"),
+        "container.nvidia_requires": known(["NVIDIA_REQUIRE_CUDA=brand=tesla"], "env"),
+        "container.cuda_version": NOT_SET,
+        "container.nvidia_disable_require": NOT_SET,
+        "container.nvidia_visible_devices": known(visible, "env") if visible is not None else NOT_SET,
+        "container.toolkit_mode": known("legacy", TOOLKIT_CONFIG),
+        "driver.version": known("550.163.01", "t"),
+        "driver.max_cuda": known("12.4", "t"),
+        "gpus.count": known(2, "t"),
+        "gpus[0].brand": known("geforce", "t"),
+        "gpus[0].compute_capability": known("8.6", "t"),
+        "gpus[0].uuid": known("GPU-aaaa", "t"),
+        "gpus[1].brand": known("tesla", "t"),
+        "gpus[1].compute_capability": known("7.0", "t"),
+        "gpus[1].uuid": known("GPU-bbbb", "t"),
+    }
+    items.update(extra)
+    return Facts(items)
+
+
+def values(out: dict) -> dict:
+    return {k: (f.value if f.known else ("unknown", f.unknown)) for k, f in out.items()}
+
+
+def test_on_the_host_nvidia_visible_devices_picks_the_gpus_judged():
+    assert values(derive(facts("1")))["container.require_verdict"] == "met"
+    assert values(derive(facts("GPU-bbbb")))["container.require_verdict"] == "met"
+    refused = values(derive(facts("0")))
+    assert refused["container.require_verdict"] == "unmet"
+    assert refused["container.require_gpu"] == "GPU 0 (brand GeForce, arch 8.6)"
+    assert refused["container.require_enforcement"].startswith(f"legacy mode ({TOOLKIT_CONFIG})")
+    assert values(derive(facts("all")))["container.require_gpu"] == "GPU 0 (brand GeForce, arch 8.6)"
+    assert values(derive(facts("7")))["container.require_verdict"] == (
+        "unknown",
+        "NVIDIA_VISIBLE_DEVICES names '7', which is no GPU gpudoctor sees here",
+    )
+
+
+def test_inside_a_container_every_gpu_nvml_lists_is_visible():
+    # NVML inside a container numbers the GPUs it was given from 0; "1" names a host index.
+    out = values(derive(facts("1", detected=True)))
+    assert out["container.require_verdict"] == "unmet"
+    assert out["container.require_enforcement"].startswith("this container is running")
+
+
+def test_unknown_inputs_give_an_unknown_verdict_with_their_reason():
+    out = derive(facts(**{"gpus[0].brand": unknown("not supported", "nvml")}))
+    assert out["container.require_verdict"].unknown == "gpus[0].brand: not supported"
+    out = derive(facts(**{"container.nvidia_requires": unknown("not recorded in snapshot", "env")}))
+    assert out["container.require_verdict"].unknown == "container.nvidia_requires: not recorded in snapshot"
+    out = derive(facts(**{"container.nvidia_visible_devices": unknown("not recorded in snapshot", "env")}))
+    assert out["container.require_verdict"].unknown.startswith("container.nvidia_visible_devices")
+    # Only refusals name where they are enforced, and what refuses.
+    assert set(derive(facts("1"))) == {"container.require_verdict"}
+
+
+def test_the_toolkit_s_disable_require_turns_the_check_off():
+    out = derive(facts("0", **{"container.toolkit_disable_require": known(True, TOOLKIT_CONFIG)}))
+    assert out["container.require_verdict"].value == "disabled"
+
+
+def test_enforcement_by_mode():
+    mode = lambda m: known(m, TOOLKIT_CONFIG)  # noqa: E731
+    assert "jit-cdi from toolkit 1.18" in enforcement(False, mode("auto"))
+    assert enforcement(False, mode("cdi")).endswith("the CUDA runtime inside fails at its first call instead")
+    assert enforcement(False, mode("jit-cdi")).startswith("jit-cdi mode")
+    assert "Jetson" in enforcement(False, mode("csv"))
+    assert (
+        enforcement(False, mode("turbo")) == f"turbo mode ({TOOLKIT_CONFIG}): a mode gpudoctor does not know"
+    )
+    assert enforcement(None, unknown("not found", TOOLKIT_CONFIG)).startswith(
+        f"no toolkit configuration here ({TOOLKIT_CONFIG}: not found); legacy mode refuses it"
+    )
