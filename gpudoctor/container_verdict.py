@@ -19,8 +19,8 @@ from typing import Any, Optional
 from .engine import nvidia_require as dsl
 from .engine import nvidia_toolkit as toolkit
 from .facts import Fact, Facts, known, unknown
+from .probes.container import TOOLKIT_CONFIG
 
-TOOLKIT_CONFIG = "/etc/nvidia-container-runtime/config.toml"
 NOT_SET = "not set"
 INPUTS = (
     "container.nvidia_requires",

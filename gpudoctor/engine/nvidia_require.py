@@ -19,8 +19,7 @@ when the answer depends on it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, NamedTuple, Optional, Union
 
 from ..facts import Facts
 
@@ -48,8 +47,7 @@ _CONTAINER_BRANDS = {
 Result = Union[bool, str]
 
 
-@dataclass(frozen=True)
-class Gpu:
+class Gpu(NamedTuple):
     """A visible GPU as nvidia-container-cli sees it: NVML's brand (as gpudoctor names it: tesla, nvidia,
     geforce, ...) and its compute capability ("9.0"); None where gpudoctor could not read it."""
 
@@ -57,16 +55,14 @@ class Gpu:
     arch: Optional[str]
 
 
-@dataclass(frozen=True)
-class Driver:
+class Driver(NamedTuple):
     """The host driver's version ("580.159.04") and the CUDA version it supports ("13.0"), or None."""
 
     version: Optional[str]
     cuda: Optional[str]
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What one evaluation of an expression can end in (more than one when an unknown fact decides), the
     first space-separated piece NVIDIA's error message quotes, and the unknown inputs the answer reached."""
 
@@ -75,8 +71,7 @@ class Outcome:
     unknown: tuple = ()
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """The runtime's answer for a set of requirements: MET, UNMET, INVALID, or None when it depends on
     something unknown. `requirement` and `gpu` name the evaluation that refuses (gpu None: the one
     evaluation with no visible GPU), `error` is nvidia-container-cli's message, `unknown` the inputs
@@ -86,7 +81,7 @@ class Verdict:
     requirement: Optional[str] = None
     gpu: Optional[int] = None
     error: Optional[str] = None
-    unknown: tuple = field(default=())
+    unknown: tuple = ()
 
 
 def container_brand(nvml_brand: str) -> str:
