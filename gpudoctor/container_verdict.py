@@ -149,7 +149,7 @@ def derive(facts: Facts) -> dict[str, Fact]:
     disabled, missing = _disabled(facts)
     if disabled is None:
         return verdict(None, f"{missing[0]}: {missing[1]}")
-    if not any(n.startswith(toolkit.REQUIRE_PREFIX) for n in env) and not toolkit.is_legacy(env):
+    if not toolkit.requirements(env, disabled=False)[0] and not toolkit.is_legacy(env):
         return verdict("not required")
     if disabled:
         return verdict("disabled")
