@@ -19,9 +19,8 @@ from typing import Any, Optional
 from .engine import nvidia_require as dsl
 from .engine import nvidia_toolkit as toolkit
 from .facts import Fact, Facts, known, unknown
-from .probes.container import TOOLKIT_CONFIG
+from .probes.container import NOT_SET, TOOLKIT_CONFIG
 
-NOT_SET = "not set"
 INPUTS = (
     "container.nvidia_requires",
     "container.cuda_version",
@@ -149,14 +148,14 @@ def derive(facts: Facts) -> dict[str, Fact]:
     disabled, missing = _disabled(facts)
     if disabled is None:
         return verdict(None, f"{missing[0]}: {missing[1]}")
-    if not toolkit.requirements(env, disabled=False)[0] and not toolkit.is_legacy(env):
+    requirements, error = toolkit.requirements(env, disabled=False)
+    if not requirements and not toolkit.is_legacy(env):
         return verdict("not required")
     if disabled:
         return verdict("disabled")
     devices = toolkit.requested_devices(env)
     if devices is None:
         return verdict("not a GPU container")
-    requirements, error = toolkit.requirements(env, disabled=False)
     if error is not None:
         out["container.require_failed"] = known(f"CUDA_VERSION={env[toolkit.CUDA_VERSION]}", source)
         out["container.require_gpu"] = known(

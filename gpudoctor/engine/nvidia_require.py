@@ -99,8 +99,7 @@ def _number(text: str, at: int) -> tuple[Optional[int], int]:
         end += 1
     if end == at:
         return None, at
-    value = _decimal(text[at:end])
-    return value, end
+    return _decimal(text[at:end]), end
 
 
 def _decimal(digits: str) -> Optional[int]:
@@ -201,7 +200,7 @@ def _constraint(piece: str, gpu: Optional[Gpu], gpu_index: Optional[int], driver
     if name in ("arch", "brand") and gpu is None:
         results = frozenset((True,))  # no visible GPU: configure.c assumes the arch and brand are fine
     elif name == "brand":
-        if gpu is not None and gpu.brand is not None:
+        if gpu.brand is not None:
             results = frozenset((compare_brand(container_brand(gpu.brand), op, value),))
         elif op in ("=", "!="):
             results, missing = frozenset((True, False)), ("brand", gpu_index)

@@ -73,31 +73,27 @@ def semver_major_minor(version: str) -> tuple[Optional[str], str]:
 
 
 def _semver_major_minor(version: str) -> Optional[str]:
-    text = version[1:] if version.startswith("v") else version
-    major, rest = _int(text)
-    if major is None:
-        return None
-    minor = "0"
-    if rest:
-        if rest[0] != ".":
+    rest = version[1:] if version.startswith("v") else version
+    numbers: list[str] = []
+    while len(numbers) < 3:  # MAJOR[.MINOR[.PATCH]], a missing MINOR being 0
+        number, rest = _int(rest)
+        if number is None:
             return None
-        minor, rest = _int(rest[1:])
-        if minor is None:
-            return None
-        if rest:
+        numbers.append(number)
+        if not rest:
+            return f"{numbers[0]}.{numbers[1] if len(numbers) > 1 else '0'}"
+        if len(numbers) < 3:
             if rest[0] != ".":
                 return None
-            patch, rest = _int(rest[1:])
-            if patch is None:
-                return None
-            build = ""
-            if "+" in rest:
-                rest, build = rest.split("+", 1)
-                if not _dotted(build, numbers_strict=False):
-                    return None
-            if rest and (rest[0] != "-" or not _dotted(rest[1:], numbers_strict=True)):
-                return None
-    return f"{major}.{minor}"
+            rest = rest[1:]
+    # After all three numbers only a -pre-release and a +build may follow.
+    if "+" in rest:
+        rest, build = rest.split("+", 1)
+        if not _dotted(build, numbers_strict=False):
+            return None
+    if rest and (rest[0] != "-" or not _dotted(rest[1:], numbers_strict=True)):
+        return None
+    return f"{numbers[0]}.{numbers[1]}"
 
 
 # --- the requirements and the device request ------------------------------------------------------------

@@ -13,6 +13,7 @@ CGROUP = "/proc/1/cgroup"
 CONTAINERENV = "/run/.containerenv"
 TOOLKIT_CONFIG = "/etc/nvidia-container-runtime/config.toml"
 REQUIRE_PREFIX = "NVIDIA_REQUIRE_"
+NOT_SET = "not set"  # the unknown reason of an environment variable that is unset
 # Substrings of a cgroup path, most specific first: a Kubernetes pod's path also names its runtime.
 _CGROUP_MARKERS = (
     ("kubepods", "kubernetes"),
@@ -104,7 +105,7 @@ def _env(host: Any, name: str) -> tuple[Optional[str], Fact]:
         value = host.env(name)
     except HostError as e:
         return None, unknown(e.reason, source)
-    return value, unknown("not set", source) if value is None else known(value, source)
+    return value, unknown(NOT_SET, source) if value is None else known(value, source)
 
 
 def _runtime_facts(host: Any) -> dict[str, Fact]:
