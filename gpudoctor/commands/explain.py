@@ -62,7 +62,7 @@ def run(
         raise CommandError("explain judges one environment: give --python once")
     matcher, entries = matcher_and_entries(rules)
     if message is not None:
-        ranked = matcher.rank(message)
+        ranked = matcher.rank(message, limit=8)
         if not ranked:  # nothing to judge on the host: say so at once
             sys.stdout.write(explain_text.message(message, [], read_numbers(message).lines(), how, ""))
             return Outcome(1)

@@ -15,12 +15,13 @@ from typing import Any, Optional, Protocol
 from ..datafiles import Problem, shipped_rules_dir
 from ..facts import LISTS
 from . import conditions, remote, rule_cache, template, yamlsafe
-from .model import CATEGORIES, FIX_KINDS, SEVERITIES, FixStep, Rule
+from .model import CATEGORIES, FIX_KINDS, SEVERITIES, ErrorText, FixStep, Rule
 from .resolver_names import RESOLVER_ARGS
 
 ID_PATTERN = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Z0-9]+)+$")
 REQUIRED = ("id", "title", "severity", "category", "when", "message", "why")
-OPTIONAL = ("for_each", "references", "errors", "fix", "overrides")
+OPTIONAL = ("for_each", "references", "errors", "silent", "refines", "catch_all", "fix", "overrides")
+ERROR_KEYS = ("text", "source")
 FIX_KEYS = ("kind", "argv", "text", "resolver", "args")
 
 
@@ -69,7 +70,29 @@ def validate_rules(paths: list[str]) -> list[Rule]:
         if f.resolve() not in given and f.read_bytes() not in contents
     ]
     shipped = {str(f) for f in base}
-    return [r for r in _load(paths, base) if r.file not in shipped]
+    rules = [r for r in _load(paths, base) if r.file not in shipped]
+    problems = unspoken_problems(rules)
+    if problems:
+        raise RuleLoadError(problems)
+    return rules
+
+
+def unspoken_problems(rules: list[Rule]) -> list[Problem]:
+    """What `rules validate` refuses beyond the loader: a rule that lists no error message users meet when
+    it bites and does not say why no program prints one. `explain` can lead to a rule only through its
+    errors, so a rule without them must say it has none."""
+    return [
+        Problem(
+            r.file,
+            r.line,
+            r.id,
+            "errors",
+            "no errors: list the error messages users meet when this rule bites (errors:, each with its "
+            "source), or say why no program prints one (silent: ...)",
+        )
+        for r in rules
+        if not r.errors and not r.silent
+    ]
 
 
 def _load(paths: list[str], base: list[Path], deadline: Optional[Deadline] = None) -> list[Rule]:
@@ -89,10 +112,27 @@ def _load(paths: list[str], base: list[Path], deadline: Optional[Deadline] = Non
     rules = [r for file_rules, _ in loaded for r in file_rules]
     problems = [p for _, file_problems in loaded for p in file_problems]
     rules, dup_problems = _merge(rules, {str(f) for f in base})
-    problems += dup_problems
+    problems += dup_problems + _refines_problems(rules)
     if problems:
         raise RuleLoadError(problems)
     return rules
+
+
+def _refines_problems(rules: list[Rule]) -> list[Problem]:
+    """A rule refines rules that are loaded beside it, other than itself."""
+    ids = {r.id for r in rules}
+    return [
+        Problem(
+            r.file,
+            r.line,
+            r.id,
+            "refines",
+            f"{other} is not a rule loaded here" if other != r.id else "a rule does not refine itself",
+        )
+        for r in rules
+        for other in r.refines
+        if other not in ids or other == r.id
+    ]
 
 
 def load_file(path: Path, cached: bool = False) -> tuple[list[Rule], list[Problem]]:
@@ -197,12 +237,15 @@ def _rule(raw: Any, path: tuple, lines: dict, name: str) -> tuple[Optional[Rule]
         found.append(("for_each", f"expected one of {', '.join(LISTS)}, got {for_each!r}"))
         for_each = None
     raw = _expanded(raw, for_each)
-    for key in ("references", "errors"):
+    for key in ("references", "refines"):
         value = raw.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             found.append((key, "expected a list of strings"))
-    if "overrides" in raw and not isinstance(raw["overrides"], bool):
-        found.append(("overrides", "expected true or false"))
+    errors = error_texts(raw.get("errors", []), "errors", found)
+    _check_silent(raw, errors, found)
+    for key in ("overrides", "catch_all"):
+        if key in raw and not isinstance(raw[key], bool):
+            found.append((key, "expected true or false"))
     if "when" in raw:
         conditions.validate(raw["when"], "when", for_each, found)
     for key in ("message", "why", "title"):
@@ -222,13 +265,51 @@ def _rule(raw: Any, path: tuple, lines: dict, name: str) -> tuple[Optional[Rule]
         why=" ".join(raw["why"].split()),
         for_each=for_each,
         references=tuple(raw.get("references", [])),
-        errors=tuple(raw.get("errors", [])),
+        errors=errors,
+        silent=" ".join(raw["silent"].split()) if isinstance(raw.get("silent"), str) else "",
+        refines=tuple(raw.get("refines", [])),
+        catch_all=bool(raw.get("catch_all", False)),
         fix=steps,
         overrides=bool(raw.get("overrides", False)),
         file=name,
         line=line,
     )
     return rule, []
+
+
+def error_texts(value: Any, where: str, found: list[tuple[str, str]]) -> tuple[ErrorText, ...]:
+    """The `errors:` list of a rule or an explain entry: each item the text alone, or `{text: ..., source:
+    ...}` with where that wording was seen. Problems go into `found`."""
+    if not isinstance(value, list):
+        found.append((where, "expected a list of error texts"))
+        return ()
+    out = []
+    for n, item in enumerate(value):
+        at = f"{where}[{n}]"
+        if isinstance(item, str) and item.strip():
+            out.append(ErrorText(item.strip()))
+        elif isinstance(item, dict):
+            found += key_problems(item, ("text",), ("source",))
+            text, source = item.get("text"), item.get("source", "")
+            if not isinstance(text, str) or not text.strip():
+                found.append((f"{at}.text", "expected a non-empty string"))
+            elif not isinstance(source, str):
+                found.append((f"{at}.source", "expected a string (a URL, or repository@commit:path:line)"))
+            else:
+                out.append(ErrorText(text.strip(), source.strip()))
+        else:
+            found.append((at, "expected an error text, or a mapping with 'text' and 'source'"))
+    return tuple(out)
+
+
+def _check_silent(raw: dict, errors: tuple, found: list[tuple[str, str]]) -> None:
+    """`silent:` is a reason, and a rule with errors is not silent (a rule with neither is refused by
+    `rules validate`: unspoken_problems)."""
+    silent = raw.get("silent")
+    if silent is not None and (not isinstance(silent, str) or not silent.strip()):
+        found.append(("silent", "expected a non-empty string: why no program prints an error for this"))
+    elif silent is not None and raw.get("errors"):
+        found.append(("silent", "a rule with errors: is not silent; keep one of the two"))
 
 
 def _expanded(raw: dict, for_each: Optional[str]) -> dict:

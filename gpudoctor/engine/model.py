@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
@@ -23,6 +23,14 @@ class FixStep:
     args: tuple[tuple[str, str], ...] = ()
 
 
+class ErrorText(NamedTuple):
+    """An error message users meet (or its distinctive part), and where that wording was seen: an issue
+    thread, release notes, or the library's own source (repository@commit:path:line)."""
+
+    text: str
+    source: str = ""
+
+
 @dataclass(frozen=True)
 class Rule:
     id: str
@@ -34,7 +42,15 @@ class Rule:
     why: str
     for_each: Optional[str] = None
     references: tuple[str, ...] = ()
-    errors: tuple[str, ...] = ()  # error messages users meet when this bites
+    errors: tuple[ErrorText, ...] = ()  # error messages users meet when this bites
+    # Why no program prints an error when this bites (a slow link, a throttled clock): a rule lists errors
+    # or says this, never neither.
+    silent: str = ""
+    # The rules whose error texts this rule shares as a more specific cause: when both match a message,
+    # this one ranks first (explain/rank.py).
+    refines: tuple[str, ...] = ()
+    # A catch-all: its texts are a symptom many causes share; it ranks after every other cause they match.
+    catch_all: bool = False
     fix: tuple[FixStep, ...] = ()
     overrides: bool = False
     file: str = ""

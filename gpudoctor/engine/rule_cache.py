@@ -22,9 +22,9 @@ from typing import Any, Callable, Optional
 
 from .. import __version__, datafiles
 from ..datafiles import Problem
-from .model import FixStep, Rule
+from .model import ErrorText, FixStep, Rule
 
-FORMAT = 2  # 1: the parsed YAML and its line numbers; 2: the built rules
+FORMAT = 3  # 1: the parsed YAML and its line numbers; 2: the built rules; 3: error texts with sources
 
 Loader = Callable[[str, str], "tuple[list[Rule], list[Problem]]"]
 
@@ -58,7 +58,8 @@ def _to_json(rule: Rule) -> dict[str, Any]:
 def _from_json(data: dict[str, Any], name: str) -> Rule:
     fields = dict(data)
     fields["references"] = tuple(fields["references"])
-    fields["errors"] = tuple(fields["errors"])
+    fields["errors"] = tuple(ErrorText(text, source) for text, source in fields["errors"])
+    fields["refines"] = tuple(fields["refines"])
     fields["fix"] = tuple(
         FixStep(
             kind=step["kind"],

@@ -19,6 +19,7 @@ from ..engine.conditions import Evaluation
 from ..engine.model import NOT_APPLICABLE, Rule
 from .entries import Entry
 from .match import Candidate, Known, Matcher
+from .rank import by_evidence
 
 MAX_SHOWN = 3
 MAX_FACTS = 5
@@ -35,9 +36,11 @@ def build(rule_paths: Sequence[str] = ()) -> tuple[Matcher, dict[str, Entry]]:
 
 
 def knowns(rules: Sequence[Rule], entries: Sequence[Entry]) -> list[Known]:
-    return [Known(r.id, r.title, r.errors) for r in rules if r.errors] + [
-        Known(e.id, e.title, e.errors) for e in entries
-    ]
+    return [
+        Known(r.id, r.title, tuple(e.text for e in r.errors), r.refines, r.catch_all)
+        for r in rules
+        if r.errors
+    ] + [Known(e.id, e.title, tuple(t.text for t in e.errors)) for e in entries]
 
 
 @dataclass(frozen=True)
@@ -115,12 +118,14 @@ class Answer:
 
 
 def answer(ranked: Sequence[Candidate], result: Any, plan: Any, entries: dict[str, Entry]) -> list[Answer]:
+    """Each candidate judged on the host, in the order of the evidence (explain/rank.py), the first
+    MAX_SHOWN."""
     out = []
-    for cand in ranked[:MAX_SHOWN]:
+    for cand in ranked:
         entry = entries.get(cand.known.id)
         verdict = judge_entry(entry, result) if entry else judge_rule(cand.known.id, result, plan)
         out.append(Answer(cand, verdict))
-    return out
+    return by_evidence(out, lambda a: a.candidate, lambda a: a.verdict.status)[:MAX_SHOWN]
 
 
 def how(cand: Candidate) -> str:

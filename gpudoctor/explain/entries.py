@@ -15,11 +15,12 @@ from typing import Any, Optional
 
 from ..datafiles import Problem, shipped_rules_dir
 from ..engine import yamlsafe
-from ..engine.loader import key_problems
+from ..engine.loader import error_texts, key_problems
+from ..engine.model import ErrorText
 
 ID_PATTERN = re.compile(r"^GD-EXPLAIN-\d{3}$")
 STRINGS = ("id", "title", "meaning", "hardware_when")
-LISTS = ("errors", "do", "references")
+LISTS = ("do", "references")
 FIELDS = ("id", "title", "errors", "meaning", "do", "hardware_when", "references")
 
 
@@ -27,7 +28,7 @@ FIELDS = ("id", "title", "errors", "meaning", "do", "hardware_when", "references
 class Entry:
     id: str
     title: str
-    errors: tuple[str, ...]  # error messages (or distinctive parts of them) users meet
+    errors: tuple[ErrorText, ...]  # error messages (or distinctive parts of them) users meet, with sources
     meaning: str  # what the error means
     do: tuple[str, ...]  # what to do, in order
     hardware_when: str  # when the hardware, not the program, is worth suspecting
@@ -119,13 +120,16 @@ def _entry(raw: Any, path: tuple, lines: dict, name: str) -> tuple[Optional[Entr
         for n, item in enumerate(value):
             if not isinstance(item, str) or not item.strip():
                 found.append((f"{key}[{n}]", "expected a non-empty string"))
+    errors = error_texts(raw.get("errors", []), "errors", found) if "errors" in raw else ()
+    if "errors" in raw and not raw["errors"]:
+        found.append(("errors", "expected a non-empty list of error texts"))
     problems = [Problem(name, _line(lines, path, where), rid, where, msg) for where, msg in found]
     if problems:
         return None, problems
     entry = Entry(
         id=raw["id"],
         title=raw["title"].strip(),
-        errors=tuple(e.strip() for e in raw["errors"]),
+        errors=errors,
         meaning=" ".join(raw["meaning"].split()),
         do=tuple(" ".join(d.split()) for d in raw["do"]),
         hardware_when=" ".join(raw["hardware_when"].split()),

@@ -2,8 +2,9 @@
 
 Two kinds of evidence, the specific before the generic:
 1. **A known text in the message.** An error text a rule lists, found whole in the message (case and spacing
-   ignored) scores 1; found with its numbers masked (`libcudnn.so.9` against `libcudnn.so.8`) 0.95. A
-   longer text found beats a shorter one.
+   ignored) scores 1; found with its numbers masked (`libcudnn.so.9` against `libcudnn.so.8`) 0.95. Of two
+   texts found, the one whose words are rarer among all known texts (`libcudart` over `shared object file`)
+   comes first: not the longer one.
 2. **Distinctive tokens.** Otherwise a text scores the share of its tokens the message has, each token
    weighed by how rare it is across all the known texts (inverse document frequency: `cuda` and `error`
    say little, `cudaErrorNoKernelImageForDevice`, `libnvidia-ml`, `sm_120` or `xid79` say much), codes and
@@ -12,7 +13,8 @@ Two kinds of evidence, the specific before the generic:
 
 Numbers are read too (`read_numbers`): `found version 11040` is CUDA 11.4, `sm_120` compute capability
 12.0, `Xid 79` (also as the kernel logs it, `Xid (PCI:0000:3b:00): 79`) the Xid 79 token. The module is
-pure: texts in, ranked candidates out; nothing here reads a host.
+pure: texts in, ranked candidates out; nothing here reads a host. Which of the matched causes comes first,
+the specific or the generic, and the host's verdict on each, are explain/rank.py's.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ class Known:
     id: str
     title: str
     errors: tuple[str, ...]
+    refines: tuple[str, ...] = ()  # the generic causes this one is a more specific case of
+    catch_all: bool = False  # a symptom many causes share: ranks after the others
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class Candidate:
     text: str  # the error text that matched best
     how: str  # "text" (found whole), "masked" (found with numbers masked) or "tokens"
     shared: tuple[str, ...]  # the tokens message and text share (for "tokens")
+    distinct: float = 0.0  # how rare the words that matched are: their mean weight across the known texts
 
     @property
     def confident(self) -> bool:
@@ -130,6 +135,9 @@ class Matcher:
     def _w(self, toks: set[str]) -> float:
         return sum(self.weight.get(t, 0.0) for t in toks)
 
+    def _mean(self, toks: set[str]) -> float:
+        return self._w(toks) / len(toks) if toks else 0.0
+
     def rank(self, message: str, limit: int = 5) -> list[Candidate]:
         """The candidates scoring at least CLOSE, best first."""
         norm = normalise(message)
@@ -137,25 +145,23 @@ class Matcher:
         toks = tokens(message)
         best: dict[str, Candidate] = {}
         for known, text, n_text, m_text, t_toks in self.texts:
-            bonus = min(len(n_text), 200) / 2000  # the longer text found is the more specific
             if len(n_text) >= 8 and n_text in norm:
-                cand = Candidate(known, 1.0 + bonus, text, "text", ())
+                cand = Candidate(known, 1.0, text, "text", (), self._mean(t_toks))
             elif len(m_text) >= 8 and m_text in masked:
-                cand = Candidate(known, 0.95 + bonus, text, "masked", ())
+                cand = Candidate(known, 0.95, text, "masked", (), self._mean(t_toks))
             else:
                 shared = t_toks & toks
                 weight = self._w(shared)
                 if not t_toks or weight < MIN_WEIGHT:
                     continue
-                cand = Candidate(known, weight / self._w(t_toks), text, "tokens", tuple(sorted(shared)))
+                share = weight / self._w(t_toks)
+                cand = Candidate(known, share, text, "tokens", tuple(sorted(shared)), self._mean(shared))
             old = best.get(known.id)
-            if old is None or (cand.score, self._w(set(cand.shared))) > (old.score, self._w(set(old.shared))):
+            if old is None or (cand.score, cand.distinct) > (old.score, old.distinct):
                 best[known.id] = cand
-        ranked = sorted(
-            (c for c in best.values() if c.score >= CLOSE),
-            key=lambda c: (-c.score, -self._w(set(c.shared)), c.known.id),
-        )
-        return ranked[:limit]
+        from .rank import by_specificity
+
+        return by_specificity([c for c in best.values() if c.score >= CLOSE])[:limit]
 
     def top(self, message: str) -> Optional[Candidate]:
         """The best confident candidate, or None."""

@@ -52,6 +52,10 @@ _INFIX = {
 _SHELL_SPECIAL = re.compile(r"[\s\[\]*?$`'\"\\;&|<>()!#~]")
 
 
+def _linkable(source: str) -> bool:
+    return source.startswith("https://")
+
+
 def code(text: str) -> str:
     """`text` as an inline code span, whatever backticks it holds."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
@@ -161,8 +165,33 @@ def rule_markdown(rule: Rule) -> str:
     ]
     if rule.errors:
         out += ["## Errors users meet", ""]
-        out += [f"- {code(e)}" for e in rule.errors]
+        out += [
+            f"- {code(e.text)}"
+            + (
+                f" ([seen]({e.source}))"
+                if _linkable(e.source)
+                else f" (seen: {e.source})"
+                if e.source
+                else ""
+            )
+            for e in rule.errors
+        ]
         out += [""]
+    if rule.silent:
+        out += ["## Errors users meet", "", f"None: {markdown_text(rule.silent)}", ""]
+    if rule.refines:
+        out += [
+            "A more specific cause than "
+            + ", ".join(f"[{r}]({r}.md)" for r in rule.refines)
+            + ": where a message matches both, `gpudoctor explain` names this one first.",
+            "",
+        ]
+    if rule.catch_all:
+        out += [
+            "A catch-all: its errors are a symptom many causes share, so `gpudoctor explain` names it after "
+            "any more specific cause the message matches.",
+            "",
+        ]
     out += ["## Fix", ""]
     if not rule.fix:
         out += ["No fix step: the finding is information; its message says what to look at.", ""]
@@ -289,10 +318,10 @@ def errors_markdown(rules: Sequence[Rule], entries: Sequence[ExplainEntry] = ())
     by the error's text; the entries, which have no rule page, written out below the table."""
     rows: dict[tuple[str, str], str] = {}
     for r in rules:
-        for e in r.errors:
+        for e in (e.text for e in r.errors):
             rows.setdefault((e, r.id), f"[{r.id}](rules/{r.id}.md) | {_cell(what_to_do(r))}")
     for x in entries:
-        for e in x.errors:
+        for e in (e.text for e in x.errors):
             rows.setdefault(
                 (e, x.id), f"[{x.id}](#{x.id.lower()}) | {_cell(markdown_text(shortened(x.do[0])))}"
             )
@@ -331,7 +360,7 @@ def errors_markdown(rules: Sequence[Rule], entries: Sequence[ExplainEntry] = ())
         out += ["None yet.", ""]
     for x in entries:
         out += [f"### {x.id}", "", f"**{x.title}**", ""]
-        out += ["Errors: " + ", ".join(code(e) for e in x.errors) + ".", ""]
+        out += ["Errors: " + ", ".join(code(e.text) for e in x.errors) + ".", ""]
         out += [f"**What it means:** {markdown_text(x.meaning)}", "", "**What to do:**", ""]
         out += [f"{n}. {markdown_text(d)}" for n, d in enumerate(x.do, 1)]
         out += ["", f"**Suspect the hardware when** {markdown_text(x.hardware_when.rstrip('.'))}.", ""]

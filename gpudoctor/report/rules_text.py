@@ -29,7 +29,11 @@ def rule_detail(rule: Rule) -> str:
         f"why: {rule.why}",
     ]
     if rule.errors:
-        out += ["", "errors users meet:"] + [f"  {e}" for e in rule.errors]
+        out += ["", "errors users meet:"] + [f"  {e.text}" for e in rule.errors]
+    if rule.silent:
+        out += ["", f"no error message: {rule.silent}"]
+    if rule.refines:
+        out += ["", f"a more specific cause than: {', '.join(rule.refines)}"]
     if rule.fix:
         out += ["", "fix:"]
         for step in rule.fix:
