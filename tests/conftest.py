@@ -97,3 +97,19 @@ def fake_torch_python(tmp_path_factory) -> str:
     from tests.bench.torchfake import fake_torch_venv
 
     return fake_torch_venv(tmp_path_factory.mktemp("fake-torch"))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The explain corpus's score (tests/explain/corpus_score.py) after a run that ran its test."""
+    if not any(
+        "test_corpus.py" in getattr(r, "nodeid", "")
+        for reports in terminalreporter.stats.values()
+        for r in reports
+    ):
+        return
+    sys.path.insert(0, str(Path(__file__).parent / "explain"))
+    from corpus_score import load, score
+
+    from gpudoctor.explain.answer import build
+
+    terminalreporter.write_line("explain " + score(build()[0], load()).line("corpus"))

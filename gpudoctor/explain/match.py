@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
 
+from .rank import by_specificity
+
 FLOOR = 0.6  # below this a candidate is not a match
 CLOSE = 0.35  # between CLOSE and FLOOR: shown as "not confident"
 MIN_WEIGHT = 3.0  # the least token weight a token-only match needs behind it
@@ -159,8 +161,6 @@ class Matcher:
             old = best.get(known.id)
             if old is None or (cand.score, cand.distinct) > (old.score, old.distinct):
                 best[known.id] = cand
-        from .rank import by_specificity
-
         return by_specificity([c for c in best.values() if c.score >= CLOSE])[:limit]
 
     def top(self, message: str) -> Optional[Candidate]:

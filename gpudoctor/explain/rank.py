@@ -16,10 +16,29 @@ Two stages, each a pure function:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Callable, TypeVar
+from typing import Callable, Protocol, TypeVar
 
-from .match import Candidate
 
+class Cause(Protocol):
+    """What the order reads of a matched cause (match.Known)."""
+
+    id: str
+    refines: tuple[str, ...]
+    catch_all: bool
+
+
+class Candidate(Protocol):
+    """What the order reads of a candidate (match.Candidate)."""
+
+    known: Cause
+    score: float
+    distinct: float
+
+    @property
+    def confident(self) -> bool: ...
+
+
+C = TypeVar("C", bound=Candidate)
 T = TypeVar("T")
 
 # What the host says of a cause, best first (answer.Verdict.status).
@@ -32,7 +51,7 @@ EVIDENCE = {
 }
 
 
-def by_specificity(candidates: Sequence[Candidate]) -> list[Candidate]:
+def by_specificity(candidates: Sequence[C]) -> list[C]:
     confident = {c.known.id for c in candidates if c.confident}
     refined = {
         other for c in candidates if c.confident for other in c.known.refines if other != c.known.id

@@ -18,6 +18,7 @@ rules:
     when: {fact: gpus.count, lt: 0}
     message: never
     why: silenced
+    silent: "a rule that never fires"
     overrides: true
 """
 
