@@ -20,6 +20,9 @@ does not run), so that a preflight report does not fill up with facts nobody ask
     cuda.toolkit.driver_support     whether the driver runs what the CUDA toolkit builds: in full when the
                                     toolkit's major.minor is no newer than driver.max_cuda, else
                                     compat.driver_verdict of it on driver.version
+    cuda.extension_nvcc.*           the nvcc torch.utils.cpp_extension builds CUDA extensions with, found as
+                                    it finds it: CUDA_HOME or CUDA_PATH, else nvcc on PATH, else
+                                    /usr/local/cuda; its version and CUDA major
     cuda.host_compilers[i].max_major  the newest gcc/clang major the toolkit's nvcc accepts (the
                                     host_compilers table, through table_digest)
     container.require_*             the NVIDIA container runtime's verdict on NVIDIA_REQUIRE_* and where it
@@ -54,6 +57,9 @@ DERIVED = (
     "gpus[].nvlink.links_down_wired",
     "gpus[].nvlink.down_wired",
     "cuda.toolkit.driver_support",
+    "cuda.extension_nvcc.version",
+    "cuda.extension_nvcc.major",
+    "cuda.extension_nvcc.found_by",
     "cuda.host_compilers[].max_major",
     "knowledge.newer",
     "knowledge.newer_count",
@@ -213,6 +219,8 @@ def derive(facts: Facts) -> Facts:
             out.update(_nvlink(facts, i))
     if _collected(facts, "cuda.toolkit.version", "driver.version"):
         out["cuda.toolkit.driver_support"] = _toolkit_driver_support(facts)
+    if _collected(facts, "cuda.home_source", "cuda.nvcc.on_path"):
+        out.update(_extension_nvcc(facts))
     for i in range(facts.count("cuda.host_compilers")):
         out[f"cuda.host_compilers[{i}].max_major"] = _newest_host_compiler(facts, i)
     if _collected(facts, "frameworks.count") or _collected(facts, "driver.version"):
@@ -449,6 +457,35 @@ def _toolkit_driver_support(facts: Facts) -> Fact:
     reported = facts.get("driver.max_cuda")  # a shortcut when known, not an input the answer waits for
     driver_cuda = str(reported.value) if reported.known else None
     return get.result(lambda: driver_support(str(toolkit), str(driver), driver_cuda))
+
+
+def extension_nvcc(home_source: Any, on_path: Any) -> tuple[str, str]:
+    """Which nvcc torch.utils.cpp_extension builds with, as its _find_cuda_home() looks: CUDA_HOME, else
+    CUDA_PATH; else the nvcc on PATH (its directory's parent); else /usr/local/cuda. (what found it, the fact
+    holding that nvcc's version)."""
+    if home_source in ("CUDA_HOME", "CUDA_PATH"):
+        return str(home_source), "cuda.nvcc.home_version"
+    if on_path:
+        return "PATH", "cuda.nvcc.version"
+    return "/usr/local/cuda", "cuda.nvcc.home_version"
+
+
+def _extension_nvcc(facts: Facts) -> dict[str, Fact]:
+    get = _Inputs(facts)
+    found_by, version_fact = extension_nvcc(get("cuda.home_source"), get("cuda.nvcc.on_path"))
+    names = ("version", "major", "found_by")
+    if get.why is not None:
+        return {f"cuda.extension_nvcc.{n}": get.result(lambda: (None, None)) for n in names}
+    version = facts.get(version_fact)
+    source = f"derived:cuda.home_source, cuda.nvcc.on_path, {version_fact}"
+    out = {"cuda.extension_nvcc.found_by": known(found_by, source)}
+    if not version.known:
+        out["cuda.extension_nvcc.version"] = unknown(version.unknown or "unknown", source)
+        out["cuda.extension_nvcc.major"] = unknown(version.unknown or "unknown", source)
+        return out
+    out["cuda.extension_nvcc.version"] = known(version.value, source)
+    out["cuda.extension_nvcc.major"] = known(int(str(version.value).split(".")[0]), source)
+    return out
 
 
 def newest_host_compiler(toolkit: str, kind: str) -> tuple[Optional[int], Optional[str]]:

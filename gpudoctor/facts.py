@@ -257,6 +257,21 @@ SCHEMA: tuple[FactSpec, ...] = (
         "built by torch.utils.cpp_extension use",
     ),
     _s(
+        "cuda.extension_nvcc.version",
+        "version",
+        "",
+        "derived: the version of the nvcc torch.utils.cpp_extension builds CUDA extensions with, found as it "
+        "finds it (cuda.extension_nvcc.found_by)",
+    ),
+    _s("cuda.extension_nvcc.major", "int", "", "derived: that nvcc's CUDA major"),
+    _s(
+        "cuda.extension_nvcc.found_by",
+        "str",
+        "",
+        "derived: what names that nvcc: `CUDA_HOME`, `CUDA_PATH`, `PATH` (the nvcc a PATH search finds), or "
+        "`/usr/local/cuda` (neither variable set, no nvcc on PATH)",
+    ),
+    _s(
         "cuda.host_compilers.count",
         "int",
         "",

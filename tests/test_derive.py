@@ -192,6 +192,9 @@ def test_derived_facts_are_the_documented_ones():
         "driver.version": known("580.159.04", "test"),
         "cuda.host_compilers.count": known(1, "test"),
         "cuda.host_compilers[0].kind": known("gcc", "test"),
+        "cuda.home_source": known("default", "test"),
+        "cuda.nvcc.on_path": known(True, "test"),
+        "cuda.nvcc.version": known("13.0.88", "test"),
     }
     nvlink = {
         f"gpus[0].nvlink.{k}": known(v, "test")
@@ -683,3 +686,21 @@ def test_gpus_missing_from_nvml_derived():
     # No NVIDIA GPU bound, no driver: nothing missing.
     d = derive(facts({"pci.nvidia_driver_addresses": [], "gpus.count": 0}))
     assert d.value("pci.missing_from_nvml_count") == 0
+
+
+@pytest.mark.parametrize(
+    ("home_source", "on_path", "expected"),
+    [
+        # torch.utils.cpp_extension._find_cuda_home(): CUDA_HOME or CUDA_PATH first, then `which nvcc`, then
+        # /usr/local/cuda (its code as quoted in https://github.com/CSAILVision/gandissect/issues/19's
+        # answer and in the tracebacks of https://github.com/NVIDIA/flownet2-pytorch/issues/218).
+        ("CUDA_HOME", True, ("CUDA_HOME", "cuda.nvcc.home_version")),
+        ("CUDA_PATH", False, ("CUDA_PATH", "cuda.nvcc.home_version")),
+        ("default", True, ("PATH", "cuda.nvcc.version")),
+        ("default", False, ("/usr/local/cuda", "cuda.nvcc.home_version")),
+    ],
+)
+def test_the_nvcc_extensions_build_with_is_found_as_torch_finds_it(home_source, on_path, expected):
+    from gpudoctor.derive import extension_nvcc
+
+    assert extension_nvcc(home_source, on_path) == expected

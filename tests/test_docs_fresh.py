@@ -50,30 +50,33 @@ def test_the_errors_page_names_every_error_and_what_explains_it() -> None:
         if line.startswith("| ") and line.split(" ")[1] not in ("Error", "---")
     ]
     for r in rules:
-        for e in r.errors:
+        for e in (t.text for t in r.errors):
             assert code(e).replace("|", "\\|") in page, (r.id, e)
         if r.errors:
             assert f"[{r.id}](rules/{r.id}.md)" in page
             assert (DOCS / "rules" / f"{r.id}.md").is_file()
     for x in entries:
-        for e in x.errors:
+        for e in (t.text for t in x.errors):
             assert code(e).replace("|", "\\|") in page, (x.id, e)
         assert f"[{x.id}](#{x.id.lower()})" in page
         assert f"\n### {x.id}\n" in page  # the anchor the table links to
         assert x.meaning in page and x.hardware_when.rstrip(".") in page
-    pairs = {(e, r.id) for r in rules for e in r.errors} | {(e, x.id) for x in entries for e in x.errors}
+    pairs = {(e.text, r.id) for r in rules for e in r.errors} | {
+        (e.text, x.id) for x in entries for e in x.errors
+    }
     assert len(rows) == len(pairs)
 
 
 def test_the_errors_page_with_an_entry_of_another_engineer() -> None:
     """Whatever rules/explain holds is picked up: an entry's error sorts into the table, and its text is
     written out below it, `<` escaped so that Markdown keeps it."""
+    from gpudoctor.engine.model import ErrorText
     from gpudoctor.explain.entries import Entry
 
     extra = Entry(
         id="GD-EXPLAIN-999",
         title="A test entry",
-        errors=("zzz test error",),
+        errors=(ErrorText("zzz test error", "https://example.org/"),),
         meaning="It means <something>.",
         do=("Do `this <thing>` first; then that.", "Then the other."),
         hardware_when="never",
