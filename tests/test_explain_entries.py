@@ -88,8 +88,8 @@ def test_every_problem_is_listed_with_its_file_and_line(tmp_path) -> None:
         p.startswith(f"{path}:4: GD-EXPLAIN-001: at severity: unknown key (expected: id,") for p in found
     )
     assert (
-        f"{path}:7: GD-EXPLAIN-001: at errors[1]: expected an error text, or a mapping with 'text' and 'source'"
-        in found
+        f"{path}:7: GD-EXPLAIN-001: at errors[1]: "
+        "expected an error text, or a mapping with 'text' and 'source'" in found
     )
 
 
