@@ -4,6 +4,9 @@
 - Driver floors: a CUDA X.Y application runs without conditions on a driver at or above the toolkit's own
   minimum (cuda_drivers.yaml rows); through minor-version compatibility on a driver at or above the CUDA
   X.x floor (minor_compat); otherwise not at all.
+- The oldest GPU a CUDA major builds for: CUDA 13 toolkits and libraries have no code below compute
+  capability 7.5 (cuda_drivers.yaml gpu_floors); a build of that major runs nothing on such a GPU, whatever
+  its arch list says.
 - Kernels against compute capability: native code (SASS) for X.y runs on a GPU of capability X.z, z >= y;
   embedded PTX for a capability at or below the GPU's is JIT-compiled by the driver, but only by a driver
   that meets the building toolkit's own minimum: under minor-version compatibility the driver cannot
@@ -20,13 +23,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Optional
 
-from .knowledge import Knowledge, min_driver_for_cuda, minor_compat_floor
+from .knowledge import Knowledge, cuda_min_cc, min_driver_for_cuda, minor_compat_floor
 from .knowledge.schema import cuda_variant
 
 PTX = "+PTX"
 __all__ = [
     "DriverVerdict", "covers", "cuda_variant", "driver_verdict", "jits_ptx", "kernel",
-    "meets_toolkit_minimum", "ptx_for", "runs_on", "sm", "split_arch", "version_tuple",
+    "meets_toolkit_minimum", "ptx_for", "runs_on", "sm", "split_arch", "toolkit_supports_gpu",
+    "version_tuple",
 ]  # fmt: skip
 
 
@@ -104,6 +108,20 @@ def jits_ptx(cuda: str, driver: str, kb: Knowledge) -> Optional[bool]:
     """Can `driver` JIT-compile PTX that CUDA `cuda` produced? Only at or above the toolkit's own minimum:
     under minor-version compatibility it cannot. None when the table does not know that CUDA release."""
     return meets_toolkit_minimum(cuda, driver, kb)
+
+
+# --- the oldest GPU a CUDA major builds for ---------------------------------------------------------------
+
+
+def toolkit_supports_gpu(cuda: str, cc: str, kb: Knowledge) -> Optional[bool]:
+    """Can anything built with CUDA `cuda` ("13.0", or a major alone, "13") have code for a GPU of compute
+    capability `cc`? False below the oldest capability that CUDA major builds for (CUDA 13: 7.5, so Maxwell,
+    Pascal and Volta get nothing: nvcc refuses their targets and the CUDA 13 libraries carry no code for
+    them); True at or above it; None where the table gives that major no floor."""
+    floor = cuda_min_cc(version_tuple(cuda)[0], kb)
+    if floor is None:
+        return None
+    return version_tuple(cc)[:2] >= version_tuple(floor)[:2]
 
 
 # --- kernels against compute capability -----------------------------------------------------------------

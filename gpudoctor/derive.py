@@ -17,6 +17,10 @@ does not run), so that a preflight report does not fill up with facts nobody ask
     gpus[i].nvlink.*_wired          a GPU's NVLink links that its model wires, as the knowledge tables' GPU
                                     catalogue knows them (an H100 PCIe card leaves 6 of the 18 links NVML
                                     numbers unwired); every link NVML reports, for a model it does not know
+    cuda.toolkit.min_cc, .unsupported_*  the oldest compute capability the toolkit's CUDA major builds for
+                                    (cuda_drivers gpu_floors, through compat.toolkit_supports_gpu), and
+                                    the GPUs below it, for which nothing this toolkit builds has code
+    frameworks[i].cuda_min_cc, .cuda_unsupported_*  the same for a framework's CUDA build (a cu130 wheel)
     cuda.toolkit.driver_support     whether the driver runs what the CUDA toolkit builds: in full when the
                                     toolkit's major.minor is no newer than driver.max_cuda, else
                                     compat.driver_verdict of it on driver.version
@@ -60,6 +64,14 @@ DERIVED = (
     "cuda.extension_nvcc.version",
     "cuda.extension_nvcc.major",
     "cuda.extension_nvcc.found_by",
+    "cuda.toolkit.min_cc",
+    "cuda.toolkit.unsupported_gpus",
+    "cuda.toolkit.unsupported_gpu_count",
+    "cuda.toolkit.unsupported_ccs",
+    "frameworks[].cuda_min_cc",
+    "frameworks[].cuda_unsupported_gpus",
+    "frameworks[].cuda_unsupported_gpu_count",
+    "frameworks[].cuda_unsupported_ccs",
     "cuda.host_compilers[].max_major",
     "knowledge.newer",
     "knowledge.newer_count",
@@ -210,6 +222,8 @@ def derive(facts: Facts) -> Facts:
         out["python.rocm_frameworks"] = _rocm_frameworks(facts)
     for i in range(facts.count("frameworks")):
         out.update(_arch(facts, i))
+        if _collected(facts, "gpus.count"):
+            out.update(_framework_floor(facts, i))
     if _collected(facts, "runtime.torch.arch_list", "runtime.torch.capabilities"):
         out.update(_runtime_unsupported(facts))
     if _collected(facts, "runtime.torch.cudnn", "frameworks.count"):
@@ -221,6 +235,8 @@ def derive(facts: Facts) -> Facts:
         out["cuda.toolkit.driver_support"] = _toolkit_driver_support(facts)
     if _collected(facts, "cuda.home_source", "cuda.nvcc.on_path"):
         out.update(_extension_nvcc(facts))
+    if _collected(facts, "cuda.toolkit.version", "gpus.count"):
+        out.update(_floor(facts, "cuda.toolkit.version", [f"cuda.toolkit.{f}" for f in FLOOR_FIELDS]))
     for i in range(facts.count("cuda.host_compilers")):
         out[f"cuda.host_compilers[{i}].max_major"] = _newest_host_compiler(facts, i)
     if _collected(facts, "frameworks.count") or _collected(facts, "driver.version"):
@@ -369,6 +385,61 @@ def _ptx_jit(get: _Inputs, ccs: list, arch: list[str], cuda_fact: str) -> bool:
     if jit is None and get.why is None:
         get.why = f"whether driver {driver} can JIT-compile CUDA {cuda} PTX: CUDA {cuda} is not in the table"
     return bool(jit)
+
+
+FLOOR_FIELDS = ("min_cc", "unsupported_gpus", "unsupported_gpu_count", "unsupported_ccs")
+
+
+FloorAnswer = tuple[Optional[tuple[str, list[int]]], Optional[str]]
+
+
+def gpus_below_cuda_floor(cuda: str, ccs: Sequence[str]) -> FloorAnswer:
+    """((the oldest compute capability CUDA `cuda`'s major builds for, the indexes of the GPUs of capability
+    `ccs` below it), None), or (None, why not): the table gives that major no floor, or cannot be read."""
+    from .compat import toolkit_supports_gpu, version_tuple  # lazy for speed, as in compiled_arch
+    from .knowledge import KnowledgeError, cuda_min_cc, knowledge
+
+    if not version_tuple(cuda):
+        return None, f"not a CUDA version: {cuda}"
+    major = version_tuple(cuda)[0]
+    try:
+        kb = knowledge()
+    except KnowledgeError as e:
+        return None, str(e).splitlines()[0][:120]
+    floor = cuda_min_cc(major, kb)
+    if floor is None:
+        return None, f"the cuda_drivers table gives no oldest GPU for CUDA {major}.x"
+    return (floor, [g for g, cc in enumerate(ccs) if not toolkit_supports_gpu(cuda, cc, kb)]), None
+
+
+def _floor(facts: Facts, cuda_fact: str, names: list[str]) -> dict[str, Fact]:
+    """The oldest GPU the CUDA in `cuda_fact` builds for and the GPUs below it, as the four facts `names`
+    (FLOOR_FIELDS order)."""
+    get = _Inputs(facts)
+    cuda, count = get(cuda_fact), get("gpus.count")
+    ccs = [get(f"gpus[{g}].compute_capability") for g in range(count if isinstance(count, int) else 0)]
+    result = get.result(lambda: gpus_below_cuda_floor(str(cuda), [str(cc) for cc in ccs]))
+    if not result.known:
+        return {name: result for name in names}
+    floor, below = result.value
+    distinct = list(dict.fromkeys(str(ccs[g]) for g in below))
+    values = (floor, below, len(below), distinct)
+    return {name: known(value, result.source) for name, value in zip(names, values)}
+
+
+def _framework_floor(facts: Facts, i: int) -> dict[str, Fact]:
+    """frameworks[i]'s CUDA build against the oldest GPU its CUDA major builds for."""
+    prefix = f"frameworks[{i}]"
+    names = [f"{prefix}.cuda_{f}" for f in FLOOR_FIELDS]
+    build = facts.get(f"{prefix}.build")
+    if build.known and build.value != "cuda":
+        why = unknown("only known for CUDA builds", f"derived:{prefix}.build")
+        return {name: why for name in names}
+    get = _Inputs(facts)
+    get(f"{prefix}.build")
+    if get.why is not None:
+        return {name: get.result(lambda: (None, None)) for name in names}
+    return _floor(facts, f"{prefix}.cuda", names)
 
 
 RUNTIME_ARCH_FIELDS = ("unsupported_devices", "unsupported_device_count", "unsupported_ccs")

@@ -246,6 +246,26 @@ SCHEMA: tuple[FactSpec, ...] = (
         "minor-version-compatibility floor: SASS runs, PTX the toolkit made cannot be JIT-compiled) or "
         "`none` (below that floor, or a newer CUDA major than the driver supports)",
     ),
+    _s(
+        "cuda.toolkit.min_cc",
+        "version",
+        "",
+        "derived: the oldest compute capability the toolkit's CUDA major builds for (the cuda_drivers "
+        "table's gpu_floors: 7.5 for CUDA 13)",
+    ),
+    _s(
+        "cuda.toolkit.unsupported_gpus",
+        "list[int]",
+        "",
+        "derived: GPUs (NVML index) below cuda.toolkit.min_cc, for which nothing the toolkit builds has code",
+    ),
+    _s("cuda.toolkit.unsupported_gpu_count", "int", "", "derived: how many GPUs are in unsupported_gpus"),
+    _s(
+        "cuda.toolkit.unsupported_ccs",
+        "list[str]",
+        "",
+        "derived: the distinct compute capabilities of the GPUs in cuda.toolkit.unsupported_gpus",
+    ),
     _s("cuda.nvcc.on_path", "bool", "", "a PATH directory holds an nvcc (searched as the shell searches)"),
     _s("cuda.nvcc.path", "str", "", "the nvcc PATH finds, e.g. /usr/local/cuda-12.4/bin/nvcc"),
     _s("cuda.nvcc.version", "version", "", "that nvcc's version (nvcc --version, the V part), e.g. 12.4.131"),
@@ -375,6 +395,30 @@ SCHEMA: tuple[FactSpec, ...] = (
         "list[str]",
         "",
         "derived: the distinct compute capabilities of the GPUs in unsupported_gpus",
+    ),
+    _s(
+        "frameworks[].cuda_min_cc",
+        "version",
+        "",
+        "derived: the oldest compute capability the CUDA major of a CUDA build builds for (7.5 for CUDA 13)",
+    ),
+    _s(
+        "frameworks[].cuda_unsupported_gpus",
+        "list[int]",
+        "",
+        "derived: GPUs (NVML index) below frameworks[].cuda_min_cc, which no build of that CUDA major serves",
+    ),
+    _s(
+        "frameworks[].cuda_unsupported_gpu_count",
+        "int",
+        "",
+        "derived: how many GPUs are in cuda_unsupported_gpus",
+    ),
+    _s(
+        "frameworks[].cuda_unsupported_ccs",
+        "list[str]",
+        "",
+        "derived: the distinct compute capabilities of the GPUs in cuda_unsupported_gpus",
     ),
     _s("python.rocm_frameworks", "int", "", "derived: how many installed frameworks are ROCm builds"),
     # --- system and container ---------------------------------------------------------------------

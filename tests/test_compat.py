@@ -59,3 +59,38 @@ def test_ptx_is_jit_compiled_only_by_a_driver_that_meets_the_toolkits_minimum():
     assert compat.kernel("7.5", arch) is None  # PTX for 8.0 cannot run on an older GPU
     assert compat.split_arch(["7.5", "9.0+PTX"]) == (("7.5", "9.0"), ("9.0",))
     assert compat.ptx_for("12.0", ["8.0", "9.0"]) == "9.0" and compat.ptx_for("7.0", ["8.0"]) is None
+
+
+@pytest.mark.parametrize(
+    ("cuda", "cc", "supported"),
+    [
+        ("13.0", "6.1", False),  # Pascal (GTX 1080 Ti): CUDA 13.0 dropped it
+        ("13.2.51", "7.0", False),  # Volta (V100)
+        ("13", "5.2", False),  # Maxwell, a framework that reports its CUDA major only
+        ("13.0", "7.5", True),  # Turing (T4): the oldest CUDA 13 keeps
+        ("13.0", "12.1", True),  # GB10
+        ("12.9", "6.1", True),  # CUDA 12 still builds for Pascal
+        ("12.8", "3.7", False),  # Kepler: CUDA 12.0 dropped it
+        ("11.8", "6.1", None),  # the table gives CUDA 11 no floor
+    ],
+)
+def test_toolkit_supports_gpu(cuda, cc, supported):
+    assert compat.toolkit_supports_gpu(cuda, cc, knowledge()) is supported
+
+
+def test_no_cuda_13_torch_build_lists_a_gpu_the_cuda_13_floor_drops():
+    # One answer to "does this CUDA build run on this GPU": the torch table's arch lists and the CUDA
+    # floors must agree, so GD-ARCH-001 (arch lists) and GD-CUDA-009 (floors) never contradict each other.
+    kb = knowledge()
+    checked = 0
+    for release in kb.torch_releases:
+        for variant in release.variants:
+            for arch in (variant.arch, variant.arch_aarch64):
+                if not arch:
+                    continue
+                native, ptx = compat.split_arch(arch)
+                for cc in (*native, *ptx):
+                    supported = compat.toolkit_supports_gpu(variant.cuda, cc, kb)
+                    assert supported is not False, (release.version, variant.name, cc)
+                checked += 1
+    assert checked > 0

@@ -704,3 +704,59 @@ def test_the_nvcc_extensions_build_with_is_found_as_torch_finds_it(home_source, 
     from gpudoctor.derive import extension_nvcc
 
     assert extension_nvcc(home_source, on_path) == expected
+
+
+# --- the oldest GPU a CUDA major builds for (cuda_drivers gpu_floors) -----------------------------------
+
+
+def test_a_cuda_13_toolkit_leaves_out_a_pascal_gpu_beside_an_ampere():
+    f = derive(
+        facts(
+            {
+                "gpus.count": 2,
+                "gpus[0].compute_capability": "6.1",
+                "gpus[1].compute_capability": "8.6",
+                "cuda.toolkit.version": "13.0.88",
+            }
+        )
+    )
+    assert value(f, "cuda.toolkit.min_cc") == "7.5"
+    assert value(f, "cuda.toolkit.unsupported_gpus") == [0]
+    assert value(f, "cuda.toolkit.unsupported_gpu_count") == 1
+    assert value(f, "cuda.toolkit.unsupported_ccs") == ["6.1"]
+
+
+def test_a_cuda_12_toolkit_serves_pascal_and_cuda_11_has_no_floor():
+    base = {"gpus.count": 1, "gpus[0].compute_capability": "6.1"}
+    assert (
+        value(derive(facts({**base, "cuda.toolkit.version": "12.9.86"})), "cuda.toolkit.unsupported_gpus")
+        == []
+    )
+    assert value(
+        derive(facts({**base, "cuda.toolkit.version": "11.8.89"})), "cuda.toolkit.unsupported_gpus"
+    ) == (
+        "unknown",
+        "the cuda_drivers table gives no oldest GPU for CUDA 11.x",
+    )
+
+
+def test_a_cu13_framework_on_a_volta_and_a_cpu_build():
+    f = derive(
+        facts(
+            {
+                "gpus.count": 1,
+                "gpus[0].compute_capability": "7.0",
+                "frameworks.count": 2,
+                "frameworks[0].name": "jax",
+                "frameworks[0].build": "cuda",
+                "frameworks[0].version": "0.7.2",
+                "frameworks[0].cuda": "13",
+                "frameworks[1].name": "onnxruntime",
+                "frameworks[1].build": "cpu",
+                "frameworks[1].version": "1.23.0",
+            }
+        )
+    )
+    assert value(f, "frameworks[0].cuda_unsupported_gpus") == [0]
+    assert value(f, "frameworks[0].cuda_unsupported_ccs") == ["7.0"]
+    assert value(f, "frameworks[1].cuda_unsupported_gpu_count") == ("unknown", "only known for CUDA builds")

@@ -17,6 +17,7 @@ from __future__ import annotations
 from .loading import KnowledgeError, knowledge, knowledge_dir, load_knowledge, parse_directory, parse_table
 from .lookups import (
     Companions,
+    cuda_min_cc,
     cuda_toolkit,
     cudnn_builds,
     driver_branch,
@@ -63,7 +64,8 @@ __all__ = [
     "KINDS", "PEAK_DTYPES", "ROW_ATTRS", "SECTIONS", "TABLES", "VARIANT_FIELDS", "Companions", "CudaToolkit",
     "CudnnSupport", "DriverBranch", "GpuModel", "HostCompilers", "JaxPlugin", "Knowledge",
     "KnowledgeError", "MinorCompat", "PcieGen", "Row", "Section", "Source", "Table", "TensorflowBuild",
-    "TorchCompanions", "TorchRelease", "TorchVariant", "cuda_toolkit", "cudnn_builds", "driver_branch",
+    "TorchCompanions", "TorchRelease", "TorchVariant", "cuda_min_cc", "cuda_toolkit", "cudnn_builds",
+    "driver_branch",
     "gpu_by_name", "host_compilers", "jax_plugin", "knowledge", "knowledge_dir", "load_knowledge",
     "min_driver_for_cuda", "minor_compat_floor", "newest_host_compiler", "parse_directory", "parse_table",
     "pcie_generation", "tensorflow_build", "torch_companions", "torch_index_url", "torch_patches",

@@ -63,6 +63,13 @@ def minor_compat_floor(cuda_major: int, kb: Optional[Knowledge] = None) -> str:
     raise LookupError(f"no minor-version compatibility floor for CUDA {cuda_major}.x")
 
 
+def cuda_min_cc(cuda_major: int, kb: Optional[Knowledge] = None) -> Optional[str]:
+    """The oldest compute capability CUDA <major>.x toolkits build for ("7.5" for CUDA 13), or None where
+    the cuda_drivers table does not say."""
+    kb = kb or knowledge()
+    return next((row.min_cc for row in kb.cuda_gpu_floors if row.cuda_major == cuda_major), None)
+
+
 def driver_branch(branch: int, kb: Optional[Knowledge] = None) -> Optional[DriverBranch]:
     kb = kb or knowledge()
     return next((b for b in kb.driver_branches if b.branch == branch), None)

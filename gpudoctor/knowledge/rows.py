@@ -60,6 +60,12 @@ class MinorCompat(Row):
 
 
 @dataclass(frozen=True)
+class CudaGpuFloor(Row):
+    cuda_major: int
+    min_cc: str  # the oldest compute capability the CUDA <major>.x toolkits and libraries build for
+
+
+@dataclass(frozen=True)
 class DriverBranch(Row):
     branch: int
     designation: str  # LTSB | PB (production) | NFB (new feature)
@@ -276,6 +282,7 @@ class Knowledge:
     pcie: tuple[PcieGen, ...]
     host_compilers: tuple[HostCompilers, ...]
     xid_codes: tuple[XidCode, ...] = ()
+    cuda_gpu_floors: tuple[CudaGpuFloor, ...] = ()
 
     def rows(self) -> list[Any]:
         """Every row of every table (torch variants included), for cross-checks and listings."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from .rows import (
+    CudaGpuFloor,
     CudaToolkit,
     CudnnSupport,
     DriverBranch,
@@ -188,6 +189,9 @@ SECTIONS: tuple[Section, ...] = (
             {"branch": ("int", True), "designation": ("designation", True), "eol": ("month", True),
              "max_cuda_major": ("int", False)},
             ("branch",), "R{branch}"),
+    Section("cuda_drivers", "gpu_floors", "cuda_gpu_floors", CudaGpuFloor,
+            {"cuda_major": ("int", True), "min_cc": ("cc", True)},
+            ("cuda_major",), "CUDA {cuda_major}.x oldest GPU"),
     Section("torch", "rows", "torch_releases", TorchRelease,
             {"version": ("major_minor", True), "python_min": ("major_minor", True),
              "python_max": ("major_minor", True), "variants": ("variants", True),

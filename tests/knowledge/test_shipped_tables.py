@@ -136,7 +136,8 @@ def test_required_catalogue_entries_are_present(kb):
                 "a100-pcie-80gb", "a30", "a40", "l4", "l40s", "h100-pcie", "h100-sxm", "h100-nvl", "h200",
                 "b200", "rtx-3090", "rtx-4090", "rtx-5090", "rtx-a6000", "rtx-6000-ada", "gh200",
                 "gh200-144gb", "gb200", "b300", "h20", "rtx-pro-6000-ws", "rtx-pro-6000-maxq",
-                "rtx-pro-6000-server"}  # fmt: skip
+                "rtx-pro-6000-server", "l40", "gb300", "gb10", "rtx-pro-5000",
+                "rtx-pro-5000-72gb"}  # fmt: skip
     assert required <= keys
 
 
@@ -173,6 +174,11 @@ NVML_NAMES = {
     "NVIDIA RTX PRO 6000 Blackwell Workstation Edition": "rtx-pro-6000-ws",  # row rtx-pro-6000-ws
     "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition": "rtx-pro-6000-maxq",  # row rtx-pro-6000-maxq
     "NVIDIA RTX PRO 6000 Blackwell Server Edition": "rtx-pro-6000-server",  # row rtx-pro-6000-server
+    "NVIDIA L40": "l40",  # row l40 (device 26B5)
+    "NVIDIA GB300": "gb300",  # row gb300 (device 31C2)
+    "NVIDIA GB10": "gb10",  # row gb10 (device 2E12)
+    "NVIDIA RTX PRO 5000 Blackwell": "rtx-pro-5000",  # row rtx-pro-5000 (device 2BB3, subsystem 204D)
+    "NVIDIA RTX PRO 5000 72GB Blackwell": "rtx-pro-5000-72gb",  # row rtx-pro-5000-72gb (2BB3, 227A)
 }
 
 
@@ -191,8 +197,10 @@ def test_each_nvml_name_matches_exactly_one_entry(kb, name):
         # Other products of the README's table, with names close to catalogued ones:
         "NVIDIA H20-3e",
         "NVIDIA H20 NVL16",
-        "NVIDIA GB300",
         "NVIDIA RTX PRO 6000 Blackwell",
+        "NVIDIA L20",
+        "NVIDIA RTX PRO 4500 Blackwell",
+        "NVIDIA RTX PRO 5000 Blackwell Generation Laptop GPU",
     ],
 )
 def test_near_miss_names_match_nothing(kb, name):
