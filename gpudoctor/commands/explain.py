@@ -52,7 +52,7 @@ def run(
     rules: tuple[str, ...] = (),
     timeout: float = 10.0,
 ) -> Outcome:
-    from ..explain.answer import answer, how, triage
+    from ..explain.answer import answer, candidates_by_line, how, judged_triage
     from ..explain.match import read_numbers
     from ..report import explain_text
 
@@ -72,12 +72,11 @@ def run(
         sys.stdout.write(explain_text.message(message, found, read_numbers(message).lines(), how, where))
         return Outcome(0 if ranked[0].confident else 1, result.unanswered())
     lines = _read_log(log or "-")
-    groups = triage(lines, matcher)
-    if not groups:
+    per_line = candidates_by_line(lines, matcher)
+    if not per_line:
         sys.stdout.write(explain_text.log([], len(lines), how, ""))
         return Outcome(1)
     result = check_one(snapshot, list(python), rules, None, timeout)
-    plan = make_plan(result)
-    judged = [(answer([cand], result, plan, entries)[0], hits) for cand, hits in groups.values()]
+    judged = judged_triage(per_line, result, make_plan(result), entries)
     sys.stdout.write(explain_text.log(judged, len(lines), how, where_checked(result)))
     return Outcome(0, result.unanswered())

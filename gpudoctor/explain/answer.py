@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from ..engine.conditions import Evaluation
 from ..engine.model import NOT_APPLICABLE, Rule
@@ -136,20 +136,56 @@ def how(cand: Candidate) -> str:
     return f'shares {", ".join(cand.shared)} with "{cand.text}" ({cand.score:.0%})'
 
 
-def triage(lines: Iterable[str], matcher: Matcher) -> dict[str, tuple[Candidate, list[str]]]:
-    """A log's lines by the cause each matches confidently (each distinct line once), in order met."""
-    groups: dict[str, tuple[Candidate, list[str]]] = {}
+def candidates_by_line(lines: Iterable[str], matcher: Matcher) -> list[tuple[str, list[Candidate]]]:
+    """Each distinct line of a log that matches a cause confidently, with its confident candidates (in the
+    text order), in the order met."""
+    out: list[tuple[str, list[Candidate]]] = []
     seen: set[str] = set()
     for raw in lines:
         line = raw.strip()
         if not line or line in seen or len(line) > 4000:
             continue
         seen.add(line)
-        top: Optional[Candidate] = matcher.top(line)
-        if top is None:
-            continue
+        ranked = [c for c in matcher.rank(line, limit=8) if c.confident]
+        if ranked:
+            out.append((line, ranked))
+    return out
+
+
+def triage(lines: Iterable[str], matcher: Matcher) -> dict[str, tuple[Candidate, list[str]]]:
+    """A log's lines by the cause the text alone ranks first for each (each distinct line once), in order
+    met: before the host is judged."""
+    groups: dict[str, tuple[Candidate, list[str]]] = {}
+    for line, ranked in candidates_by_line(lines, matcher):
+        top = ranked[0]
         cand, hits = groups.setdefault(top.known.id, (top, []))
         hits.append(line)
         if top.score > cand.score:
             groups[top.known.id] = (top, hits)
     return groups
+
+
+def judged_triage(
+    per_line: Sequence[tuple[str, list[Candidate]]], result: Any, plan: Any, entries: dict[str, Entry]
+) -> list[tuple[Answer, list[str]]]:
+    """A log's lines grouped by the cause each points at on this host: of a line's candidates, the one the
+    evidence puts first (rank.by_evidence: a cause that applies here before one that does not), each cause
+    judged once, in the order first met."""
+    verdicts: dict[str, Verdict] = {}
+
+    def judged(cand: Candidate) -> Answer:
+        rid = cand.known.id
+        if rid not in verdicts:
+            entry = entries.get(rid)
+            verdicts[rid] = judge_entry(entry, result) if entry else judge_rule(rid, result, plan)
+        return Answer(cand, verdicts[rid])
+
+    groups: dict[str, tuple[Answer, list[str]]] = {}
+    for line, ranked in per_line:
+        best = by_evidence([judged(c) for c in ranked], lambda a: a.candidate, lambda a: a.verdict.status)[0]
+        rid = best.candidate.known.id
+        kept, hits = groups.setdefault(rid, (best, []))
+        hits.append(line)
+        if best.candidate.score > kept.candidate.score:
+            groups[rid] = (best, hits)
+    return list(groups.values())

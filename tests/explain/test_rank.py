@@ -123,3 +123,14 @@ def test_explain_on_a_host_names_the_cause_that_applies_first(tmp_path):
         "2. BBB-TEST-001 · Cause that could not be checked on the H200 without --deep",
         "3. AAA-TEST-001 · Cause that does not apply on the H200",
     ]
+
+
+def test_a_log_line_is_grouped_under_the_cause_that_applies_here(tmp_path):
+    pack = tmp_path / "shared.yaml"
+    pack.write_text(RULES)
+    log = tmp_path / "job.log"
+    log.write_text("step 1\nE: the shared test error text of this test\nstep 2\n")
+    r = run_cli("explain", "--snapshot", str(H200), "--rules", str(pack), "--log", str(log))
+    assert r.returncode == 0, r.stderr
+    assert "CCC-TEST-001 · Cause that applies on the H200" in r.stdout
+    assert "AAA-TEST-001" not in r.stdout and "BBB-TEST-001" not in r.stdout
