@@ -148,15 +148,18 @@ def test_torch_2_0_1_cpu_on_an_a100_gets_companions_pip_accepts():
 def test_gh200_aarch64_cpu_torch_2_7_gets_pins_that_exist_for_aarch64():
     # gpus.yaml gh200: 9.0. torch.yaml 2.7: only cu128 has an aarch64 wheel (arch_aarch64 9.0, 10.0, 12.0;
     # cu118 and cu126 list none), and 570.133.07 meets 12.8's 570.26. torch_companions.yaml 2.7.0:
-    # torchvision 0.22.0 and torchaudio 2.7.0, with aarch64 wheels; on the cuXXX index their aarch64 wheels
-    # carry no +cu128 tag, so they are pinned without one and removed first.
+    # torchvision 0.22.0 and torchaudio 2.7.0, with aarch64 wheels. torch.yaml 2.7 aarch64_companion_tag:
+    # false (test-infra release/2.7 version.py: no build suffix on linux-aarch64), so they are pinned without
+    # a tag and removed first. It records no aarch64_torch_tag (no source read says whether the cu128 index's
+    # aarch64 torch wheel is tagged), so torch is pinned without one as well, which matches that wheel either
+    # way, and removed first (an installed CPU torch 2.7.0 would satisfy torch==2.7.0).
     facts = host_facts("570.133.07", "NVIDIA GH200 480GB", "9.0", "2.7.0", machine="aarch64")
     errors, p = plan(facts)
     assert errors == ["GD-FW-001"]
     assert pip_steps(p) == [
-        (EXE, "-m", "pip", "uninstall", "-y", "torchvision", "torchaudio"),
+        (EXE, "-m", "pip", "uninstall", "-y", "torch", "torchvision", "torchaudio"),
         (
-            EXE, "-m", "pip", "install", "torch==2.7.0+cu128", "torchvision==0.22.0", "torchaudio==2.7.0",
+            EXE, "-m", "pip", "install", "torch==2.7.0", "torchvision==0.22.0", "torchaudio==2.7.0",
             "--index-url", INDEX + "cu128",
         ),
     ]  # fmt: skip
