@@ -67,7 +67,12 @@ def test_535_h100_cpu_torch_end_to_end():
         ),
     ]
     assert plan.steps[0].why == (WHY_FW_001,)
-    assert plan.steps[0].notes == ()
+    # torch.yaml 2.5 records no install command of PyTorch's (index_pins) for 2.5.1: the note says so.
+    assert plan.steps[0].notes == (
+        "torchvision 0.20.1 and torchaudio 2.5.1: the releases the default index pairs with torch 2.5.1; "
+        "the torch table records no install command of PyTorch's for torch 2.5.1, so that the cu121 index "
+        "carries them is not confirmed",
+    )
     text = render_text(plan, "test")
     assert (
         f"   {EXE} -m pip install torch==2.5.1+cu121 torchvision==0.20.1+cu121 torchaudio==2.5.1+cu121 "

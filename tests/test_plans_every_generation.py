@@ -148,15 +148,18 @@ def test_torch_2_0_1_cpu_on_an_a100_gets_companions_pip_accepts():
 def test_gh200_aarch64_cpu_torch_2_7_gets_pins_that_exist_for_aarch64():
     # gpus.yaml gh200: 9.0. torch.yaml 2.7: only cu128 has an aarch64 wheel (arch_aarch64 9.0, 10.0, 12.0;
     # cu118 and cu126 list none), and 570.133.07 meets 12.8's 570.26. torch_companions.yaml 2.7.0:
-    # torchvision 0.22.0 and torchaudio 2.7.0, with aarch64 wheels; on the cuXXX index their aarch64 wheels
-    # carry no +cu128 tag, so they are pinned without one and removed first.
+    # torchvision 0.22.0 and torchaudio 2.7.0, with aarch64 wheels. torch.yaml 2.7 aarch64_companion_tag:
+    # false (test-infra release/2.7 version.py: no build suffix on linux-aarch64), so they are pinned without
+    # a tag and removed first. It records no aarch64_torch_tag (no source read says whether the cu128 index's
+    # aarch64 torch wheel is tagged), so torch is pinned without one as well, which matches that wheel either
+    # way, and removed first (an installed CPU torch 2.7.0 would satisfy torch==2.7.0).
     facts = host_facts("570.133.07", "NVIDIA GH200 480GB", "9.0", "2.7.0", machine="aarch64")
     errors, p = plan(facts)
     assert errors == ["GD-FW-001"]
     assert pip_steps(p) == [
-        (EXE, "-m", "pip", "uninstall", "-y", "torchvision", "torchaudio"),
+        (EXE, "-m", "pip", "uninstall", "-y", "torch", "torchvision", "torchaudio"),
         (
-            EXE, "-m", "pip", "install", "torch==2.7.0+cu128", "torchvision==0.22.0", "torchaudio==2.7.0",
+            EXE, "-m", "pip", "install", "torch==2.7.0", "torchvision==0.22.0", "torchaudio==2.7.0",
             "--index-url", INDEX + "cu128",
         ),
     ]  # fmt: skip
@@ -194,3 +197,39 @@ def test_two_h100_pcie_with_their_unwired_links_inactive_get_no_nvlink_finding()
         f.rule.id for f in CheckResult(facts, evaluate(load_rules([]), facts), [], "t", "t", 0.0).findings
     ]
     assert fired.count("GD-NVLINK-001") == 2
+
+
+def test_gh200_driver_550_cpu_torch_2_5_1_keeps_2_5_with_its_cu124_aarch64_wheel():
+    # Issue 23: a GH200 (gpus.yaml gh200: 9.0, aarch64) on driver 550 with a CPU-only torch 2.5.1 (and, from
+    # the same default index, torchvision 0.20.1 and torchaudio 2.5.1) was planned torch 2.14.1+cu126 alone,
+    # through minor-version compatibility, with the old companions left behind.
+    # torch.yaml 2.5 cu124: arch_aarch64 5.0 ... 9.0 (pt-builder-2.5-aarch64-version, pt-select-compute-arch,
+    # pt-pr-140844), and 550.127.05 meets 12.4's 550.54.14 (cuda_drivers.yaml 12.4 update 0): the installed
+    # release runs natively, so it is kept. torch_companions.yaml 2.5.1: torchvision 0.20.1 and torchaudio
+    # 2.5.1, both with aarch64 wheels. torch.yaml 2.5 aarch64_torch_tag and aarch64_companion_tag are false:
+    # the cu124 index's aarch64 wheels are plain 2.5.1 / 0.20.1 / 2.5.1 (pytorch/builder release/2.5
+    # aarch64_wheel_ci_build.py:186-190; pytorch/test-infra release/2.5 version.py:107), the very versions
+    # of the CPU builds installed, so all three are removed first and pinned without a tag.
+    facts = host_facts("550.127.05", "NVIDIA GH200 480GB", "9.0", "2.5.1", machine="aarch64")
+    errors, p = plan(facts)
+    assert errors == ["GD-FW-001"]
+    assert pip_steps(p) == [
+        (EXE, "-m", "pip", "uninstall", "-y", "torch", "torchvision", "torchaudio"),
+        (
+            EXE, "-m", "pip", "install", "torch==2.5.1", "torchvision==0.20.1", "torchaudio==2.5.1",
+            "--index-url", INDEX + "cu124",
+        ),
+    ]  # fmt: skip
+    install = p.steps[-1]
+    assert install.minor_compat is False
+    assert install.reasons[0] == (
+        "keeps torch 2.5 (installed 2.5.1, a CPU-only build); cu124: its best variant for this host"
+    )
+    assert "driver 550.127.05 meets CUDA 12.4's minimum 550.54.14" in install.reasons
+    assert "sm_90 (NVIDIA GH200 480GB): native kernels (built for 5.0, 8.0, 8.6, 8.9, 9.0)" in install.reasons
+    assert (
+        "aarch64: torch, torchvision and torchaudio on the cu124 index: no +cu124 tag (PyTorch's build "
+        "scripts for torch 2.5 give their aarch64 wheels none), so they are pinned without one, which "
+        "matches the index's wheel either way, and removed first (pip would keep an installed CPU build of "
+        "the same version)"
+    ) in install.notes

@@ -54,6 +54,13 @@ def torch(version: str, build: str = "cpu", cuda: Optional[str] = None) -> dict[
     return fw if cuda is None else dict(fw, cuda=cuda)
 
 
+UNCONFIRMED_2_5_1 = (
+    "torchvision 0.20.1 and torchaudio 2.5.1: the releases the default index pairs with torch 2.5.1; the "
+    "torch table records no install command of PyTorch's for torch 2.5.1, so that the cu121 index carries "
+    "them is not confirmed"
+)
+
+
 # (id, facts, args, expected: resolver fields that must equal these exactly). Companion versions come from
 # torch_companions.yaml (the row of the pinned torch patch release), everything else from the files named.
 TORCH_CASES = [
@@ -61,16 +68,18 @@ TORCH_CASES = [
         # torch.yaml 2.5: cu121 and cu124 list 9.0; cuda_drivers.yaml 12.1 update 0 needs 530.30.02, which 535
         # meets; 12.4 needs 550.54.14, so cu124 would run only through minor-version compatibility: the
         # native cu121 wins. torch_companions.yaml 2.5.1: torchvision 0.20.1 and torchaudio 2.5.1, each
-        # requiring torch==2.5.1 (so tagged).
+        # requiring torch==2.5.1 (so tagged). torch.yaml 2.5 has no index_pins (no copy of PyTorch's
+        # previous-versions page read lists 2.5.x), so the note says the cu121 index is not confirmed.
         "535-h100-cpu-torch-2.5.1-keeps-2.5-native-cu121",
         host("535.183.01", [H100], **torch("2.5.1")),
         (),
         {
             "ok": True,
             "packages": ("torch==2.5.1+cu121", "torchvision==0.20.1+cu121", "torchaudio==2.5.1+cu121"),
+            "uninstall": (),
             "index_url": CU121,
             "minor_compat": False,
-            "notes": (),
+            "notes": (UNCONFIRMED_2_5_1,),
         },
     ),
     (
@@ -93,8 +102,8 @@ TORCH_CASES = [
     ),
     (
         # torch.yaml 2.6: cu124 lists up to 9.0; cu118 and cu126 have no arch list (unknown, never chosen).
-        # 2.15 to 2.12: cu130/cu132 need 580 (13.x floor), cu126 stops at 9.0, 2.12 cu129 (12.0+PTX) would
-        # need minor-version compatibility (12.9: 575.51.03). 2.11 cu128 lists 12.0 and 570.133.07 meets
+        # 2.15 to 2.12: cu130/cu132 need 580 (13.x floor), cu126 stops at 9.0. 2.11 cu128 lists 12.0 and
+        # 570.133.07 meets
         # 12.8's 570.26: the newest release with an sm_120 wheel this driver runs natively.
         # torch_companions.yaml 2.11.0: torchvision 0.26.0 (torch==2.11.0), torchaudio 2.11.1 (torch>=2.11).
         "570-rtx5090-torch-2.6.0-cu124-goes-to-2.11-cu128",
@@ -107,6 +116,9 @@ TORCH_CASES = [
             "minor_compat": False,
             "notes": (
                 "torchaudio 2.11.1 requires torch>=2.11, not torch 2.11.0 alone: pinned without a local tag",
+                "torchvision 0.26.0 and torchaudio 2.11.1: the releases the default index pairs with "
+                "torch 2.11.0; the torch table records no install command of PyTorch's for torch 2.11.0, so "
+                "that the cu128 index carries them is not confirmed",
             ),
         },
     ),
@@ -184,17 +196,21 @@ TORCH_CASES = [
     (
         # No torch installed: the newest release (torch.yaml 2.15), its highest variant that runs natively on
         # 580.95.05: cu132 needs 595.45.04 (13.2 update 0), cu130 580.65.06 (13.0 update 0); arch lists 9.0.
-        # torch_companions.yaml 2.15.0: no torchvision or torchaudio release requires it.
+        # torch_companions.yaml 2.15.0: no torchvision or torchaudio release requires it, so both are removed
+        # (an installed one would require another torch; removing one that is not there changes nothing).
         "no-torch-installed-gets-the-newest",
         host("580.95.05", [H100]),
         (),
         {
             "ok": True,
             "packages": ("torch==2.15.0+cu130",),
+            "uninstall": ("torchvision", "torchaudio"),
             "minor_compat": False,
             "notes": (
-                "torchvision left out: no torchvision release requires torch 2.15.0",
-                "torchaudio left out: no torchaudio release requires torch 2.15.0",
+                "torchvision removed: no torchvision release requires torch 2.15.0 (an installed one "
+                "requires another torch)",
+                "torchaudio removed: no torchaudio release requires torch 2.15.0 (an installed one "
+                "requires another torch)",
             ),
         },
     ),
@@ -229,7 +245,7 @@ TORCH_CASES = [
         (),
         {
             "packages": ("torch==2.5.1+cu121", "torchvision==0.20.1+cu121", "torchaudio==2.5.1+cu121"),
-            "notes": ("the CPU architecture is unknown: these are the x86_64 wheels",),
+            "notes": (UNCONFIRMED_2_5_1, "the CPU architecture is unknown: these are the x86_64 wheels"),
         },
     ),
 ]
@@ -274,12 +290,14 @@ def test_535_h100_reasons_say_why_and_that_it_relies_on_minor_compat():
     assert res.notes == (
         "no variant of torch 2.5 runs natively on driver 535.183.01: cu124 runs through minor-version "
         "compatibility",
+        UNCONFIRMED_2_5_1.replace("cu121", "cu124"),
     )
 
 
 def test_without_a_companions_row_the_series_and_torch_patch_are_used_and_gaps_named():
     # torch_companions.yaml without its 2.5.1 row, and torch.yaml 2.5 without torchaudio: torchvision
-    # follows torch.yaml's series "0.20" with torch's patch, torchaudio is left out; each says so.
+    # follows torch.yaml's series "0.20" with torch's patch, torchaudio is removed (one installed would
+    # require another torch); each says so.
     kb = knowledge()
     rows = tuple(
         dataclasses.replace(r, torchaudio=None) if r.version == "2.5" else r for r in kb.torch_releases
@@ -288,9 +306,10 @@ def test_without_a_companions_row_the_series_and_torch_patch_are_used_and_gaps_n
     kb = dataclasses.replace(kb, torch_releases=rows, torch_companions=companions)
     res = resolve("torch", host("535.183.01", [H100], **torch("2.5.1")), kb, 0)
     assert res.packages == ("torch==2.5.1+cu121", "torchvision==0.20.1+cu121")
+    assert res.uninstall == ("torchaudio",)
     assert res.notes == (
         "the companions table lists no torch 2.5.1: torchvision's version follows torch's patch number",
-        "torchaudio left out: the torch table has no torchaudio version for torch 2.5",
+        "torchaudio removed: the torch table has no torchaudio version for torch 2.5",
     )
 
 

@@ -30,6 +30,7 @@ from .lookups import (
     pcie_generation,
     tensorflow_build,
     torch_companions,
+    torch_index_pins,
     torch_index_url,
     torch_patches,
     torch_release,
@@ -68,6 +69,7 @@ __all__ = [
     "driver_branch",
     "gpu_by_name", "host_compilers", "jax_plugin", "knowledge", "knowledge_dir", "load_knowledge",
     "min_driver_for_cuda", "minor_compat_floor", "newest_host_compiler", "parse_directory", "parse_table",
-    "pcie_generation", "tensorflow_build", "torch_companions", "torch_index_url", "torch_patches",
-    "torch_release", "torch_variants", "unverified_rows", "wired_nvlinks", "XidCode", "xid_code",
+    "pcie_generation", "tensorflow_build", "torch_companions", "torch_index_pins", "torch_index_url",
+    "torch_patches", "torch_release", "torch_variants", "unverified_rows", "wired_nvlinks", "XidCode",
+    "xid_code",
 ]  # fmt: skip

@@ -92,6 +92,22 @@ def torch_variants(version: str, kb: Optional[Knowledge] = None) -> tuple[TorchV
     return torch_release(version, kb).variants
 
 
+def torch_index_pins(version: str, kb: Optional[Knowledge] = None) -> Optional[dict[str, Optional[str]]]:
+    """What PyTorch's own install command for torch `version` ("2.5.1") pins on its CUDA indexes
+    (torch.yaml index_pins, from its previous-versions page): {"torchvision": "0.20.1", "torchaudio":
+    "2.5.1"}, a companion it does not name as None. None when the table records no such command."""
+    try:
+        release = torch_release(version, kb)
+    except LookupError:
+        return None
+    patch = version.split("+")[0].strip()
+    for line in release.index_pins:
+        pins = dict(p.split("==") for p in line.split())
+        if pins["torch"] == patch:
+            return {name: pins.get(name) for name in ("torchvision", "torchaudio")}
+    return None
+
+
 def torch_index_url(variant: str, kb: Optional[Knowledge] = None) -> str:
     """The wheel index of a variant (cu128, or cpu)."""
     kb = kb or knowledge()

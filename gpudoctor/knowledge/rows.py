@@ -109,6 +109,13 @@ class TorchRelease(Row):
     # 2.2); free-threaded builds ("3.13t") are not listed. Last, with a default, so code that builds releases
     # by hand need not name it.
     python_experimental: tuple[str, ...] = ()
+    # Whether the Linux aarch64 wheels on PyTorch's cuXXX indexes carry the +cuXXX local tag: torch's own,
+    # and its companions' (torchvision, torchaudio); None where no source read says.
+    aarch64_torch_tag: Optional[bool] = None
+    aarch64_companion_tag: Optional[bool] = None
+    # PyTorch's own install commands for this release's CUDA indexes (its previous-versions page), one per
+    # patch release: "torch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1"; the versions those indexes carry.
+    index_pins: tuple[str, ...] = ()
 
     def variant(self, name: str) -> Optional[TorchVariant]:
         return next((v for v in self.variants if v.name == name), None)

@@ -31,6 +31,8 @@ _VARIANT = re.compile(r"^cu\d{3,}$")
 _MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 _WHEEL_PLATFORM = re.compile(r"^manylinux_\d+_\d+_(x86_64|aarch64)$")
 _SPECIFIER = re.compile(r"^(==|!=|>=|<=|>|<)(\d+(?:\.\d+)*)$")
+# One install command of PyTorch's for a release's CUDA indexes, as its previous-versions page writes it
+_INDEX_PIN = re.compile(r"^torch==\d+\.\d+\.\d+( torchvision==\d+\.\d+\.\d+)?( torchaudio==\d+\.\d+\.\d+)?$")
 _TORCH_REQUIREMENT = re.compile(r"^torch(==|!=|>=|<=|>|<)\d+(\.\d+)*(,(==|!=|>=|<=|>|<)\d+(\.\d+)*)*$")
 # NVML numbers a GPU's NVLink links from 0, below NVML_NVLINK_MAX_LINKS (18 in nvml.h).
 MAX_NVLINKS = 18
@@ -147,6 +149,10 @@ KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
         ),
         "one of none, restart_app, reset_gpu, reboot, drain_inspect, contact_support, follow_other",
     ),
+    "index_pins": (
+        _list_of(_INDEX_PIN),
+        'a list of pins like "torch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1"',
+    ),
     "url_pattern": (lambda v: isinstance(v, str) and "{variant}" in v, "a URL pattern containing {variant}"),
 }
 
@@ -196,7 +202,9 @@ SECTIONS: tuple[Section, ...] = (
             {"version": ("major_minor", True), "python_min": ("major_minor", True),
              "python_max": ("major_minor", True), "variants": ("variants", True),
              "pypi_default": ("variant", False), "torchvision": ("major_minor", False),
-             "torchaudio": ("major_minor", False), "python_experimental": ("major_minor_list", False)},
+             "torchaudio": ("major_minor", False), "python_experimental": ("major_minor_list", False),
+             "aarch64_torch_tag": ("bool", False), "aarch64_companion_tag": ("bool", False),
+             "index_pins": ("index_pins", False)},
             ("version",), "torch {version}", ranges=(("python_min", "python_max"),), variants=True,
             above=(("python_experimental", "python_max"),)),
     Section("torch_companions", "rows", "torch_companions", TorchCompanions,

@@ -19,6 +19,7 @@ from ..knowledge import (
     TorchRelease,
     TorchVariant,
     torch_companions,
+    torch_index_pins,
     torch_index_url,
     torch_patches,
     torch_release,
@@ -90,21 +91,25 @@ class Choice:
     reasons: tuple[str, ...]
 
 
+# Why one variant of a release (or, with variant "", the release itself) was passed over: (release, variant,
+# why), the why without the release's name, so that releases passed over for one reason share a line.
+Rejection = tuple[str, str, str]
+
+
 def _runnable(
-    release: TorchRelease, host: Host, kb: Knowledge, avoid: bool, rejected: list[tuple[str, str]]
+    release: TorchRelease, host: Host, kb: Knowledge, avoid: bool, rejected: list[Rejection]
 ) -> list[Choice]:
     """The variants of `release` this host runs, highest CUDA first; each one passed over goes to
     `rejected`."""
     out = []
     for variant in sorted(release.variants, key=lambda v: _vt(v.cuda), reverse=True):
-        label = f"torch {release.version} {variant.name}"
         dv = driver_verdict(variant.cuda, host.driver, kb, avoid)
         if not dv.runs:
-            rejected.append((release.version, f"{label}: {dv.reason}"))
+            rejected.append((release.version, variant.name, dv.reason))
             continue
         ok, gpu_reasons = gpu_verdict(variant, host, full_driver=not dv.minor_compat)
         if not ok:
-            rejected.append((release.version, f"{label}: {gpu_reasons[0]}"))
+            rejected.append((release.version, variant.name, gpu_reasons[0]))
             continue
         extra = (
             [f"{variant.name} is marked experimental in torch {release.version}"]
@@ -146,6 +151,19 @@ def _glibc_fit(release: TorchRelease, patch: Optional[str], host: Host, kb: Know
     return None
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """What _choose found: the choice (None: nothing runs), the Python reason, the releases a warning left
+    out, the releases ranked above the choice (all tried, when there is none) and, of those, the ones that
+    run here only through minor-version compatibility, with their variants that do."""
+
+    choice: Optional[Choice]
+    python_why: str
+    older: list[str]
+    ahead: list[str]
+    minor_only: list[tuple[str, list[str]]]
+
+
 def _choose(
     kb: Knowledge,
     host: Host,
@@ -153,32 +171,42 @@ def _choose(
     keep: Optional[TorchRelease],
     avoid: bool,
     downgrade: bool,
-    rejected: list[tuple[str, str]],
-) -> tuple[Optional[Choice], str, list[str]]:
-    """The release and variant to install, the Python reason, and the releases a warning left out. The
-    installed release first (natively, else through minor-version compatibility); then the newest release
-    with a variant that runs natively; then the newest that runs through minor-version compatibility."""
+    rejected: list[Rejection],
+) -> Outcome:
+    """The release and variant to install. The installed release first (natively, else through
+    minor-version compatibility); then the newest release with a variant that runs natively; then the newest
+    that runs through minor-version compatibility."""
     order, older = release_order(list(kb.torch_releases), keep, have, downgrade)
     fits: list[tuple[TorchRelease, list[Choice], str]] = []
+    best: Optional[Choice] = None
+    python_why = ""
     for release in order:
         ok, why = _python_fit(release, host)
         if not ok:
-            rejected.append((release.version, f"torch {release.version}: {why}"))
+            rejected.append((release.version, "", why))
             continue
         glibc = _glibc_fit(release, _target_patch(release, have, keep, kb), host, kb)
         if glibc:
-            rejected.append((release.version, f"torch {release.version}: {glibc}"))
+            rejected.append((release.version, "", glibc))
             continue
         choices = _runnable(release, host, kb, avoid, rejected)
         if release is keep and choices:
-            return _best(choices, native_only=False), why, older
+            best, python_why = _best(choices, native_only=False), why
+            break
         fits.append((release, choices, why))
     for native_only in (True, False):
         for _release, choices, why in fits:
-            best = _best(choices, native_only)
-            if best is not None:
-                return best, why, older
-    return None, "", older
+            if best is None:
+                found = _best(choices, native_only)
+                best, python_why = (found, why) if found is not None else (None, "")
+    tried = [r.version for r in order]
+    ahead = tried[: tried.index(best.release.version)] if best is not None else tried
+    minor_only = [
+        (r.version, [c.variant.name for c in choices])
+        for r, choices, _ in fits
+        if r.version in ahead and choices and all(c.minor_compat for c in choices)
+    ]
+    return Outcome(best, python_why, older, ahead, minor_only)
 
 
 def _target_patch(
@@ -197,75 +225,128 @@ def _target_patch(
 def _torch_pins(
     choice: Choice, patch: Optional[str], host: Host, kb: Knowledge, notes: list[str]
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(packages, uninstall first). torch is pinned exactly with the variant's local tag (a plain ==2.5.1 is
-    satisfied by an installed 2.5.1+cpu, so pip would change nothing); its companions to the releases whose
-    published metadata requires that torch (the companions table), tagged too where they require exactly it.
-    On aarch64 the companions' wheels on the cuXXX indexes carry no local tag: they are pinned without one,
-    and removed first so that a CPU build of the same version is not kept. Without a patch release (the
-    table lists none) every package is pinned to its series."""
+    """(packages, uninstall first), pins the variant's index carries (docs/plans.md).
+
+    torch is pinned exactly, with the variant's local tag where the index's wheel for this machine carries
+    one (a plain ==2.5.1 is satisfied by an installed 2.5.1+cpu, so pip would change nothing). Its companions
+    are the releases whose published metadata requires that torch (the companions table), or the versions
+    PyTorch's own install command for that torch names on its CUDA indexes (torch.yaml index_pins), tagged
+    too where they require exactly that torch and the index tags them. A package whose wheel there carries
+    no tag (or where the table does not say) is pinned without one, which matches either, and removed first,
+    so that an installed build of the same version (a CPU build) is not kept. A companion with no release for
+    that torch, or no wheel for this machine, is removed: the one installed would require the old torch.
+    Without a patch release (the table lists none) every package is pinned to its series."""
     release, tag = choice.release, choice.variant.name
-    aarch64 = host.machine == "aarch64"
+    machine = host.machine or "x86_64"
+    aarch64 = machine == "aarch64"
     if patch is None:
-        pins = [f"torch=={release.version}.*"]
+        pins, uninstall = [f"torch=={release.version}.*"], []
         for name in TORCH_COMPANIONS:
             series = getattr(release, name)
             if series is None:
+                uninstall.append(name)
                 notes.append(
-                    f"{name} left out: the torch table has no {name} version for torch {release.version}"
+                    f"{name} removed: the torch table has no {name} version for torch {release.version}"
                 )
             else:
                 pins.append(f"{name}=={series}.*")
         notes.append(
             f"the companions table lists no patch release of torch {release.version}: pinned by series"
         )
-        return tuple(pins), ()
-    pins = [f"torch=={patch}+{tag}"]
+        return tuple(pins), tuple(uninstall)
+    torch_tag = release.aarch64_torch_tag if aarch64 else True
+    companion_tag = release.aarch64_companion_tag if aarch64 else True
+    pins = [f"torch=={patch}+{tag}" if torch_tag else f"torch=={patch}"]
+    untagged = [] if torch_tag else ["torch"]
+    removed: list[str] = []
     row = torch_companions(patch, kb)
-    placed: list[str] = []
+    index = torch_index_pins(patch, kb)
+    unconfirmed: list[str] = []  # companions pinned from the default index's metadata alone
     for name in TORCH_COMPANIONS:
-        version, requires = _companion(name, patch, release, row, notes)
-        if version is None:
-            continue
+        version, requires = _companion(name, patch, release, row, index, notes)
         machines = row[f"{name}_platforms"] if row else None  # type: ignore[literal-required]
-        if machines is not None and (host.machine or "x86_64") not in machines:
-            notes.append(f"{name} left out: {name} {version} has no Linux {host.machine} wheel")
+        if version is not None and machines is not None and machine not in machines:
+            notes.append(f"{name} removed: {name} {version} has no Linux {machine} wheel")
+            version = None
+        if version is None:
+            removed.append(name)
             continue
+        if index is None and row is not None:
+            unconfirmed.append(f"{name} {version}")
         exact = requires == f"torch=={patch}"
-        if exact and not aarch64:
+        if exact and companion_tag:
             pins.append(f"{name}=={version}+{tag}")
-        else:
-            pins.append(f"{name}=={version}")
-            if not aarch64:
-                notes.append(
-                    f"{name} {version} requires {requires or 'no particular torch'}, not torch {patch} "
-                    "alone: pinned without a local tag"
-                )
-        placed.append(name)
-    uninstall: tuple[str, ...] = ()
-    if aarch64 and placed:
-        uninstall = tuple(placed)
+            continue
+        pins.append(f"{name}=={version}")
+        if not exact:
+            notes.append(
+                f"{name} {version} requires {requires or 'no particular torch'}, not torch {patch} "
+                "alone: pinned without a local tag"
+            )
+        if aarch64:
+            untagged.append(name)
+    if unconfirmed:
         notes.append(
-            f"aarch64: {' and '.join(placed)} on the {tag} index carry no +{tag} tag, so they are pinned "
-            "without one and removed first (pip would keep an installed CPU build of the same version)"
+            f"{' and '.join(unconfirmed)}: the releases the default index pairs with torch {patch}; the "
+            f"torch table records no install command of PyTorch's for torch {patch}, so that the {tag} index "
+            "carries them is not confirmed"
+        )
+    if aarch64 and untagged:
+        names = " and ".join([", ".join(untagged[:-1]), untagged[-1]] if len(untagged) > 1 else untagged)
+        why = (
+            f"PyTorch's build scripts for torch {release.version} give their aarch64 wheels none"
+            if all(_tag_known(release, n) is False for n in untagged)
+            else "the torch table does not record whether they carry one"
+        )
+        notes.append(
+            f"aarch64: {names} on the {tag} index: no +{tag} tag ({why}), so they are pinned without one, "
+            "which matches the index's wheel either way, and removed first (pip would keep an installed CPU "
+            "build of the same version)"
         )
     if host.machine is None:
         notes.append("the CPU architecture is unknown: these are the x86_64 wheels")
-    return tuple(pins), uninstall
+    return tuple(pins), tuple(untagged + removed)
+
+
+def _tag_known(release: TorchRelease, name: str) -> Optional[bool]:
+    """Whether the table says the aarch64 wheel of `name` on the release's cuXXX indexes carries the tag."""
+    return release.aarch64_torch_tag if name == "torch" else release.aarch64_companion_tag
 
 
 def _companion(
-    name: str, patch: str, release: TorchRelease, row: Optional[dict], notes: list[str]
+    name: str,
+    patch: str,
+    release: TorchRelease,
+    row: Optional[dict],
+    index: Optional[dict],
+    notes: list[str],
 ) -> tuple[Optional[str], Optional[str]]:
-    """(version, its requirement on torch) of companion `name` for torch `patch`, from the companions table;
-    else its torch-table series with torch's patch number. (None, None) when neither knows one."""
-    if row is not None:
-        version = row[name]
+    """(version, its requirement on torch) of companion `name` for torch `patch`: the version PyTorch's own
+    install command names on its CUDA indexes when the table records one (index_pins), else the companions
+    table's (the default index's metadata), said so in a note; else its torch-table series with torch's
+    patch number. (None, None), with a note, when none names one: the caller removes it."""
+    listed = row[name] if row is not None else None
+    requires = row["requires"][name] if row is not None else None
+    if index is not None:
+        version = index[name]
         if version is None:
-            notes.append(f"{name} left out: no {name} release requires torch {patch}")
-        return version, row["requires"][name]
+            notes.append(f"{name} removed: PyTorch's install command for torch {patch} names no {name}")
+            return None, None
+        if version != listed:
+            # the page's version; it pins exactly this torch (the page installs the two together)
+            return version, f"torch=={patch}"
+        return version, requires
+    if row is not None:
+        if listed is None:
+            notes.append(
+                f"{name} removed: no {name} release requires torch {patch} (an installed one requires "
+                "another torch)"
+            )
+            return None, None
+        return listed, requires
     series = getattr(release, name)
     if series is None:
-        notes.append(f"{name} left out: the torch table has no {name} version for torch {release.version}")
+        notes.append(f"{name} removed: the torch table has no {name} version for torch {release.version}")
         return None, None
     notes.append(
         f"the companions table lists no torch {patch}: {name}'s version follows torch's patch number"
@@ -288,12 +369,13 @@ def torch_wheel(
     beyond = beyond_tables("torch", have, [r.version for r in kb.torch_releases])
     if beyond:
         return Resolution("torch", "torch", False, reasons=(beyond,))
-    rejected: list[tuple[str, str]] = []  # (release, why one of its variants or itself was passed over)
-    chosen, python_why, older = _choose(kb, host, have, keep, req.avoid, req.downgrade, rejected)
+    rejected: list[Rejection] = []
+    outcome = _choose(kb, host, have, keep, req.avoid, req.downgrade, rejected)
+    chosen, python_why, older = outcome.choice, outcome.python_why, outcome.older
     needs = _torch_needs(have, keep, host)
     skipped = not_downgraded("torch", older)
     if chosen is None:
-        shown = _passed_over(rejected, keep.version if keep else None, None)
+        shown = _passed_over(rejected, keep.version if keep else None, None, outcome)
         return Resolution(
             "torch",
             "torch",
@@ -333,8 +415,8 @@ def torch_wheel(
         )
     patch = _target_patch(chosen.release, have, keep, kb)
     pins, uninstall = _torch_pins(chosen, patch, host, kb, notes)
-    head = _torch_head(have, keep, chosen)
-    above = _passed_over(rejected, keep.version if keep else None, chosen.release.version)
+    head = _torch_head(have, keep, chosen, natively=bool(outcome.minor_only) and not chosen.minor_compat)
+    above = _passed_over(rejected, keep.version if keep else None, chosen.release.version, outcome)
     if keep is not None and keep is not chosen.release and needs:
         notes.append(f"a driver that supports CUDA {needs} would keep torch {keep.version}")
     return Resolution(
@@ -350,20 +432,46 @@ def torch_wheel(
     )
 
 
-def _passed_over(rejected: list[tuple[str, str]], keep: Optional[str], chosen: Optional[str]) -> list[str]:
-    """Why the installed release and the chosen one's better variants were passed over, in full; other
-    releases tried before the chosen one (or all of them, when none was chosen) in one line."""
-    full = [text for version, text in rejected if version in (keep, chosen)]
-    others = list(dict.fromkeys(version for version, _ in rejected if version not in (keep, chosen)))
-    if others:
-        full.append(f"no wheel of torch {', '.join(others)} runs on this host")
+def _passed_over(
+    rejected: list[Rejection], keep: Optional[str], chosen: Optional[str], outcome: Outcome
+) -> list[str]:
+    """Why each release ranked above the chosen one (every release tried, when none was chosen) was passed
+    over, saying exactly what was rejected: the installed and the chosen release one line per variant; the
+    others one line per reason, naming each variant that reason rejected ("torch 2.14 cu130, cu132; 2.13
+    cu130: CUDA 13.x needs driver 580 ..."); and the releases whose variants run here only through
+    minor-version compatibility, which a release that runs natively outranks."""
+
+    def label(version: str, variant: str) -> str:
+        return f"torch {version} {variant}".rstrip()
+
+    full = [f"{label(v, var)}: {why}" for v, var, why in rejected if v in (keep, chosen)]
+    by_why: dict[str, dict[str, list[str]]] = {}
+    for version, variant, why in rejected:
+        if version in (keep, chosen) or version not in outcome.ahead:
+            continue
+        by_why.setdefault(why, {}).setdefault(version, []).append(variant)
+    for why, releases in by_why.items():
+        named = "; ".join(f"{v} {', '.join(x for x in vs if x)}".rstrip() for v, vs in releases.items())
+        full.append(f"torch {named}: {why}")
+    minor = [(v, names) for v, names in outcome.minor_only if v not in (keep, chosen)]
+    if minor and chosen is not None:
+        named = "; ".join(f"{v} {', '.join(names)}" for v, names in minor)
+        full.append(
+            f"torch {named} run here only through minor-version compatibility: a release that runs "
+            "natively comes first"
+        )
     return full
 
 
-def _torch_head(have: Optional[Installed], keep: Optional[TorchRelease], chosen: Choice) -> str:
+def _torch_head(
+    have: Optional[Installed], keep: Optional[TorchRelease], chosen: Choice, natively: bool = False
+) -> str:
+    """The first reason line. `natively`: newer releases run here only through minor-version compatibility,
+    so the chosen one is the newest that runs natively, and the line says so."""
     rel, var = chosen.release.version, chosen.variant.name
+    runs = "runs natively" if natively else "runs"
     if have is None:
-        return f"torch is not installed: torch {rel} is the newest release this host runs ({var})"
+        return f"torch is not installed: torch {rel} is the newest release this host {runs} ({var})"
     build = {
         "cpu": "a CPU-only build",
         "cuda": f"a CUDA {have.cuda} build" if have.cuda else "a CUDA build",
@@ -372,9 +480,11 @@ def _torch_head(have: Optional[Installed], keep: Optional[TorchRelease], chosen:
         return f"keeps torch {rel} (installed {have.version}, {build}); {var}: its best variant for this host"
     if keep is None:
         return (
-            f"torch {have.version} is not in the torch table; torch {rel} ({var}): the newest this host runs"
+            f"torch {have.version} is not in the torch table; torch {rel} ({var}): the newest this host "
+            f"{runs}"
         )
-    return f"torch {keep.version} has no wheel this host runs; torch {rel} ({var}) is the newest that does"
+    does = "runs natively" if natively else "does"
+    return f"torch {keep.version} has no wheel this host runs; torch {rel} ({var}) is the newest that {does}"
 
 
 def _torch_needs(have: Optional[Installed], keep: Optional[TorchRelease], host: Host) -> Optional[str]:

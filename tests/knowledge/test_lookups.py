@@ -239,3 +239,23 @@ def test_host_compiler_limits_never_go_down_with_the_toolkit():
         assert newer.gcc_max >= older.gcc_max, (older.label, newer.label)
         if older.clang_max is not None and newer.clang_max is not None:
             assert newer.clang_max >= older.clang_max, (older.label, newer.label)
+
+
+def test_index_pins_are_the_commands_pytorch_publishes_and_agree_with_the_default_index():
+    # torch.yaml index_pins (pt-previous-versions-page): each entry belongs to its own release, and where the
+    # companions table (the default index's metadata) lists that torch, PyTorch's command names the same
+    # companions: torch 2.0.0 -> torchvision 0.15.1, torchaudio 2.0.1; 2.9.1 -> 0.24.1, 2.9.1.
+    assert kn.torch_index_pins("2.0.0") == {"torchvision": "0.15.1", "torchaudio": "2.0.1"}
+    assert kn.torch_index_pins("2.9.1+cu128") == {"torchvision": "0.24.1", "torchaudio": "2.9.1"}
+    assert kn.torch_index_pins("2.5.1") is None  # no copy of the page read lists 2.5.x
+    assert kn.torch_index_pins("3.0.0") is None  # not in the torch table
+    checked = 0
+    for release in kn.knowledge().torch_releases:
+        for line in release.index_pins:
+            pins = dict(p.split("==") for p in line.split())
+            assert pins["torch"].rsplit(".", 1)[0] == release.version, line
+            row = kn.torch_companions(pins["torch"])
+            if row is not None:
+                assert (row["torchvision"], row["torchaudio"]) == (pins["torchvision"], pins["torchaudio"])
+                checked += 1
+    assert checked == 13  # 2.0.0 to 2.3.1, 2.6.0, 2.9.0, 2.9.1 (the companions table starts at 2.0.0)

@@ -70,6 +70,9 @@ def test_whole_arch_lists(release, variant, arch):
 @pytest.mark.parametrize(
     ("release", "variant", "arch"),
     [
+        # pt-builder-2.5-aarch64-version (no TORCH_CUDA_ARCH_LIST), pt-select-compute-arch (CUDA 12 "common"),
+        # pt-pr-140844 (a nightly built that way: sm_50, sm_80, sm_86, sm_89, sm_90, sm_90a)
+        ("2.5", "cu124", ("5.0", "8.0", "8.6", "8.9", "9.0")),
         ("2.7", "cu128", ("9.0", "10.0", "12.0")),  # pt-pr-146378, pt-issue-148169 (GH200 gets sm_90)
         ("2.9", "cu126", ("8.0", "9.0")),  # pt-pr-163764 (release/2.9 cherry-pick)
         ("2.9", "cu128", ("8.0", "9.0", "10.0", "12.0")),  # pt-aarch64-ci-build-sh-cycle, openral-pr-167
@@ -85,9 +88,10 @@ def test_aarch64_arch_lists(release, variant, arch):
 
 def test_aarch64_lists_only_where_a_source_states_one_up_to_2_10():
     # An empty arch_aarch64 reads "no aarch64 wheel known". 2.4 had none (pt-test-infra-2.4-aarch64);
-    # 2.5 cu124, 2.6 cu126 and 2.8 cu129 had one whose list no source states (pt-pr-144436, pt-pr-157843);
-    # 2.7 shipped cu128 only (pt-test-infra-pr-6492); 2.9 and 2.10 cu126/cu128/cu130
-    # (pt-test-infra-2.9-aarch64).
+    # 2.6 cu126 and 2.8 cu129 had one whose list no source states (pt-pr-144436, pt-pr-157843); 2.5 cu124's
+    # was built without TORCH_CUDA_ARCH_LIST (pt-builder-2.5-aarch64-version), so CMake's common CUDA 12 list
+    # (pt-select-compute-arch), as a nightly built the same way shows (pt-pr-140844); 2.7 shipped cu128 only
+    # (pt-test-infra-pr-6492); 2.9 and 2.10 cu126/cu128/cu130 (pt-test-infra-2.9-aarch64).
     with_list = {
         (release.version, variant.name)
         for release in kn.knowledge().torch_releases
@@ -96,6 +100,7 @@ def test_aarch64_lists_only_where_a_source_states_one_up_to_2_10():
         if variant.arch_aarch64
     }
     assert with_list == {
+        ("2.5", "cu124"),
         ("2.7", "cu128"),
         ("2.9", "cu126"), ("2.9", "cu128"), ("2.9", "cu130"),
         ("2.10", "cu126"), ("2.10", "cu128"), ("2.10", "cu130"),
