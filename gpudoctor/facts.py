@@ -112,7 +112,13 @@ SCHEMA: tuple[FactSpec, ...] = (
         " the driver does not offer the field",
     ),
     _s("gpus[].bus_id", "str", "", "PCI address, domain:bus:device.function, e.g. 0000:00:06.0"),
-    _s("gpus[].brand", "str", "", "brand as NVIDIA_REQUIRE_* names it: tesla, geforce, nvidia, quadro, ..."),
+    _s(
+        "gpus[].brand",
+        "str",
+        "",
+        "brand as NVIDIA_REQUIRE_* names it, in lower case: tesla, nvidia, geforcertx, ... (unknown: a brand "
+        "the container runtime has no name for)",
+    ),
     _s("gpus[].architecture", "str", "", "architecture name: Volta, Turing, Ampere, Ada, Hopper, Blackwell"),
     _s("gpus[].compute_capability", "version", "", "CUDA compute capability, e.g. 9.0"),
     _s("gpus[].memory.total_bytes", "int", "bytes", "framebuffer memory"),
@@ -540,8 +546,8 @@ SCHEMA: tuple[FactSpec, ...] = (
         "container.require_gpu",
         "str",
         "",
-        "derived: the GPU it is refused on, with the brand and arch the runtime compares (brands other than "
-        "Quadro, Tesla, NVS, GRID, GeForce and TITAN are Unknown to it)",
+        "derived: the GPU it is refused on, with the brand and arch the runtime compares (its sixteen brand "
+        "names since release 1.9.0: Tesla, Nvidia, NvidiaRTX, ...; any other brand is Unknown to it)",
     ),
     _s("container.require_error", "str", "", "derived: the runtime's error message"),
     _s(
