@@ -80,10 +80,17 @@ SCHEMA: tuple[FactSpec, ...] = (
         "PCI addresses of NVIDIA GPUs the nvidia kernel module is bound to (their uevent's DRIVER=nvidia)",
     ),
     _s(
+        "pci.device_node_addresses",
+        "list[str]",
+        "",
+        "of pci.nvidia_driver_addresses, those whose /dev/nvidia<minor> is here (given to this container)",
+    ),
+    _s(
         "pci.missing_from_nvml",
         "list[str]",
         "",
-        "derived: GPUs the nvidia module is bound to that NVML does not list (outside containers only)",
+        "derived: GPUs the nvidia module is bound to that NVML does not list (in a container: of those it "
+        "was given, pci.device_node_addresses)",
     ),
     _s("pci.missing_from_nvml_count", "int", "", "derived: how many addresses are in pci.missing_from_nvml"),
     _s(
