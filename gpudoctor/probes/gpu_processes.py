@@ -21,8 +21,11 @@ that /proc numbers the initial PID namespace: on a host, in a VM (its own kernel
 shares the host's PID namespace (`docker run --pid=host`). That is looked at, not assumed from being in a
 container: /proc/2 is the kernel thread kthreadd in the initial namespace (init/main.c starts it second), and
 kernel threads belong to no other PID namespace, so PID 2 here carrying PF_KTHREAD in its /proc/2/stat flags
-is the evidence. Where PID 2 is an ordinary process (a container's own PID namespace), NVML's PID 1234 is not
-process 1234 here: name and job are unknown with that reason; where /proc/2/stat cannot be read, unknown too.
+is the evidence. Where /proc hides PID 2 (hidepid=, as some clusters mount it), gpudoctor's own namespace
+says it instead: `readlink /proc/self/ns/pid` is "pid:[4026531836]" in the initial one, whose inode the
+kernel fixes (PROC_PID_INIT_INO 0xEFFFFFFC, include/linux/proc_ns.h). Where PID 2 is an ordinary process
+(a container's own PID namespace), NVML's PID 1234 is not process 1234 here: name and job are unknown with
+that reason; where neither can be read, unknown too.
 Comparing names with nvmlSystemGetProcessName would prove nothing: NVML reads the name from the same /proc
 (mounting the host's /proc into a container makes nvidia-smi show names, nvidia-docker#1483).
 """
@@ -48,13 +51,15 @@ MAX_MEMORY_BYTES = 1 << 44
 # (https://elixir.bootlin.com/linux/v6.13.3/source/include/linux/sched.h#L1695).
 PF_KTHREAD = 0x00200000
 KTHREADD_STAT = "/proc/2/stat"
+READLINK_PID_NS = ("readlink", "/proc/self/ns/pid")  # readlink runs in gpudoctor's PID namespace
+INIT_PID_NS = "pid:[4026531836]"  # PROC_PID_INIT_INO = 0xEFFFFFFCU (include/linux/proc_ns.h)
 OTHER_NAMESPACE = (
     "PID {pid} from NVML is not a process in this PID namespace: the driver numbers processes as the "
-    "host's namespace does, and this is another one (PID 2 here is no kernel thread)"
+    "host's namespace does, and this is another one ({evidence})"
 )
 UNTOLD = (
-    "whether PID {pid} from NVML is a process here cannot be told: /proc/2/stat {why} (on the host, "
-    "and wherever the host's PID namespace is shared, it is the kernel thread kthreadd)"
+    "whether PID {pid} from NVML is a process here cannot be told: /proc/2/stat {why}, and "
+    "/proc/self/ns/pid {why_ns} (they say whether this is the host's PID namespace)"
 )
 NOT_VISIBLE = (
     "process not visible here (it exited since NVML listed it, or /proc hides other users' processes)"
@@ -162,16 +167,37 @@ def _ancestors(host: Any) -> set[int]:
 
 def host_numbering(host: Any) -> tuple[Optional[bool], str]:
     """Whether the /proc gpudoctor reads numbers processes as the host's PID namespace does, the numbering
-    of NVML's PIDs: True when PID 2 here is a kernel thread, False when it is not; None, with why, when
-    /proc/2/stat cannot be read."""
+    of NVML's PIDs: (True, ""); (False, the evidence); or (None, why it cannot be told)."""
     try:
         text = host.read(KTHREADD_STAT)
     except HostError as e:
-        return None, e.reason
+        why = e.reason
+    else:
+        try:
+            if stat_flags(text) & PF_KTHREAD:
+                return True, ""
+            return False, "PID 2 here is no kernel thread"
+        except (ValueError, IndexError):
+            why = f"is not as proc(5) describes it: {text[:40]!r}"
+    link, why_ns = _pid_namespace(host)
+    if link is None:
+        return None, UNTOLD.replace("{why}", why).replace("{why_ns}", why_ns)
+    if link == INIT_PID_NS:
+        return True, ""
+    return False, f"/proc/2/stat {why}, and /proc/self/ns/pid is {link}"
+
+
+def _pid_namespace(host: Any) -> tuple[Optional[str], str]:
+    """gpudoctor's PID namespace as the link /proc/self/ns/pid names it ("pid:[4026531836]"), or (None, why
+    it could not be read)."""
     try:
-        return bool(stat_flags(text) & PF_KTHREAD), ""
-    except (ValueError, IndexError):
-        return None, f"is not as proc(5) describes it: {text[:40]!r}"
+        result = host.run(READLINK_PID_NS)
+    except HostError as e:
+        return None, e.reason
+    link = result.stdout.strip()
+    if result.rc != 0 or not (link.startswith("pid:[") and link.endswith("]")):
+        return None, f"gave {(result.stderr or link)[:40]!r}"
+    return link, ""
 
 
 def probe(host: Any) -> dict[str, Fact]:
@@ -200,7 +226,7 @@ def _processes(host: Any, count: int) -> dict[str, Fact]:
         return list_facts("gpu_processes", [], NVML_SRC)
     numbering, why = host_numbering(host)
     if not numbering:
-        reason = UNTOLD.replace("{why}", why) if numbering is None else OTHER_NAMESPACE
+        reason = why if numbering is None else OTHER_NAMESPACE.replace("{evidence}", why)
         return list_facts(
             "gpu_processes", [_unresolved(g, k, p, u, reason) for g, k, p, u in found], NVML_SRC
         )

@@ -70,7 +70,7 @@ def test_same_job(pid, cgroup, own, slurm, expected):
     assert same_job(pid, {1, 10, 20}, cgroup, own, slurm) is expected
 
 
-def _host(procs, files, env=None, gpus=1, mig=(0, 0), read_errors=None, root=("usr", "proc")):
+def _host(procs, files, env=None, gpus=1, mig=(0, 0), read_errors=None, root=("usr", "proc"), commands=()):
     devices = {
         str(i): {
             "nvmlDeviceGetComputeRunningProcesses": procs if i == 0 else [],
@@ -86,6 +86,7 @@ def _host(procs, files, env=None, gpus=1, mig=(0, 0), read_errors=None, root=("u
         files=files,
         read_errors=read_errors or {},
         dirs={"/": list(root)},
+        commands=list(commands),
         env=env or {},
     )
 
@@ -172,14 +173,49 @@ def test_in_a_pid_namespace_of_its_own_nvml_pids_are_not_looked_up():
     assert facts["gpu_processes[0].name"].source == "/proc/2/stat, /proc/4242/comm"
 
 
-def test_a_host_whose_pid_2_cannot_be_read_is_unknown_not_guessed():
+def readlink(stdout: str) -> dict:
+    """`readlink /proc/self/ns/pid` as the Host records a command."""
+    return {"argv": ["readlink", "/proc/self/ns/pid"], "rc": 0, "stdout": stdout, "stderr": ""}
+
+
+# What `readlink /proc/self/ns/pid` printed on the same machine on 2026-12-05, on the host (the kernel's
+# PROC_PID_INIT_INO, 0xEFFFFFFC) and inside `unshare -U -r -p -f --mount-proc`.
+HOST_NS, NESTED_NS = "pid:[4026531836]\n", "pid:[4026532176]\n"
+
+
+def test_where_proc_hides_pid_2_gpudoctor_s_own_pid_namespace_says_it():
+    # /proc mounted with hidepid=2: root's kthreadd is not visible (not found), this user's processes are.
+    files = {k: v for k, v in SELF.items() if k != "/proc/2/stat"}
+    files.update(
+        {"/proc/self/cgroup": SLURM_V2, "/proc/4242/comm": "python3\n", "/proc/4242/cgroup": SLURM_OTHER_JOB}
+    )
+    hidden = {"/proc/2/stat": "not found"}
+    procs = [{"pid": 4242, "usedGpuMemory": 7}]
+    env = {"SLURM_JOB_ID": "1234"}
+    facts = gpu_processes.probe(_host(procs, files, env, read_errors=hidden, commands=[readlink(HOST_NS)]))
+    assert facts["gpu_processes[0].same_job"].value is False  # the host's namespace: judged
+    facts = gpu_processes.probe(_host(procs, files, env, read_errors=hidden, commands=[readlink(NESTED_NS)]))
+    assert facts["gpu_processes[0].same_job"].unknown == (
+        "PID 4242 from NVML is not a process in this PID namespace: the driver numbers processes as the "
+        "host's namespace does, and this is another one (/proc/2/stat not found, and /proc/self/ns/pid is "
+        "pid:[4026532176])"
+    )
+
+
+def test_where_neither_can_be_read_it_is_unknown_not_guessed():
     files = {k: v for k, v in SELF.items() if k != "/proc/2/stat"}
     files.update({"/proc/4242/comm": "python3\n", "/proc/4242/cgroup": SLURM_OTHER_JOB})
-    host = _host([{"pid": 4242, "usedGpuMemory": 7}], files, read_errors={"/proc/2/stat": "not found"})
+    failed = {"argv": ["readlink", "/proc/self/ns/pid"], "error": "no permission"}
+    host = _host(
+        [{"pid": 4242, "usedGpuMemory": 7}],
+        files,
+        read_errors={"/proc/2/stat": "not found"},
+        commands=[failed],
+    )
     facts = gpu_processes.probe(host)
     assert facts["gpu_processes[0].same_job"].unknown == (
-        "whether PID 4242 from NVML is a process here cannot be told: /proc/2/stat not found (on the host, "
-        "and wherever the host's PID namespace is shared, it is the kernel thread kthreadd)"
+        "whether PID 4242 from NVML is a process here cannot be told: /proc/2/stat not found, and "
+        "/proc/self/ns/pid no permission (they say whether this is the host's PID namespace)"
     )
 
 
