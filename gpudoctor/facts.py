@@ -876,7 +876,8 @@ SCHEMA: tuple[FactSpec, ...] = (
         "",
         "the process belongs to the job gpudoctor runs in: it is gpudoctor or one of its ancestors, or its "
         "/proc/<pid>/cgroup names the Slurm job SLURM_JOB_ID names, or equals gpudoctor's own cgroup (not a "
-        "login session's); unknown in a container, where NVML's host PIDs cannot be resolved",
+        "login session's); unknown where /proc does not number processes as the host's PID namespace does "
+        "(a container's own PID namespace), in which NVML's PIDs name no process",
     ),
     _s("gpu_mig.count", "int", "", "GPUs the MIG reading covers (every GPU NVML lists)"),
     _s("gpu_mig[].index", "int", "", "NVML index"),
