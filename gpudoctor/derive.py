@@ -267,9 +267,17 @@ def missing_from_nvml(bound: Sequence[str], nvml_bus_ids: Sequence[str]) -> list
 
 
 def _missing_from_nvml(facts: Facts) -> dict[str, Fact]:
+    """On a host every GPU the nvidia module is bound to should be in NVML's list; in a container (whose
+    sysfs lists the machine's GPUs, NVML only those it was given) only those given to it, whose device node
+    it has."""
     get = _Inputs(facts)
     bound, count = get("pci.nvidia_driver_addresses"), get("gpus.count")
     bus_ids = [get(f"gpus[{i}].bus_id") for i in range(count if isinstance(count, int) else 0)]
+    if get("container.detected") is not False:
+        given = get("pci.device_node_addresses")
+        bound = (
+            [a for a in bound if a in given] if isinstance(bound, list) and isinstance(given, list) else bound
+        )
     missing = get.result(lambda: (missing_from_nvml(bound, bus_ids), None))
     return {
         "pci.missing_from_nvml": missing,

@@ -80,10 +80,17 @@ SCHEMA: tuple[FactSpec, ...] = (
         "PCI addresses of NVIDIA GPUs the nvidia kernel module is bound to (their uevent's DRIVER=nvidia)",
     ),
     _s(
+        "pci.device_node_addresses",
+        "list[str]",
+        "",
+        "of pci.nvidia_driver_addresses, those whose /dev/nvidia<minor> is here (given to this container)",
+    ),
+    _s(
         "pci.missing_from_nvml",
         "list[str]",
         "",
-        "derived: GPUs the nvidia module is bound to that NVML does not list (outside containers only)",
+        "derived: GPUs the nvidia module is bound to that NVML does not list (in a container: of those it "
+        "was given, pci.device_node_addresses)",
     ),
     _s("pci.missing_from_nvml_count", "int", "", "derived: how many addresses are in pci.missing_from_nvml"),
     _s(
@@ -112,7 +119,13 @@ SCHEMA: tuple[FactSpec, ...] = (
         " the driver does not offer the field",
     ),
     _s("gpus[].bus_id", "str", "", "PCI address, domain:bus:device.function, e.g. 0000:00:06.0"),
-    _s("gpus[].brand", "str", "", "brand as NVIDIA_REQUIRE_* names it: tesla, geforce, nvidia, quadro, ..."),
+    _s(
+        "gpus[].brand",
+        "str",
+        "",
+        "brand as NVIDIA_REQUIRE_* names it, in lower case: tesla, nvidia, geforcertx, ... (unknown: a brand "
+        "the container runtime has no name for)",
+    ),
     _s("gpus[].architecture", "str", "", "architecture name: Volta, Turing, Ampere, Ada, Hopper, Blackwell"),
     _s("gpus[].compute_capability", "version", "", "CUDA compute capability, e.g. 9.0"),
     _s("gpus[].memory.total_bytes", "int", "bytes", "framebuffer memory"),
@@ -599,8 +612,8 @@ SCHEMA: tuple[FactSpec, ...] = (
         "container.require_gpu",
         "str",
         "",
-        "derived: the GPU it is refused on, with the brand and arch the runtime compares (brands other than "
-        "Quadro, Tesla, NVS, GRID, GeForce and TITAN are Unknown to it)",
+        "derived: the GPU it is refused on, with the brand and arch the runtime compares (its sixteen brand "
+        "names since release 1.9.0: Tesla, Nvidia, NvidiaRTX, ...; any other brand is Unknown to it)",
     ),
     _s("container.require_error", "str", "", "derived: the runtime's error message"),
     _s(
@@ -922,7 +935,8 @@ SCHEMA: tuple[FactSpec, ...] = (
         "",
         "the process belongs to the job gpudoctor runs in: it is gpudoctor or one of its ancestors, or its "
         "/proc/<pid>/cgroup names the Slurm job SLURM_JOB_ID names, or equals gpudoctor's own cgroup (not a "
-        "login session's); unknown in a container, where NVML's host PIDs cannot be resolved",
+        "login session's); unknown where /proc does not number processes as the host's PID namespace does "
+        "(a container's own PID namespace), in which NVML's PIDs name no process",
     ),
     _s("gpu_mig.count", "int", "", "GPUs the MIG reading covers (every GPU NVML lists)"),
     _s("gpu_mig[].index", "int", "", "NVML index"),

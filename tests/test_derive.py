@@ -676,7 +676,7 @@ def test_missing_from_nvml():
 
 def test_gpus_missing_from_nvml_derived():
     two = {"pci.nvidia_driver_addresses": ["0000:18:00.0", "0000:2a:00.0"], "gpus.count": 1,
-           "gpus[0].bus_id": "0000:18:00.0"}  # fmt: skip
+           "gpus[0].bus_id": "0000:18:00.0", "container.detected": False}  # fmt: skip
     d = derive(facts(two))
     assert (d.value("pci.missing_from_nvml"), d.value("pci.missing_from_nvml_count")) == (["0000:2a:00.0"], 1)
     # A GPU NVML lists whose address is unknown (lost before it answered) leaves the comparison unknown.
@@ -684,7 +684,7 @@ def test_gpus_missing_from_nvml_derived():
     assert d.get("pci.missing_from_nvml_count").unknown == "GPU is lost"
     assert d.get("pci.missing_from_nvml").unknown == "GPU is lost"
     # No NVIDIA GPU bound, no driver: nothing missing.
-    d = derive(facts({"pci.nvidia_driver_addresses": [], "gpus.count": 0}))
+    d = derive(facts({"pci.nvidia_driver_addresses": [], "gpus.count": 0, "container.detected": False}))
     assert d.value("pci.missing_from_nvml_count") == 0
 
 
@@ -760,3 +760,19 @@ def test_a_cu13_framework_on_a_volta_and_a_cpu_build():
     assert value(f, "frameworks[0].cuda_unsupported_gpus") == [0]
     assert value(f, "frameworks[0].cuda_unsupported_ccs") == ["7.0"]
     assert value(f, "frameworks[1].cuda_unsupported_gpu_count") == ("unknown", "only known for CUDA builds")
+
+
+def test_in_a_container_only_the_gpus_given_to_it_are_expected_in_nvml():
+    # sysfs lists both of the machine's GPUs; the container has the node of 0000:18:00.0 only.
+    inside = {"pci.nvidia_driver_addresses": ["0000:18:00.0", "0000:2a:00.0"], "gpus.count": 1,
+              "gpus[0].bus_id": "0000:18:00.0", "container.detected": True,
+              "pci.device_node_addresses": ["0000:18:00.0"]}  # fmt: skip
+    assert derive(facts(inside)).value("pci.missing_from_nvml_count") == 0
+    # Given both (their nodes are here), the one NVML does not list is missing, as on a host.
+    given_both = {**inside, "pci.device_node_addresses": ["0000:18:00.0", "0000:2a:00.0"]}
+    assert derive(facts(given_both)).value("pci.missing_from_nvml") == ["0000:2a:00.0"]
+    # Which were given unknown, or whether this is a container: unknown, not "nothing missing".
+    d = derive(facts({**inside, "pci.device_node_addresses": ("?", "/dev: no permission")}))
+    assert d.get("pci.missing_from_nvml_count").unknown == "/dev: no permission"
+    d = derive(facts({**inside, "container.detected": ("?", "no permission")}))
+    assert d.get("pci.missing_from_nvml_count").unknown == "no permission"

@@ -130,6 +130,9 @@ def test_timeouts():
 # The recovery action rules (errors): the H200 capture asked NVML for no field value. Unknown only because
 # the snapshot did not record it, they do not make a gate exit 2 (Profile.unrecorded_ok).
 RECOVERY_UNRECORDED = [("GD-GPU-006", "unknown"), ("GD-GPU-007", "unknown"), ("GD-GPU-008", "unknown")]
+# Nor the GPU's sysfs uevent (which driver is bound): the capture ran in a container, where GD-GPU-005 now
+# judges the GPUs given to it (until 2026-12-05 it passed there unjudged), so it is unknown for want of it.
+UEVENT_UNRECORDED = [("GD-GPU-005", "unknown")]
 
 
 def test_no_python_judges_the_machine_alone():
@@ -143,6 +146,7 @@ def test_no_python_judges_the_machine_alone():
     # The H200 capture recorded no process (nvidia-smi: "No running processes found"), and not LD_PRELOAD or
     # NVTX_INJECTION64_PATH (tests/fixtures/make_h200_snapshot.py), nor NVML's recovery action field.
     assert [(r.rule.id, r.status) for r in result.results if r.status != "passed"] == [
+        *UEVENT_UNRECORDED,
         *RECOVERY_UNRECORDED,
         ("GD-ENV-007", "unknown"),
         ("GD-PROC-001", "not_applicable"),
@@ -174,6 +178,7 @@ def test_preflight_check_collects_only_its_probes():
     assert {(r.rule.id, r.status) for r in result.results if r.status != "passed"} == {
         ("GD-FW-004", "fired"),
         ("GD-ENV-007", "unknown"),
+        *UEVENT_UNRECORDED,
         *RECOVERY_UNRECORDED,
         ("GD-PROC-001", "not_applicable"),
     }
@@ -188,7 +193,7 @@ def test_cli_preflight_prints_one_line_on_stderr():
     assert (
         r.stderr
         == "gpudoctor: ok · 1 × NVIDIA H200 · driver 580.159.04 · CUDA 13.0 · 1 warning(s): GD-FW-004 · "
-        "4 rule(s) could not be evaluated\n"
+        "5 rule(s) could not be evaluated\n"
     )
 
 
@@ -234,7 +239,8 @@ def test_an_unreadable_kernel_log_alone_does_not_fail_a_gate_unless_asked():
     )
     assert strict.returncode == 2
     assert (
-        "could not check: error-level rule(s) GD-GPU-006, GD-GPU-007, GD-GPU-008, GD-XID-001, GD-XID-005"
+        "could not check: error-level rule(s) GD-GPU-005, GD-GPU-006, GD-GPU-007, GD-GPU-008, GD-XID-001, "
+        "GD-XID-005"
         " could not be evaluated" in strict.stdout
     )
 

@@ -848,7 +848,8 @@ def test_reliability_doc_names_only_tests_that_exist():
 def test_an_image_requirement_is_judged_per_gpu_as_the_container_runtime_judges_it(fake_lib, tmp_path):
     # A real process whose environment holds an image's variables (read through the live Host's env_names),
     # on a 550 driver with a Tesla-brand GPU 0 and a GPU 1 of brand NVIDIA, which nvidia-container-cli
-    # calls Unknown: the branch group meets GPU 0 only, so the runtime refuses the image on GPU 1.
+    # calls Nvidia (src/driver.c @63d366ee:588-590): the branch group meets GPU 0 only, so the runtime
+    # refuses the image on GPU 1.
     scenario = tmp_path / "mixed-brands.scn"
     scenario.write_text(
         "gpus 2\ndriver_version 550.163.01\ncuda_version 12040\ngpu.0.brand 2\ngpu.0.cc_major 8\n"
@@ -865,7 +866,7 @@ def test_an_image_requirement_is_judged_per_gpu_as_the_container_runtime_judges_
     (message,) = [f["message"] for f in data["findings"] if f["rule"] == "GD-CONTAINER-001"]
     assert message.startswith(
         "The runtime will refuse this image: unmet requirement NVIDIA_REQUIRE_CUDA=cuda>=12.9 "
-        "brand=tesla,driver>=550,driver<551, judged on GPU 1 (brand Unknown, arch 9.0) with driver "
+        "brand=tesla,driver>=550,driver<551, judged on GPU 1 (brand Nvidia, arch 9.0) with driver "
         "550.163.01 (CUDA 12.4): requirement error: unsatisfied condition: cuda>=12.9, please update your "
         "driver to a newer version, or use an earlier cuda container. Where that is enforced: "
     )
@@ -875,7 +876,7 @@ def test_an_image_requirement_is_judged_per_gpu_as_the_container_runtime_judges_
         "NVIDIA_REQUIRE_CUDA=cuda>=12.9 brand=tesla,driver>=550,driver<551",
         "NVIDIA_REQUIRE_JETPACK=csv-mounts=all",
     ]
-    assert facts["container"]["require_gpu"] == "GPU 1 (brand Unknown, arch 9.0)"
+    assert facts["container"]["require_gpu"] == "GPU 1 (brand Nvidia, arch 9.0)"
     # NVIDIA_DISABLE_REQUIRE as Go reads it: "yes" leaves the check on, "True" turns it off.
     for spelling, verdict in (("yes", "unmet"), ("True", "disabled")):
         env = dict(image, NVIDIA_DISABLE_REQUIRE=spelling)

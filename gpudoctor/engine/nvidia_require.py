@@ -7,8 +7,9 @@ every constraint holds, and inside a group at the first constraint that fails: w
 so a typo there goes unnoticed. A constraint is NAME OP VALUE, NAME one of cuda, driver, arch, brand in any
 case, OP the longest run of the characters `<>=!` (`=`, `!=`, `<`, `<=`, `>`, `>=`, and `!` read as `!=`).
 Versions compare number by number, leniently (`12..4` is 12.4, trailing `.0`s do not count); brands compare
-without case and only with `=` and `!=`. Anything else makes the whole expression invalid, and the runtime
-refuses an image whose expression is invalid just as one whose expression is not met.
+without case (strcasecmp) and only with `=` and `!=`, against the runtime's name for the GPU's NVML brand
+(one of sixteen since release 1.9.0, else Unknown). Anything else makes the whole expression invalid, and
+the runtime refuses an image whose expression is invalid just as one whose expression is not met.
 
 The expression is judged once per visible GPU, against that GPU's brand and compute capability and the
 driver's version and CUDA version; with no visible GPU it is judged once, and `arch` and `brand` constraints
@@ -22,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple, Optional, Union
 
 from ..facts import Facts
+from ..probes.gpus import CONTAINER_BRANDS, UNKNOWN_BRAND
 
 MET, UNMET, INVALID = "met", "unmet", "invalid"
 
@@ -33,15 +35,9 @@ _OPERATOR_CHARS = "<>=!"
 _VERSION_CHARS = frozenset("0123456789.")
 _UINTMAX = 2**64 - 1  # strtoumax's overflow answer, which dsl.c reads as an error
 _EXPR_MAX = 128  # dsl.c formats a failed constraint into a buffer this size; one that does not fit is invalid
-# driver.c names these NVML brands; every other brand NVML reports is "Unknown" to nvidia-container-cli.
-_CONTAINER_BRANDS = {
-    "quadro": "Quadro",
-    "tesla": "Tesla",
-    "nvs": "NVS",
-    "grid": "GRID",
-    "geforce": "GeForce",
-    "titan": "TITAN",
-}
+# The sixteen brands driver.c names (gpudoctor.probes.gpus.CONTAINER_BRANDS, with its source), by the
+# lower-case spelling of the gpus[].brand fact; every other brand is "Unknown" to nvidia-container-cli.
+_CONTAINER_BRANDS = {name.lower(): name for name in CONTAINER_BRANDS.values()}
 
 # A constraint's possible results: True, False, or INVALID (more than one when a fact is unknown).
 Result = Union[bool, str]
@@ -85,8 +81,9 @@ class Verdict(NamedTuple):
 
 
 def container_brand(nvml_brand: str) -> str:
-    """The brand nvidia-container-cli compares: driver.c names six of NVML's brands, the rest are Unknown."""
-    return _CONTAINER_BRANDS.get(nvml_brand.lower(), "Unknown")
+    """The brand nvidia-container-cli compares, as it spells it: one of the sixteen driver.c names, or
+    Unknown."""
+    return _CONTAINER_BRANDS.get(nvml_brand.lower(), UNKNOWN_BRAND)
 
 
 # --- comparisons (dsl_compare_version, dsl_compare_string) --------------------------------------------

@@ -16,6 +16,7 @@ from ..host.base import NOT_FOUND, HostError, NvmlError
 from .ldcache import find_soname, parse_ldconfig, versioned_name
 
 PROC_VERSION = "/proc/driver/nvidia/version"
+PROC_GPUS = "/proc/driver/nvidia/gpus"  # one directory per GPU the driver probed, named by PCI address
 PCI_DEVICES = "/sys/bus/pci/devices"
 NVIDIA_VENDOR = "0x10de"
 # VGA-compatible (0x0300) and 3D (0x0302) controllers; data-centre GPUs are the latter.
@@ -187,7 +188,19 @@ def uevent_driver(text: str) -> Optional[str]:
     return None
 
 
-PCI_FIELDS = ("pci.nvidia_gpus", "pci.unbound", "pci.unbound_addresses", "pci.nvidia_driver_addresses")
+def device_minor(information: str) -> int:
+    """The "Device Minor:" of /proc/driver/nvidia/gpus/<address>/information: the N of /dev/nvidiaN."""
+    for line in information.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "Device Minor":
+            return int(value.strip())
+    raise ValueError("no Device Minor line")
+
+
+PCI_FIELDS = (
+    "pci.nvidia_gpus", "pci.unbound", "pci.unbound_addresses", "pci.nvidia_driver_addresses",
+    "pci.device_node_addresses",
+)  # fmt: skip
 
 
 @dataclass
@@ -217,8 +230,39 @@ def _pci(host: Any) -> dict[str, Fact]:
             if first_unread
             else known(scan.nvidia_driver, uevents)
         ),
+        "pci.device_node_addresses": _device_nodes(host, scan.nvidia_driver),
         "pci.amd_gpus": known(len(scan.amd), src),
     }
+
+
+def _device_nodes(host: Any, bound: list[str]) -> Fact:
+    """The nvidia-bound GPUs whose device node /dev/nvidia<minor> is in this /dev: the GPUs given to the host
+    or container gpudoctor runs in. sysfs is not namespaced and lists every GPU of the machine; a container
+    runtime gives a container the nodes of its GPUs only, and nvidia-container-cli also covers
+    /proc/driver/nvidia with a tmpfs holding the entries of those GPUs only (libnvidia-container
+    src/nvc_mount.c @63d366ee3b4183513c310ac557bf31b05b83328f, mount_procfs 350-413, mount_procfs_gpu
+    417-459): a GPU whose entry is not there was not given."""
+    src = f"{PROC_GPUS}/*/information, /dev"
+    if not bound:
+        return known([], src)
+    try:
+        nodes = set(host.listdir("/dev"))
+    except HostError as e:
+        return unknown(f"/dev: {e.reason}", src)
+    here = []
+    for addr in bound:
+        path = f"{PROC_GPUS}/{addr}/information"
+        try:
+            minor = device_minor(host.read(path))
+        except HostError as e:
+            if e.reason == NOT_FOUND:
+                continue
+            return unknown(f"{path}: {e.reason}", src)
+        except ValueError as e:
+            return unknown(f"{path}: {e}", src)
+        if f"nvidia{minor}" in nodes:
+            here.append(addr)
+    return known(here, src)
 
 
 def _scan_pci(host: Any) -> PciScan:

@@ -14,9 +14,20 @@ Which processes belong to this job (`same_job`), decided from what any user can 
   or systemd unit, except a login session's scope (`session-N.scope`), which is no job boundary: a
   notebook left running in the same login is still a leftover.
 
-The NVIDIA driver does not translate PIDs into a container's PID namespace (NVML reports host PIDs,
-NVIDIA/nvidia-docker#1483), so inside a container neither the name nor the job of a process can be read
-from /proc: both are unknown there, with that reason, never guessed.
+The NVIDIA driver numbers processes as the host's (initial) PID namespace does and does not translate them
+into a container's (NVIDIA/nvidia-docker#1483, #179; still so with driver 535 in
+NVIDIA/nvidia-container-toolkit#1013). So NVML's PIDs name processes in the /proc gpudoctor reads only when
+that /proc numbers the initial PID namespace: on a host, in a VM (its own kernel), and in a container that
+shares the host's PID namespace (`docker run --pid=host`). That is looked at, not assumed from being in a
+container: /proc/2 is the kernel thread kthreadd in the initial namespace (init/main.c starts it second), and
+kernel threads belong to no other PID namespace, so PID 2 here carrying PF_KTHREAD in its /proc/2/stat flags
+is the evidence. Where /proc hides PID 2 (hidepid=, as some clusters mount it), gpudoctor's own namespace
+says it instead: `readlink /proc/self/ns/pid` is "pid:[4026531836]" in the initial one, whose inode the
+kernel fixes (PROC_PID_INIT_INO 0xEFFFFFFC, include/linux/proc_ns.h). Where PID 2 is an ordinary process
+(a container's own PID namespace), NVML's PID 1234 is not process 1234 here: name and job are unknown with
+that reason; where neither can be read, unknown too.
+Comparing names with nvmlSystemGetProcessName would prove nothing: NVML reads the name from the same /proc
+(mounting the host's /proc into a container makes nvidia-smi show names, nvidia-docker#1483).
 """
 
 from __future__ import annotations
@@ -25,9 +36,9 @@ from typing import Any, Optional
 
 from ..facts import Fact, known, list_facts, unknown
 from ..host.base import NOT_FOUND, HostError, NvmlError
-from . import container
 from .gpus import COUNT_SOURCE, nvml_gpu_count
 
+NVML_SRC = "nvml:nvmlDeviceGetComputeRunningProcesses"
 PROCESS_LISTS = (
     ("compute", "nvmlDeviceGetComputeRunningProcesses"),
     ("graphics", "nvmlDeviceGetGraphicsRunningProcesses"),
@@ -36,8 +47,23 @@ MAX_MIG_DEVICES = 8  # the most MIG devices any GPU has (nvmlDeviceGetMaxMigDevi
 MAX_ANCESTORS = 64
 MAX_PID = 1 << 22  # PID_MAX_LIMIT on 64-bit Linux
 MAX_MEMORY_BYTES = 1 << 44
-IN_CONTAINER = "in a container: NVML reports host PIDs, which this PID namespace cannot resolve"
-NOT_VISIBLE = "process not visible here (it exited, or lives in another PID namespace)"
+# include/linux/sched.h: PF_KTHREAD 0x00200000 "I am a kernel thread"
+# (https://elixir.bootlin.com/linux/v6.13.3/source/include/linux/sched.h#L1695).
+PF_KTHREAD = 0x00200000
+KTHREADD_STAT = "/proc/2/stat"
+READLINK_PID_NS = ("readlink", "/proc/self/ns/pid")  # readlink runs in gpudoctor's PID namespace
+INIT_PID_NS = "pid:[4026531836]"  # PROC_PID_INIT_INO = 0xEFFFFFFCU (include/linux/proc_ns.h)
+OTHER_NAMESPACE = (
+    "PID {pid} from NVML is not a process in this PID namespace: the driver numbers processes as the "
+    "host's namespace does, and this is another one ({evidence})"
+)
+UNTOLD = (
+    "whether PID {pid} from NVML is a process here cannot be told: /proc/2/stat {why}, and "
+    "/proc/self/ns/pid {why_ns} (they say whether this is the host's PID namespace)"
+)
+NOT_VISIBLE = (
+    "process not visible here (it exited since NVML listed it, or /proc hides other users' processes)"
+)
 
 
 # --- pure parsers --------------------------------------------------------------------------------------
@@ -49,6 +75,11 @@ def parse_stat(text: str) -> tuple[int, int]:
     head, _, rest = text.rpartition(")")
     pid = int(head.split("(", 1)[0])
     return pid, int(rest.split()[1])
+
+
+def stat_flags(text: str) -> int:
+    """The kernel flags word of /proc/<pid>/stat, its field 9 (proc(5)), found from the last ')'."""
+    return int(text.rpartition(")")[2].split()[6])
 
 
 def cgroup_paths(text: str) -> tuple[str, ...]:
@@ -134,9 +165,39 @@ def _ancestors(host: Any) -> set[int]:
     return found
 
 
-def _in_container(host: Any) -> bool:
-    detected = container._runtime_facts(host)["container.detected"]  # the container probe's own reading
-    return bool(detected.known and detected.value)
+def host_numbering(host: Any) -> tuple[Optional[bool], str]:
+    """Whether the /proc gpudoctor reads numbers processes as the host's PID namespace does, the numbering
+    of NVML's PIDs: (True, ""); (False, the evidence); or (None, why it cannot be told)."""
+    try:
+        text = host.read(KTHREADD_STAT)
+    except HostError as e:
+        why = e.reason
+    else:
+        try:
+            if stat_flags(text) & PF_KTHREAD:
+                return True, ""
+            return False, "PID 2 here is no kernel thread"
+        except (ValueError, IndexError):
+            why = f"is not as proc(5) describes it: {text[:40]!r}"
+    link, why_ns = _pid_namespace(host)
+    if link is None:
+        return None, UNTOLD.replace("{why}", why).replace("{why_ns}", why_ns)
+    if link == INIT_PID_NS:
+        return True, ""
+    return False, f"/proc/2/stat {why}, and /proc/self/ns/pid is {link}"
+
+
+def _pid_namespace(host: Any) -> tuple[Optional[str], str]:
+    """gpudoctor's PID namespace as the link /proc/self/ns/pid names it ("pid:[4026531836]"), or (None, why
+    it could not be read)."""
+    try:
+        result = host.run(READLINK_PID_NS)
+    except HostError as e:
+        return None, e.reason
+    link = result.stdout.strip()
+    if result.rc != 0 or not (link.startswith("pid:[") and link.endswith("]")):
+        return None, f"gave {(result.stderr or link)[:40]!r}"
+    return link, ""
 
 
 def probe(host: Any) -> dict[str, Fact]:
@@ -162,9 +223,14 @@ def _processes(host: Any, count: int) -> dict[str, Fact]:
                 return {"gpu_processes.count": unknown(f"GPU {gpu}: unexpected value ({e})"[:80], src)}
             found += [(gpu, kind, pid, used) for pid, used in listed]
     if not found:
-        return list_facts("gpu_processes", [], "nvml:nvmlDeviceGetComputeRunningProcesses")
-    in_container = _in_container(host)
-    ancestors = set() if in_container else _ancestors(host)
+        return list_facts("gpu_processes", [], NVML_SRC)
+    numbering, why = host_numbering(host)
+    if not numbering:
+        reason = why if numbering is None else OTHER_NAMESPACE.replace("{evidence}", why)
+        return list_facts(
+            "gpu_processes", [_unresolved(g, k, p, u, reason) for g, k, p, u in found], NVML_SRC
+        )
+    ancestors = _ancestors(host)
     own_cgroup = _read(host, "/proc/self/cgroup")
     try:
         slurm_job = host.env("SLURM_JOB_ID")
@@ -172,8 +238,28 @@ def _processes(host: Any, count: int) -> dict[str, Fact]:
         slurm_job = None
     members = []
     for gpu, kind, pid, used in found:
-        members.append(_member(host, gpu, kind, pid, used, in_container, ancestors, own_cgroup, slurm_job))
-    return list_facts("gpu_processes", members, "nvml:nvmlDeviceGetComputeRunningProcesses")
+        members.append(_member(host, gpu, kind, pid, used, ancestors, own_cgroup, slurm_job))
+    return list_facts("gpu_processes", members, NVML_SRC)
+
+
+def _listed(gpu: int, kind: str, pid: int, used: Optional[int]) -> dict[str, Fact]:
+    """What NVML says of a process: its GPU, PID, type and memory."""
+    nvml_src = "nvml:nvmlDeviceGet{}RunningProcesses".format("Compute" if kind == "compute" else "Graphics")
+    return {
+        "gpu": known(gpu, nvml_src),
+        "pid": known(pid, nvml_src),
+        "type": known(kind, nvml_src),
+        "used_bytes": known(used, nvml_src) if used is not None else unknown("not available", nvml_src),
+    }
+
+
+def _unresolved(gpu: int, kind: str, pid: int, used: Optional[int], reason: str) -> dict[str, Fact]:
+    """A process whose PID cannot be looked up here: its name and job unknown, with why."""
+    member = _listed(gpu, kind, pid, used)
+    why = reason.replace("{pid}", str(pid))
+    member["name"] = unknown(why, f"{KTHREADD_STAT}, /proc/{pid}/comm")
+    member["same_job"] = unknown(why, f"{KTHREADD_STAT}, /proc/{pid}/cgroup")
+    return member
 
 
 def _member(
@@ -182,23 +268,12 @@ def _member(
     kind: str,
     pid: int,
     used: Optional[int],
-    in_container: bool,
     ancestors: set[int],
     own_cgroup: Optional[str],
     slurm_job: Optional[str],
 ) -> dict[str, Fact]:
-    nvml_src = "nvml:nvmlDeviceGet{}RunningProcesses".format("Compute" if kind == "compute" else "Graphics")
     comm, cgroup = f"/proc/{pid}/comm", f"/proc/{pid}/cgroup"
-    member = {
-        "gpu": known(gpu, nvml_src),
-        "pid": known(pid, nvml_src),
-        "type": known(kind, nvml_src),
-        "used_bytes": known(used, nvml_src) if used is not None else unknown("not available", nvml_src),
-    }
-    if in_container:
-        member["name"] = unknown(IN_CONTAINER, comm)
-        member["same_job"] = unknown(IN_CONTAINER, cgroup)
-        return member
+    member = _listed(gpu, kind, pid, used)
     try:
         member["name"] = known(host.read(comm).strip(), comm)
     except HostError as e:

@@ -25,11 +25,19 @@ MAX_NVLINKS = 18  # NVML_NVLINK_MAX_LINKS
 MAX_GPUS = 1024  # far beyond any host; a snapshot claiming more would keep the probe busy for nothing
 PCI_DEVICES = "/sys/bus/pci/devices"
 
-# Spelled as libnvidia-container spells them, because NVIDIA_REQUIRE_* constraints match these words.
-BRANDS = dict(enumerate((
-    "unknown", "quadro", "tesla", "nvs", "grid", "geforce", "titan", "vapps", "vpc", "vcs", "vws",
-    "cloudgaming", "quadrortx", "nvidiartx", "nvidia", "geforcertx", "titanrtx",
-)))  # fmt: skip
+# What nvidia-container-cli calls each NVML brand (nvmlBrandType_t), because NVIDIA_REQUIRE_* `brand=`
+# constraints are compared (without case) with these words: libnvidia-container src/driver.c
+# driver_get_device_brand_1_svc @63d366ee3b4183513c310ac557bf31b05b83328f lines 544-599, a switch unchanged
+# since 6845f41 ("Update switch statement to include new brands from latest nvml.h", release 1.9.0). The
+# numbers are nvml.h's (src/nvml.h @63d366ee lines 609-629; the same in nvidia-ml-py 13.615.71). Every
+# other number is "Unknown" to the runtime (the switch's default): NVML_BRAND_UNKNOWN (0), and the brands
+# newer than its nvml.h (NVML_BRAND_NVIDIA_DLA 17, _VGAMEDEV 18, _NPU 19 in nvidia-ml-py 13.615.71).
+CONTAINER_BRANDS = {
+    1: "Quadro", 2: "Tesla", 3: "NVS", 4: "GRID", 5: "GeForce", 6: "TITAN", 7: "VApps", 8: "VPC", 9: "VCS",
+    10: "VWS", 11: "CloudGaming", 12: "QuadroRTX", 13: "NvidiaRTX", 14: "Nvidia", 15: "GeForceRTX",
+    16: "TitanRTX",
+}  # fmt: skip
+UNKNOWN_BRAND = "Unknown"
 ARCHITECTURES = {
     2: "Kepler", 3: "Maxwell", 4: "Pascal", 5: "Volta", 6: "Turing", 7: "Ampere", 8: "Ada", 9: "Hopper",
     10: "Blackwell",
@@ -107,7 +115,9 @@ def bus_id(pci_info: dict) -> str:
 
 
 def brand_name(value: int) -> str:
-    return BRANDS[_int(value)]
+    """The runtime's name for an NVML brand number, in lower case ("nvidia"); a number it has no name for
+    is "unknown", as it is to the runtime."""
+    return CONTAINER_BRANDS.get(_int(value), UNKNOWN_BRAND).lower()
 
 
 def architecture_name(value: int) -> str:

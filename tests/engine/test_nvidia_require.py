@@ -12,6 +12,7 @@ from gpudoctor.engine.nvidia_require import (
     UNMET,
     Driver,
     Gpu,
+    Verdict,
     compare_version,
     container_brand,
     evaluate,
@@ -21,6 +22,7 @@ from gpudoctor.engine.nvidia_require import (
     split_constraint,
 )
 from gpudoctor.facts import Facts, known, unknown
+from gpudoctor.probes.gpus import brand_name
 
 D550 = Driver("550.163.01", "12.4")
 TESLA = Gpu("tesla", "7.0")
@@ -57,15 +59,70 @@ def test_split_constraint():
         assert split_constraint(bad) is None, bad
 
 
+# nvidia-container-cli's name for each NVML brand: libnvidia-container src/driver.c
+# driver_get_device_brand_1_svc @63d366ee3b4183513c310ac557bf31b05b83328f, lines 544-599 (the switch of
+# 6845f41, release 1.9.0), written out here by hand from that source, keyed by nvml.h's constant names.
+RUNTIME_BRANDS = {
+    "NVML_BRAND_QUADRO": "Quadro",  # driver.c:545-547
+    "NVML_BRAND_TESLA": "Tesla",  # 548-550
+    "NVML_BRAND_NVS": "NVS",  # 551-553
+    "NVML_BRAND_GRID": "GRID",  # 554-556
+    "NVML_BRAND_GEFORCE": "GeForce",  # 557-559
+    "NVML_BRAND_TITAN": "TITAN",  # 560-562
+    "NVML_BRAND_NVIDIA_VAPPS": "VApps",  # 563-565
+    "NVML_BRAND_NVIDIA_VPC": "VPC",  # 566-568
+    "NVML_BRAND_NVIDIA_VCS": "VCS",  # 569-571
+    "NVML_BRAND_NVIDIA_VWS": "VWS",  # 572-574
+    "NVML_BRAND_NVIDIA_CLOUD_GAMING": "CloudGaming",  # 575-577
+    "NVML_BRAND_NVIDIA_VGAMING": "CloudGaming",  # 578-581: deprecated alias of CLOUD_GAMING (nvml.h)
+    "NVML_BRAND_QUADRO_RTX": "QuadroRTX",  # 582-584
+    "NVML_BRAND_NVIDIA_RTX": "NvidiaRTX",  # 585-587
+    "NVML_BRAND_NVIDIA": "Nvidia",  # 588-590
+    "NVML_BRAND_GEFORCE_RTX": "GeForceRTX",  # 591-593
+    "NVML_BRAND_TITAN_RTX": "TitanRTX",  # 594-596
+}  # every other brand: "Unknown" (597-598)
+
+
+def test_every_nvml_brand_number_gets_the_runtime_s_name():
+    # The numbers come from the NVML bindings gpudoctor reads NVML with (nvidia-ml-py's NVML_BRAND_*
+    # constants, nvml.h's nvmlBrandType_t), so a renumbering or a new brand there shows up here.
+    import pynvml
+
+    constants = {
+        n: getattr(pynvml, n) for n in dir(pynvml) if n.startswith("NVML_BRAND_") and n != "NVML_BRAND_COUNT"
+    }
+    assert set(RUNTIME_BRANDS) <= set(constants)
+    seen = {}
+    for name, number in constants.items():
+        expected = RUNTIME_BRANDS.get(name, "Unknown")
+        assert container_brand(brand_name(number)) == expected, name
+        seen[number] = expected
+    assert sorted(n for n, b in seen.items() if b != "Unknown") == list(range(1, 17))
+    assert seen[pynvml.NVML_BRAND_UNKNOWN] == "Unknown"
+    assert container_brand(brand_name(pynvml.NVML_BRAND_COUNT)) == "Unknown"  # past the last brand
+
+
 def test_container_brands():
     assert [container_brand(b) for b in ("tesla", "geforce", "TITAN", "nvidia", "quadrortx", "grid")] == [
         "Tesla",
         "GeForce",
         "TITAN",
-        "Unknown",
-        "Unknown",
+        "Nvidia",
+        "QuadroRTX",
         "GRID",
     ]
+    assert container_brand("unknown") == container_brand("no such brand") == "Unknown"
+
+
+def test_issue_23_an_h100_of_brand_nvidia_on_driver_535_is_admitted():
+    # NVIDIA_REQUIRE_CUDA of issue 23; an H100 (NVML_BRAND_NVIDIA) on an R535 driver (CUDA 12.2):
+    # cuda>=12.4 fails, the group brand=nvidia,driver>=535,driver<536 holds (driver.c:588-590, dsl.c:84-85).
+    h100 = Gpu(brand_name(14), "9.0")
+    assert judge(
+        ["cuda>=12.4 brand=nvidia,driver>=535,driver<536"], [h100], Driver("535.129.03", "12.2")
+    ) == (Verdict(MET))
+    assert judge(["brand=NVIDIA"], [h100], Driver("580.159.04", "13.0")) == Verdict(MET)
+    assert judge(["brand=unknown"], [h100], Driver("580.159.04", "13.0")).status == UNMET
 
 
 def test_an_unknown_cuda_version_decides_only_where_it_is_read():

@@ -38,6 +38,28 @@ DEVICE_DIR = ["class", "current_link_speed", "device", "driver", "max_link_speed
 DRIVER_FACTS = {
     s.name for s in SCHEMA if s.name.startswith(("driver.", "pci.")) and not s.doc.startswith("derived:")
 }
+H200_INFORMATION = (
+    Path(__file__).resolve().parents[1]
+    / "fixtures/h200-driver580-snapshot/files/proc/driver/nvidia/gpus/0000:00:06.0/information"
+).read_text()
+# An H100's, as https://landontclipp.github.io/sysadmin/gpu shows `cat /proc/driver/nvidia/gpus/0000:62:00.0/
+# information` (its spacing as the page gives it).
+H100_INFORMATION = """Model:           NVIDIA H100 80GB HBM3
+IRQ:             10
+GPU UUID:        GPU-9221d5d1-b60b-a624-bf14-0a1819cfda3b
+Video BIOS:      96.00.99.00.01
+Bus Type:        PCIe
+DMA Size:        52 bits
+DMA Mask:        0xfffffffffffff
+Bus Location:    0000:62:00.0
+Device Minor:    5
+GPU Firmware:    535.129.03
+GPU Excluded:    No
+"""
+# The device nodes the driver's GPUs and control device have (libnvidia-container src/nvc_internal.h
+# @63d366ee3b4183513c310ac557bf31b05b83328f:33-37: /dev/nvidia%d, nvidiactl, nvidia-uvm, -uvm-tools,
+# -modeset).
+DEV = ["console", "null", "nvidia-uvm", "nvidia-uvm-tools", "nvidia0", "nvidiactl", "pts", "shm", "zero"]
 # Made up to match (the capture did not copy uevent): what the kernel writes for a GPU the nvidia module has.
 H200_UEVENT = "DRIVER=nvidia\nPCI_CLASS=30200\nPCI_ID=10DE:2335\nPCI_SLOT_NAME=0000:00:06.0\n"
 
@@ -53,8 +75,14 @@ def h200(**over) -> dict:
             f"{PCI}/{GPU}/vendor": "0x10de\n",
             f"{PCI}/{GPU}/class": "0x030200\n",
             f"{PCI}/{GPU}/uevent": H200_UEVENT,
+            f"/proc/driver/nvidia/gpus/{GPU}/information": H200_INFORMATION,
         },
-        "dirs": {PCI: [GPU], f"{PCI}/{GPU}": DEVICE_DIR, "/usr/local/nvidia/lib64": NVIDIA_LIB64},
+        "dirs": {
+            PCI: [GPU],
+            f"{PCI}/{GPU}": DEVICE_DIR,
+            "/usr/local/nvidia/lib64": NVIDIA_LIB64,
+            "/dev": DEV,
+        },
         "commands": [ldconfig(H200_LDCONFIG)],
         "nvml_system": dict(H200_NVML_SYSTEM),
     }
@@ -130,6 +158,7 @@ def test_h200_exact_facts():
         "pci.unbound": 0,
         "pci.unbound_addresses": [],
         "pci.nvidia_driver_addresses": [GPU],
+        "pci.device_node_addresses": [GPU],
         "pci.amd_gpus": 0,
     }
     assert facts["driver.version"].source == "nvml:nvmlSystemGetDriverVersion"
@@ -270,6 +299,42 @@ def test_which_driver_holds_each_gpu():
     assert values(facts)["pci.nvidia_driver_addresses"] == ("unknown", "0000:81:00.0: no permission")
 
 
+def test_device_minor():
+    assert driver.device_minor(H200_INFORMATION) == 0 and driver.device_minor(H100_INFORMATION) == 5
+    with pytest.raises(ValueError):
+        driver.device_minor("Model: NVIDIA H200\n")
+
+
+def test_the_gpus_given_here_are_those_whose_device_node_is_here():
+    # Two GPUs bound to nvidia: the H200 at 0000:00:06.0 (minor 0) and the H100 at 0000:62:00.0 (minor 5).
+    h100 = "0000:62:00.0"
+    files = {f"/proc/driver/nvidia/gpus/{GPU}/information": H200_INFORMATION}
+    for addr in (GPU, h100):
+        files.update({f"{PCI}/{addr}/vendor": "0x10de\n", f"{PCI}/{addr}/class": "0x030200\n",
+                      f"{PCI}/{addr}/uevent": H200_UEVENT})  # fmt: skip
+    dirs = {PCI: [GPU, h100], f"{PCI}/{GPU}": DEVICE_DIR, f"{PCI}/{h100}": DEVICE_DIR, "/dev": DEV}
+
+    def given(files=files, dirs=dirs, read_errors=None):
+        host = fake_host(files=files, dirs=dirs, read_errors=read_errors or {})
+        return values(driver.probe(host))["pci.device_node_addresses"]
+
+    # nvidia-container-cli gave the container the H200 only: the H100's /proc entry is hidden (not found).
+    assert given(read_errors={f"/proc/driver/nvidia/gpus/{h100}/information": "not found"}) == [GPU]
+    # The H100's entry is there but not its node /dev/nvidia5 (a runtime that does not hide the entries).
+    more = {**files, f"/proc/driver/nvidia/gpus/{h100}/information": H100_INFORMATION}
+    assert given(files=more) == [GPU]
+    assert given(files=more, dirs={**dirs, "/dev": DEV + ["nvidia5"]}) == [GPU, h100]
+    # What cannot be read leaves the list unknown, never shorter than it is.
+    assert given(files=more, dirs={**dirs, "/dev": {"error": "no permission"}}) == (
+        "unknown",
+        "/dev: no permission",
+    )
+    assert given(read_errors={f"/proc/driver/nvidia/gpus/{h100}/information": "no permission"}) == (
+        "unknown",
+        f"/proc/driver/nvidia/gpus/{h100}/information: no permission",
+    )
+
+
 def test_uevent_driver():
     assert driver.uevent_driver(H200_UEVENT) == "nvidia"
     assert driver.uevent_driver("PCI_CLASS=30200\nDRIVER=\n") is None
@@ -303,7 +368,7 @@ def test_amd_class():
 def test_pci_unreadable():
     facts = driver.probe(fake_host(dirs={PCI: {"error": "no permission"}}))
     for name in ("pci.nvidia_gpus", "pci.unbound", "pci.unbound_addresses", "pci.nvidia_driver_addresses",
-                 "pci.amd_gpus"):  # fmt: skip
+                 "pci.device_node_addresses", "pci.amd_gpus"):  # fmt: skip
         assert facts[name].unknown == "no permission"
         assert facts[name].source == "sysfs"
 

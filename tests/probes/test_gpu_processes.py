@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpudoctor.probes import gpu_processes
-from gpudoctor.probes.gpu_processes import in_slurm_job, login_session, parse_stat, same_job
+from gpudoctor.probes.gpu_processes import in_slurm_job, login_session, parse_stat, same_job, stat_flags
 
 from conftest import fake_host
 
@@ -17,10 +17,30 @@ SLURM_OTHER_STEP = "0::/system.slice/slurmstepd.scope/job_1234/step_batch/user/t
 SLURM_OTHER_JOB = "0::/system.slice/slurmstepd.scope/job_999/step_0/user/task_0\n"
 SESSION = "0::/user.slice/user-1000.slice/session-3.scope\n"
 DOCKER_UNIT = "0::/system.slice/docker-0123abcd.scope\n"
+# /proc/2/stat read on 2026-12-05 on a Linux 6.18.44 machine (proc(5) format): on the host, PID 2 is the
+# kernel thread kthreadd, flags 2129984 = 0x208040, PF_KTHREAD (0x00200000) set ...
+KTHREADD = (
+    "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 25 0 0 18446744073709551615 0 0 0 0 0 0 0 "
+    "2147483647 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+)
+# ... and on the same machine inside a PID namespace of its own (`unshare -U -r -p -f --mount-proc`), PID 2
+# is an ordinary process, flags 4194304 = 0x400000 (PF_RANDOMIZE), no PF_KTHREAD.
+NESTED = (
+    "2 (python3) S 1 0 0 0 -1 4194304 2838 6518 2 0 2 1 4 0 20 0 1 0 133326 16961536 3305 "
+    "18446744073709551615 94665478430720 94665478431061 140727769956144 0 0 0 0 16781318 0 1 0 0 17 1 0 0 0 "
+    "0 0 94665478442416 94665478443032 94665509707776 140727769958626 140727769958697 140727769958697 "
+    "140727769960399 0"
+)
 
 
 def test_parse_stat_finds_the_parent_after_an_odd_name():
     assert parse_stat(STAT) == (4242, 4200)
+
+
+def test_stat_flags_is_field_nine():
+    assert stat_flags(KTHREADD) == 2129984 and stat_flags(KTHREADD) & gpu_processes.PF_KTHREAD
+    assert stat_flags(NESTED) == 4194304 and not stat_flags(NESTED) & gpu_processes.PF_KTHREAD
+    assert stat_flags(STAT) == 4194560  # after a name holding spaces and parentheses
 
 
 def test_slurm_job_matches_a_path_component_only():
@@ -50,7 +70,7 @@ def test_same_job(pid, cgroup, own, slurm, expected):
     assert same_job(pid, {1, 10, 20}, cgroup, own, slurm) is expected
 
 
-def _host(procs, files, env=None, gpus=1, mig=(0, 0), read_errors=None):
+def _host(procs, files, env=None, gpus=1, mig=(0, 0), read_errors=None, root=("usr", "proc"), commands=()):
     devices = {
         str(i): {
             "nvmlDeviceGetComputeRunningProcesses": procs if i == 0 else [],
@@ -65,12 +85,17 @@ def _host(procs, files, env=None, gpus=1, mig=(0, 0), read_errors=None):
         nvml_devices=devices,
         files=files,
         read_errors=read_errors or {},
-        dirs={"/": ["usr", "proc"]},
+        dirs={"/": list(root)},
+        commands=list(commands),
         env=env or {},
     )
 
 
-SELF = {"/proc/self/stat": "300 (gpudoctor) R 200 300 200 0", "/proc/200/stat": "200 (bash) S 1 200 200 0"}
+SELF = {
+    "/proc/self/stat": "300 (gpudoctor) R 200 300 200 0",
+    "/proc/200/stat": "200 (bash) S 1 200 200 0",
+    "/proc/2/stat": KTHREADD,
+}
 
 
 def test_a_process_of_another_job_is_a_leftover():
@@ -111,12 +136,87 @@ def test_a_process_that_vanished_is_unknown_not_fine():
     assert facts["gpu_processes[0].used_bytes"].unknown == "not available"
 
 
-def test_in_a_container_host_pids_are_not_resolved():
-    files = dict(SELF)
-    files.update({"/proc/4242/comm": "init\n", "/proc/4242/cgroup": DOCKER_UNIT, "/run/.containerenv": ""})
+def test_a_container_sharing_the_host_pid_namespace_is_judged():
+    # `docker run --pid=host`: /.dockerenv is there, but /proc is the host's (PID 2 is kthreadd), so NVML's
+    # PID 4242 is process 4242 here, a python3 in another container: a leftover, judged as on the host.
+    files = dict(SELF, **{"/proc/self/cgroup": DOCKER_UNIT})
+    other = "0::/system.slice/docker-89efcdab.scope\n"
+    files.update({"/proc/4242/comm": "python3\n", "/proc/4242/cgroup": other})
+    facts = gpu_processes.probe(
+        _host([{"pid": 4242, "usedGpuMemory": 7}], files, root=(".dockerenv", "proc"))
+    )
+    assert facts["gpu_processes[0].name"].value == "python3"
+    assert facts["gpu_processes[0].same_job"].value is False
+    # The same container's own process on the GPU is part of the job.
+    files["/proc/4242/cgroup"] = DOCKER_UNIT
+    facts = gpu_processes.probe(
+        _host([{"pid": 4242, "usedGpuMemory": 7}], files, root=(".dockerenv", "proc"))
+    )
+    assert facts["gpu_processes[0].same_job"].value is True
+
+
+def test_in_a_pid_namespace_of_its_own_nvml_pids_are_not_looked_up():
+    # A container with its own PID namespace: PID 2 here is no kernel thread, so NVML's (host) PID 4242 is not
+    # process 4242 here, even though a /proc/4242 exists (another process that happens to have that number).
+    files = dict(SELF, **{"/proc/2/stat": NESTED})
+    files.update(
+        {"/proc/4242/comm": "init\n", "/proc/4242/cgroup": DOCKER_UNIT, "/proc/self/cgroup": DOCKER_UNIT}
+    )
     facts = gpu_processes.probe(_host([{"pid": 4242, "usedGpuMemory": 7}], files))
-    assert facts["gpu_processes[0].name"].unknown == gpu_processes.IN_CONTAINER
-    assert facts["gpu_processes[0].same_job"].unknown == gpu_processes.IN_CONTAINER
+    why = (
+        "PID 4242 from NVML is not a process in this PID namespace: the driver numbers processes as the "
+        "host's namespace does, and this is another one (PID 2 here is no kernel thread)"
+    )
+    assert facts["gpu_processes[0].name"].unknown == why
+    assert facts["gpu_processes[0].same_job"].unknown == why
+    assert facts["gpu_processes[0].used_bytes"].value == 7  # what NVML says stays known
+    assert facts["gpu_processes[0].name"].source == "/proc/2/stat, /proc/4242/comm"
+
+
+def readlink(stdout: str) -> dict:
+    """`readlink /proc/self/ns/pid` as the Host records a command."""
+    return {"argv": ["readlink", "/proc/self/ns/pid"], "rc": 0, "stdout": stdout, "stderr": ""}
+
+
+# What `readlink /proc/self/ns/pid` printed on the same machine on 2026-12-05, on the host (the kernel's
+# PROC_PID_INIT_INO, 0xEFFFFFFC) and inside `unshare -U -r -p -f --mount-proc`.
+HOST_NS, NESTED_NS = "pid:[4026531836]\n", "pid:[4026532176]\n"
+
+
+def test_where_proc_hides_pid_2_gpudoctor_s_own_pid_namespace_says_it():
+    # /proc mounted with hidepid=2: root's kthreadd is not visible (not found), this user's processes are.
+    files = {k: v for k, v in SELF.items() if k != "/proc/2/stat"}
+    files.update(
+        {"/proc/self/cgroup": SLURM_V2, "/proc/4242/comm": "python3\n", "/proc/4242/cgroup": SLURM_OTHER_JOB}
+    )
+    hidden = {"/proc/2/stat": "not found"}
+    procs = [{"pid": 4242, "usedGpuMemory": 7}]
+    env = {"SLURM_JOB_ID": "1234"}
+    facts = gpu_processes.probe(_host(procs, files, env, read_errors=hidden, commands=[readlink(HOST_NS)]))
+    assert facts["gpu_processes[0].same_job"].value is False  # the host's namespace: judged
+    facts = gpu_processes.probe(_host(procs, files, env, read_errors=hidden, commands=[readlink(NESTED_NS)]))
+    assert facts["gpu_processes[0].same_job"].unknown == (
+        "PID 4242 from NVML is not a process in this PID namespace: the driver numbers processes as the "
+        "host's namespace does, and this is another one (/proc/2/stat not found, and /proc/self/ns/pid is "
+        "pid:[4026532176])"
+    )
+
+
+def test_where_neither_can_be_read_it_is_unknown_not_guessed():
+    files = {k: v for k, v in SELF.items() if k != "/proc/2/stat"}
+    files.update({"/proc/4242/comm": "python3\n", "/proc/4242/cgroup": SLURM_OTHER_JOB})
+    failed = {"argv": ["readlink", "/proc/self/ns/pid"], "error": "no permission"}
+    host = _host(
+        [{"pid": 4242, "usedGpuMemory": 7}],
+        files,
+        read_errors={"/proc/2/stat": "not found"},
+        commands=[failed],
+    )
+    facts = gpu_processes.probe(host)
+    assert facts["gpu_processes[0].same_job"].unknown == (
+        "whether PID 4242 from NVML is a process here cannot be told: /proc/2/stat not found, and "
+        "/proc/self/ns/pid no permission (they say whether this is the host's PID namespace)"
+    )
 
 
 def test_a_list_nvml_cannot_give_leaves_the_whole_list_unknown():

@@ -82,9 +82,16 @@ def test_decoders():
     assert watts(700000) == 700.0 and watts(80368) == 80.368
 
 
-@pytest.mark.parametrize(
-    "bad", [lambda: brand_name(17), lambda: architecture_name(0xFFFFFFFF), lambda: watts(None)]
-)
+def test_a_brand_number_the_runtime_has_no_name_for_is_unknown_as_to_the_runtime():
+    # libnvidia-container src/driver.c @63d366ee3b4183513c310ac557bf31b05b83328f:597-598 (the switch's
+    # default): NVML_BRAND_UNKNOWN, and NVML_BRAND_NVIDIA_DLA/_VGAMEDEV/_NPU (17-19 in nvidia-ml-py
+    # 13.615.71), which its nvml.h predates, are all "Unknown"; so is a number NVML has yet to define.
+    assert [brand_name(n) for n in (0, 17, 18, 19, 20, 99)] == ["unknown"] * 6
+    with pytest.raises(TypeError):
+        brand_name("NVIDIA")  # not a number NVML returns: an unexpected value, not a brand
+
+
+@pytest.mark.parametrize("bad", [lambda: architecture_name(0xFFFFFFFF), lambda: watts(None)])
 def test_decoders_reject_unknown_values(bad):
     with pytest.raises((KeyError, TypeError)):
         bad()
@@ -252,7 +259,7 @@ def test_not_supported_fields_are_unknown_and_others_stay():
 
 
 def test_unexpected_value_is_unknown_not_a_crash():
-    g = member(gpus.probe(host({"0": device(nvmlDeviceGetBrand=99, nvmlDeviceGetMemoryInfo="garbage")})), 0)
+    g = member(gpus.probe(host({"0": device(nvmlDeviceGetBrand="99", nvmlDeviceGetMemoryInfo="garbage")})), 0)
     assert g["brand"].unknown.startswith("unexpected value")
     assert g["memory.total_bytes"].unknown.startswith("unexpected value")
     assert g["architecture"].value == "Hopper"
