@@ -51,13 +51,13 @@ def test_the_errors_page_names_every_error_and_what_explains_it() -> None:
     ]
     for r in rules:
         for e in r.errors:
-            assert code(e).replace("|", "\\|") in page, (r.id, e)
+            assert code(e.text).replace("|", "\\|") in page, (r.id, e)
         if r.errors:
             assert f"[{r.id}](rules/{r.id}.md)" in page
             assert (DOCS / "rules" / f"{r.id}.md").is_file()
     for x in entries:
         for e in x.errors:
-            assert code(e).replace("|", "\\|") in page, (x.id, e)
+            assert code(e.text).replace("|", "\\|") in page, (x.id, e)
         assert f"[{x.id}](#{x.id.lower()})" in page
         assert f"\n### {x.id}\n" in page  # the anchor the table links to
         assert x.meaning in page and x.hardware_when.rstrip(".") in page
@@ -68,12 +68,12 @@ def test_the_errors_page_names_every_error_and_what_explains_it() -> None:
 def test_the_errors_page_with_an_entry_of_another_engineer() -> None:
     """Whatever rules/explain holds is picked up: an entry's error sorts into the table, and its text is
     written out below it, `<` escaped so that Markdown keeps it."""
-    from gpudoctor.explain.entries import Entry
+    from gpudoctor.explain.entries import Entry, ErrorText
 
     extra = Entry(
         id="GD-EXPLAIN-999",
         title="A test entry",
-        errors=("zzz test error",),
+        errors=(ErrorText("zzz test error", "https://example.org/zzz"),),
         meaning="It means <something>.",
         do=("Do `this <thing>` first; then that.", "Then the other."),
         hardware_when="never",
