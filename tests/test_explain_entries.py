@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.explain.entries import ID_PATTERN, Entry, EntryError, load_entries, shipped_path
+from gpudoctor.explain.entries import ID_PATTERN, Entry, EntryError, ErrorText, load_entries, shipped_path
 
 GOOD = """\
 entries:
@@ -57,7 +57,10 @@ def test_an_entry_is_read_into_a_frozen_dataclass(tmp_path) -> None:
     assert entry == Entry(
         id="GD-EXPLAIN-001",
         title="Illegal memory access",
-        errors=("CUDA error: an illegal memory access was encountered", "cudaErrorIllegalAddress"),
+        errors=(
+            ErrorText("CUDA error: an illegal memory access was encountered"),
+            ErrorText("cudaErrorIllegalAddress"),
+        ),
         meaning="A kernel read or wrote memory it does not own.",
         do=(
             "Run again with CUDA_LAUNCH_BLOCKING=1.",
@@ -83,7 +86,8 @@ def test_every_problem_is_listed_with_its_file_and_line(tmp_path) -> None:
     assert any(
         p.startswith(f"{path}:4: GD-EXPLAIN-001: at severity: unknown key (expected: id,") for p in found
     )
-    assert f"{path}:7: GD-EXPLAIN-001: at errors[1]: expected a non-empty string" in found
+    expected = "expected an error text, or a mapping with 'text' and 'source'"
+    assert f"{path}:7: GD-EXPLAIN-001: at errors[1]: {expected}" in found
 
 
 def test_ids_are_gd_explain_nnn_and_unique(tmp_path) -> None:
