@@ -6,7 +6,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from gpudoctor.datafiles import shipped_rules_dir
+
 from conftest import H200, run_cli
+
+# Where the shipped GD-FW-004 starts: reports name it by file and line.
+FW004_LINE = next(
+    n
+    for n, line in enumerate((shipped_rules_dir() / "frameworks.yaml").read_text().splitlines(), 1)
+    if line.strip() == "- id: GD-FW-004"
+)
+FW004 = f"frameworks.yaml:{FW004_LINE}"
 
 # Replaces the shipped GD-FW-004, which fires on the H200 fixture, with a rule that never fires.
 SILENCER = """\
@@ -18,7 +28,7 @@ rules:
     when: {fact: gpus.count, lt: 0}
     message: never
     why: silenced
-    silent: "a rule that never fires"
+    silent: The replacement never fires, so no program meets it.
     overrides: true
 """
 
@@ -30,13 +40,13 @@ def test_reports_list_every_overridden_shipped_rule(tmp_path):
     assert text.returncode == 0, text.stderr
     assert "GD-FW-004" not in text.stdout.split("Findings")[-1]
     lines = [line for line in text.stdout.splitlines() if line.startswith("Overridden")]
-    assert lines == [f"Overridden  GD-FW-004 (shipped, frameworks.yaml:75) replaced by {pack}:2"]
+    assert lines == [f"Overridden  GD-FW-004 (shipped, {FW004}) replaced by {pack}:2"]
     data = json.loads(
         run_cli("check", "--snapshot", str(H200), "--rules", str(pack), "--format", "json").stdout
     )
-    assert data["overrides"] == [{"id": "GD-FW-004", "shipped": "frameworks.yaml:75", "by": f"{pack}:2"}]
+    assert data["overrides"] == [{"id": "GD-FW-004", "shipped": FW004, "by": f"{pack}:2"}]
     md = run_cli("check", "--snapshot", str(H200), "--rules", str(pack), "--format", "markdown").stdout
-    assert f"| Overridden | GD-FW-004 (shipped, frameworks.yaml:75) replaced by {pack}:2 |" in md.splitlines()
+    assert f"| Overridden | GD-FW-004 (shipped, {FW004}) replaced by {pack}:2 |" in md.splitlines()
 
 
 def test_reports_without_overrides_say_nothing_of_them():
@@ -54,7 +64,7 @@ def test_validate_refuses_a_clash_with_a_shipped_id_as_check_does(tmp_path):
     assert validate.returncode == check.returncode == 2
     for r in (validate, check):
         assert f"{clash}:2: GD-FW-004: at id: duplicate id (first defined at " in r.stderr
-        assert "frameworks.yaml:75); add 'overrides: true' to replace it" in r.stderr
+        assert f"{FW004}); add 'overrides: true' to replace it" in r.stderr
     ok = tmp_path / "ok.yaml"
     ok.write_text(SILENCER)
     assert (
