@@ -354,6 +354,24 @@ def test_no_explanation_on_success_without_stderr_or_with_no_explain(explain, ca
     assert capfd.readouterr().err == "warning only" + "RuntimeError: boom\n"
 
 
+def test_the_commands_interpreter_is_the_checks_target(monkeypatch):
+    """explain_failure judges the interpreter run found, and the facts say the command chose it."""
+    import gpudoctor.check as check
+    from gpudoctor.explain.failure import explain_failure
+    from gpudoctor.host.command_python import Judged
+
+    seen = []
+
+    def stop(host, *_args, **_kw):
+        seen.append(host.python_targets())
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(check, "run_checks", stop)
+    with pytest.raises(RuntimeError, match="stop here"):
+        explain_failure("RuntimeError: Torch not compiled with CUDA enabled\n", 5.0, Judged(PY, "argv[0]"))
+    assert seen == [[(PY, "command")]]
+
+
 def test_explaining_that_fails_does_not_change_the_exit_code(explain, capfd):
     def broken(tail, timeout=10.0, target=None):
         raise RuntimeError("matcher broke")

@@ -36,7 +36,11 @@ def explain_failure(tail: str, timeout: float = 10.0, target: Optional[Any] = No
 
     deadline = Deadline(timeout)
     chosen = target.interpreter if target is not None else None
-    host, source = open_host(None, [chosen] if chosen else [], deadline)
+    host, source = open_host(None, [], deadline)
+    if chosen:  # python.selected_by says "command": the command's own interpreter
+        from ..host.target import TargetHost
+
+        host = TargetHost(host, (chosen, "command"))
     result = run_checks(host, source, deadline, [])[0]
     plan = build_plan(result.findings, result.facts)
     lines = ["gpudoctor: the command failed; what its error output points at on this host:"]
