@@ -129,6 +129,12 @@ def test_run_judges_the_venv_the_command_names_without_activation(envs):
     assert block[1] == f"  judged {cpu}: argv[0] of the command"
     assert "frameworks[0].build = cpu" in r.stderr  # the venv's CPU-only torch, which python3 on PATH lacks
     assert f"explain --log FILE --python {cpu} reads a whole log" in block[-1]
+    # explain --log, which has no command line to read, is given it and names it
+    log = envs["root"] / "job.log"
+    log.write_text("RuntimeError: Torch not compiled with CUDA enabled\n")
+    r = gd("explain", "--log", str(log), "--python", cpu, path=SYSTEM_PATH)
+    version = ".".join(map(str, sys.version_info[:3]))
+    assert r.stdout.endswith(f"\n\nPython judged: {version} at {cpu} (venv, pip; --python)\n"), r.stdout
     r = gd("run", "--", "sh", "-c", "echo 'RuntimeError: Torch not compiled with CUDA enabled' >&2; exit 1")
     block = r.stderr.split("gpudoctor: the command failed;", 1)[1].splitlines()
     python3 = shutil.which("python3", path=os.environ["PATH"])
