@@ -1,8 +1,8 @@
 """The interpreter a command will run: which Python `gpudoctor run -- CMD ARGS...` judges when CMD fails
-([docs/architecture.md](../../docs/architecture.md#which-python), "The command's interpreter").
+([docs/run.md](../../docs/run.md#which-python-is-judged), docs/architecture.md#which-python).
 
 `interpreter_of(argv, env, cwd, files)` is pure: the command line, the environment and working directory it
-runs with, and `files`, the only way it reads a file (LiveFiles here; anything with the same four methods in
+runs with, and `files`, the only way it reads a file (LiveFiles here; anything with the same five methods in
 a test). It answers `Judged(interpreter, reason)`: the interpreter's path and why that one, or None with why
 none is known (the caller then judges its default and says so). The forms it knows:
 
@@ -68,6 +68,10 @@ class LiveFiles:
     def is_dir(self, path: str) -> bool:
         return os.path.isdir(path)
 
+    def real(self, path: str) -> str:
+        """The path with its symbolic links resolved (where a script or a conda install really is)."""
+        return os.path.realpath(path)
+
 
 def _read(path: str, limit: int) -> Optional[bytes]:
     """At most `limit` bytes of a regular file. Opened non-blocking: a FIFO in its place cannot hang the
@@ -116,7 +120,7 @@ def _judge(argv: list, env: dict, cwd: str, files: Any, how: str, depth: int) ->
     if base == "uv" and _subcommand(argv[1:], UV_GLOBAL_VALUES) == "run":
         return _uv_run(argv[1:], env, cwd, files, how, depth)
     if base == "uvx" or (base == "uv" and _subcommand(argv[1:], UV_GLOBAL_VALUES) == "tool"):
-        return Judged(None, f"{base} runs a tool in an environment uv makes for it ({how})")
+        return Judged(None, f"{base} runs a tool in an environment uv makes for it{_tail(how)}")
     if base in ("conda", "mamba", "micromamba") and _subcommand(argv[1:], CONDA_VALUES) == "run":
         return _conda_run(base, argv, env, cwd, files, how, depth)
     path = find(name, env, cwd, files)
@@ -129,7 +133,7 @@ def _judge(argv: list, env: dict, cwd: str, files: Any, how: str, depth: int) ->
         return Judged(None, f"{NOT_PYTHON} ({_subject(path, how)} {what})")
     interpreter, arg, second = line
     if os.path.basename(interpreter) == "sh" and second is not None:
-        trampoline = _trampoline(second, path)
+        trampoline = _trampoline(second, path, files)
         if trampoline is not None:
             return _judge(
                 [trampoline, path] + argv[1:],
@@ -181,11 +185,11 @@ def shebang(head: Optional[bytes]) -> Optional[tuple[str, str, Optional[str]]]:
 RELATIVE = re.compile(r"""^'''exec' "\$\(dirname -- "\$\(realpath -- "\$0"\)"\)"/'([^']+)' "\$0" "\$@"$""")
 
 
-def _trampoline(second: str, script: str) -> Optional[str]:
+def _trampoline(second: str, script: str, files: Any) -> Optional[str]:
     line = second.strip()
     relative = RELATIVE.match(line)
     if relative:
-        return os.path.join(os.path.dirname(script), relative.group(1))
+        return os.path.join(os.path.dirname(files.real(script)), relative.group(1))
     if not line.startswith("'''exec' "):
         return None
     try:
@@ -228,7 +232,7 @@ def _env(args: list, env: dict, cwd: str, files: Any, how: str, depth: int) -> J
         else:
             break
     if i >= len(words):
-        return Judged(None, f"{NOT_PYTHON} (env without a command, {how})")
+        return Judged(None, f"{NOT_PYTHON} ({_subject('env', how)} names no command)")
     return _judge(words[i:], env, cwd, files, how, depth + 1)
 
 
@@ -354,7 +358,9 @@ def _uv_run(args: list, env: dict, cwd: str, files: Any, how: str, depth: int) -
     seen = {name for name, _value in found}
     command = options[start:]
     if seen & set(ISOLATING) or env.get("UV_ISOLATED", "").lower() in TRUE:
-        return Judged(None, f"uv run --isolated runs in an environment uv makes for this run alone ({how})")
+        return Judged(
+            None, f"uv run --isolated runs in an environment uv makes for this run alone{_tail(how)}"
+        )
     script = "-s" in seen or "--script" in seen or (bool(command) and command[0].endswith(".py"))
     if script and command:
         text = files.text(os.path.join(cwd, command[0])) or ""
@@ -362,7 +368,7 @@ def _uv_run(args: list, env: dict, cwd: str, files: Any, how: str, depth: int) -
             return Judged(
                 None,
                 f"uv run {command[0]}: a script with inline metadata runs in an environment "
-                f"uv makes for it ({how})",
+                f"uv makes for it{_tail(how)}",
             )
     python = _last(found, "--python", "-p") or env.get("UV_PYTHON")
     no_project = "--no-project" in seen or env.get("UV_NO_PROJECT", "").lower() in TRUE
@@ -379,16 +385,16 @@ def _uv_run(args: list, env: dict, cwd: str, files: Any, how: str, depth: int) -
             prefix = os.path.join(root, chosen) if chosen else os.path.join(root, ".venv")
             what = f"the project environment of {root}" + (" (UV_PROJECT_ENVIRONMENT)" if chosen else "")
     elif python and os.sep in python:
-        return Judged(python, f"uv run --python {python} outside a project ({how})")
+        return Judged(python, _said(f"uv run --python {python} outside a project", how))
     elif env.get("VIRTUAL_ENV"):
         prefix, what = env["VIRTUAL_ENV"], "the active virtual environment (uv run outside a project)"
     else:
-        found = _venv_up_from(base, files)
-        if found is None:
+        nearest = _venv_up_from(base, files)
+        if nearest is None:
             if not command:
-                return Judged(None, f"uv run without a command ({how})")
-            return _judge(command, env, cwd, files, f"uv run outside a project, {how}", depth + 1)
-        prefix, what = found, "the nearest .venv (uv run outside a project)"
+                return Judged(None, f"uv run without a command{_tail(how)}")
+            return _judge(command, env, cwd, files, _said("uv run outside a project", how), depth + 1)
+        prefix, what = nearest, "the nearest .venv (uv run outside a project)"
     added = " (packages added with --with are not judged)" if seen & set(WITH) else ""
     return _inside(
         prefix,
@@ -425,6 +431,11 @@ def _inside(
 def _subject(name: str, how: str) -> str:
     """`name` as the subject of a sentence, with where it came from unless it is simply the command."""
     return name if how == TOP else f"{name}, {how},"
+
+
+def _tail(how: str) -> str:
+    """ " (how)" where `how` says more than that this is the command itself."""
+    return "" if how == TOP else f" ({how})"
 
 
 def _said(what: str, how: str) -> str:
@@ -513,7 +524,7 @@ def _conda_run(tool: str, argv: list, env: dict, cwd: str, files: Any, how: str,
     name = _last(found, "-n", "--name")
     if prefix:
         prefix, what = (
-            os.path.normpath(os.path.join(cwd, os.path.expanduser(prefix))),
+            os.path.normpath(os.path.join(cwd, _user(prefix, env))),
             f"{tool} run -p {prefix}",
         )
     elif name:
@@ -524,7 +535,7 @@ def _conda_run(tool: str, argv: list, env: dict, cwd: str, files: Any, how: str,
             return Judged(
                 None,
                 f"{tool} run -n {name}: no environment of that name in {dirs} nor in "
-                f"~/.conda/environments.txt ({how})",
+                f"~/.conda/environments.txt{_tail(how)}",
             )
         what = f"{tool} run -n {name}: the environment {prefix}"
     elif env.get("CONDA_PREFIX"):
@@ -532,7 +543,7 @@ def _conda_run(tool: str, argv: list, env: dict, cwd: str, files: Any, how: str,
     else:
         root = _conda_root(tool, argv, found, env, cwd, files)
         if root is None:
-            return Judged(None, f"{tool} run without -n or -p: its base environment is not known ({how})")
+            return Judged(None, f"{tool} run without -n or -p: its base environment is not known{_tail(how)}")
         prefix, what = root, f"{tool} run: the base environment"
     return _inside(prefix, command, False, env, cwd, files, _said(what, how), depth)
 
@@ -542,16 +553,25 @@ def _conda_root(tool: str, argv: list, found: list, env: dict, cwd: str, files: 
     installation the command's conda runs from (<root>/bin/conda or <root>/condabin/conda)."""
     given = _last(found, "-r", "--root-prefix")
     if given:
-        return os.path.join(cwd, os.path.expanduser(given))
+        return os.path.join(cwd, _user(given, env))
     for var in ("MAMBA_ROOT_PREFIX", "CONDA_ROOT_PREFIX") if tool != "conda" else ("CONDA_ROOT_PREFIX",):
         if env.get(var):
             return env[var]
     path = find(argv[0], env, cwd, files) if tool != "micromamba" else None
-    if tool == "conda" and env.get("CONDA_EXE"):
-        path = env["CONDA_EXE"]
-    if path and os.path.basename(os.path.dirname(path)) in ("bin", "condabin"):
-        return os.path.dirname(os.path.dirname(path))
+    if path is None and tool == "conda":
+        path = env.get("CONDA_EXE")  # set by conda's shell hook
+    if path:
+        path = files.real(path)  # /usr/local/bin/conda -> /opt/conda/bin/conda
+        if os.path.basename(os.path.dirname(path)) in ("bin", "condabin"):
+            return os.path.dirname(os.path.dirname(path))
     return None
+
+
+def _user(path: str, env: dict) -> str:
+    """`~/x` in the command's home."""
+    if path == "~" or path.startswith("~/"):
+        return env.get("HOME", "~") + path[1:]
+    return path
 
 
 def _envs_dirs(root: Optional[str], env: dict) -> list:

@@ -223,6 +223,16 @@ def test_a_uv_script_with_inline_metadata_runs_in_an_environment_of_its_own(tmp_
     assert found.interpreter is None and "inline metadata" in found.reason
 
 
+def test_a_script_that_names_itself_as_its_interpreter_ends(tmp_path):
+    loop = tmp_path / "loop"
+    loop.write_text(f"#!{loop}\n")
+    loop.chmod(0o755)
+    found = judge([str(loop)])
+    assert found.interpreter is None and found.reason.startswith(
+        "more than 8 wrappers or interpreters in a row"
+    )
+
+
 def test_a_fifo_in_place_of_a_script_is_not_waited_on(tmp_path):
     fifo = tmp_path / "train"
     os.mkfifo(fifo)
@@ -322,8 +332,12 @@ def test_uv_run_outside_a_project_and_in_environments_of_its_own(envs, tmp_path)
         == uv_runs(argv[1:], tmp_path / "deep")
         == str(tmp_path / ".venv" / "bin" / "python")
     )
-    for argv in (["uv", "run", "--isolated", "python"], ["uvx", "torchrun"], ["uv", "tool", "run", "ruff"]):
-        assert judge(argv, cwd=tmp_path).interpreter is None, argv
+    assert judge(["uv", "run", "--isolated", "python"], cwd=tmp_path) == (
+        None,
+        "uv run --isolated runs in an environment uv makes for this run alone",
+    )
+    for argv in (["uvx", "torchrun"], ["uv", "tool", "run", "ruff"]):
+        assert judge(argv, cwd=tmp_path) == (None, f"{argv[0]} runs a tool in an environment uv makes for it")
 
 
 def test_the_uv_options_that_take_a_value_are_those_uv_says():
@@ -377,6 +391,15 @@ def test_conda_run_dash_n_judges_that_environment(conda):
     assert listed.interpreter == f"{conda['home']}/elsewhere/envs/listed/bin/python"
     unknown = judge(["conda", "run", "-n", "nope", "python"], env)
     assert unknown.interpreter is None and f"{root}/envs" in unknown.reason
+
+
+def test_conda_reached_through_a_link_has_its_root_where_the_link_points(conda, tmp_path):
+    links = tmp_path / "usr-local-bin"
+    links.mkdir()
+    (links / "conda").symlink_to(conda["root"] / "bin" / "conda")
+    env = dict(conda["env"], PATH=f"{links}:{SYSTEM_PATH}")
+    found = judge(["conda", "run", "-n", "train", "python"], env)
+    assert found.interpreter == str(conda["root"] / "envs" / "train" / "bin" / "python")
 
 
 def test_micromamba_run_finds_the_environment_under_its_root_prefix(conda):
