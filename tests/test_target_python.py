@@ -135,6 +135,8 @@ def test_run_judges_the_venv_the_command_names_without_activation(envs):
     r = gd("explain", "--log", str(log), "--python", cpu, path=SYSTEM_PATH)
     version = ".".join(map(str, sys.version_info[:3]))
     assert r.stdout.endswith(f"\n\nPython judged: {version} at {cpu} (venv, pip; --python)\n"), r.stdout
+    r = gd("explain", "--python", cpu, "Torch not compiled with CUDA enabled", path=SYSTEM_PATH)
+    assert r.stdout.endswith(f"\n\nPython judged: {version} at {cpu} (venv, pip; --python)\n"), r.stdout
     r = gd("run", "--", "sh", "-c", "echo 'RuntimeError: Torch not compiled with CUDA enabled' >&2; exit 1")
     block = r.stderr.split("gpudoctor: the command failed;", 1)[1].splitlines()
     python3 = shutil.which("python3", path=os.environ["PATH"])
