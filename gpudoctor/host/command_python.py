@@ -11,7 +11,7 @@ none is known (the caller then judges its default and says so). The forms it kno
 - a script with a shebang, console scripts (`torchrun`, `accelerate`, `deepspeed`) included: the interpreter
   the kernel would start, `#!/usr/bin/env [-S] python3` through env, and pip's and uv's `#!/bin/sh`
   trampoline for a path too long for a shebang (or with a space) on its second line;
-- `env [NAME=VALUE]... CMD`, as argv[0] or in a shebang;
+- `env [NAME=VALUE]... CMD`, as argv[0] or in a shebang, and `nohup`, `nice`, `timeout`, `stdbuf` before it;
 - `uv run [OPTIONS] CMD...`: the project environment (UV_PROJECT_ENVIRONMENT, else `.venv` at the root of the
   workspace the project in the working directory belongs to), or outside a project the active or nearest
   `.venv`; none where uv makes an environment for this run alone (`--isolated`, a script with inline
@@ -117,6 +117,8 @@ def _judge(argv: list, env: dict, cwd: str, files: Any, how: str, depth: int) ->
             return Judged(None, f"{_subject(name, how)} is not on the command's PATH")
         said = how if os.sep in name else f"{name} on the command's PATH, {how}"
         return Judged(path, said)
+    if base in WRAPPERS:
+        return _wrapper(base, argv[1:], env, cwd, files, how, depth)
     if base == "uv" and _subcommand(argv[1:], UV_GLOBAL_VALUES) == "run":
         return _uv_run(argv[1:], env, cwd, files, how, depth)
     if base == "uvx" or (base == "uv" and _subcommand(argv[1:], UV_GLOBAL_VALUES) == "tool"):
@@ -260,6 +262,25 @@ def _options(args: list, with_values: frozenset) -> tuple[list, int]:
         found.append((name, attached if name in with_values else None))
         i += 1
     return found, i
+
+
+# Programs that run the rest of their command line unchanged (GNU coreutils): their options that take a
+# value, and how many words come between the options and the command.
+WRAPPERS = {
+    "nohup": (frozenset(), 0),
+    "nice": (frozenset(("-n", "--adjustment")), 0),
+    "timeout": (frozenset(("-s", "--signal", "-k", "--kill-after")), 1),  # timeout [OPTION] DURATION CMD
+    "stdbuf": (frozenset(("-i", "--input", "-o", "--output", "-e", "--error")), 0),
+}
+
+
+def _wrapper(name: str, args: list, env: dict, cwd: str, files: Any, how: str, depth: int) -> Judged:
+    with_values, skip = WRAPPERS[name]
+    _found, at = _options(args, with_values)
+    command = args[at + skip :]
+    if not command:
+        return Judged(None, f"{NOT_PYTHON} ({_subject(name, how)} names no command)")
+    return _judge(command, env, cwd, files, _said(f"the command {name} runs", how), depth + 1)
 
 
 def _subcommand(args: list, with_values: frozenset) -> Optional[str]:

@@ -218,6 +218,18 @@ def test_env_as_the_command_sets_variables_and_runs_the_rest(envs):
     assert found.interpreter == f"{bin_dir}/python"
 
 
+def test_coreutils_wrappers_run_the_rest(envs):
+    python = str(envs["venv"])
+    for argv, name in (
+        (["nohup", python, "train.py"], "nohup"),
+        (["nice", "-n", "10", python, "train.py"], "nice"),
+        (["timeout", "-k", "30", "--signal=INT", "3600", python, "train.py"], "timeout"),
+        (["stdbuf", "-oL", "-e", "0", python, "train.py"], "stdbuf"),
+    ):
+        assert judge(argv) == (python, f"the command {name} runs"), argv
+    assert judge(["timeout", "10"]).interpreter is None
+
+
 def test_a_uv_script_with_inline_metadata_runs_in_an_environment_of_its_own(tmp_path):
     # uv's docs (docs.astral.sh/uv/guides/scripts/, "Using a shebang to create an executable file") give this
     # first line; the metadata block is the PEP 723 one they show.
