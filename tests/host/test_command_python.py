@@ -15,13 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.host.command_python import (
-    NOT_PYTHON,
-    UV_RUN_VALUES,
-    LiveFiles,
-    interpreter_of,
-    shebang,
-)
+from gpudoctor.host.command_python import LiveFiles, interpreter_of, shebang
+from gpudoctor.host.command_uv import UV_RUN_VALUES
+from gpudoctor.host.command_words import NOT_PYTHON
 
 from pyenvs import build_wheel, make_venv, pip_install, uv
 
