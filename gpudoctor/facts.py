@@ -357,7 +357,8 @@ SCHEMA: tuple[FactSpec, ...] = (
         "str",
         "",
         "what chose that interpreter: `--python`, `VIRTUAL_ENV`, `CONDA_PREFIX`, `PATH` (python3 found "
-        "there), or `gpudoctor` (its own, when there is no other)",
+        "there), `gpudoctor` (its own, when there is no other), or `command` (`gpudoctor run`: the "
+        "interpreter the failed command runs)",
     ),
     _s("python.version", "version", "", "its version, e.g. 3.12.3"),
     _s("python.prefix", "str", "", "sys.prefix of that interpreter"),

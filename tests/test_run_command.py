@@ -339,22 +339,41 @@ def explain(monkeypatch):
 
 def test_the_explanation_follows_the_commands_output(explain, capfd):
     seen = []
-    explain(lambda tail, timeout=10.0: seen.append((tail, timeout)) or "GD-X-001: this host lacks y")
+    explain(lambda tail, timeout=10.0, target=None: seen.append((tail, timeout, target)) or "GD-X-001: y")
     assert run_module.run(FAIL, timeout=2.5) == 4
-    assert capfd.readouterr().err == "RuntimeError: boom\n\nGD-X-001: this host lacks y\n"
-    assert seen == [("RuntimeError: boom\n", 2.5)]
+    assert capfd.readouterr().err == "RuntimeError: boom\n\nGD-X-001: y\n"
+    # the interpreter the command runs is what is judged (host/command_python.py)
+    assert seen == [("RuntimeError: boom\n", 2.5, (PY, "argv[0] of the command"))]
 
 
 def test_no_explanation_on_success_without_stderr_or_with_no_explain(explain, capfd):
-    explain(lambda tail, timeout=10.0: "should not be printed")
+    explain(lambda tail, timeout=10.0, target=None: "should not be printed")
     assert run_module.run((PY, "-c", "import os; os.write(2, b'warning only')")) == 0
     assert run_module.run((PY, "-c", "import sys; sys.exit(5)")) == 5
     assert run_module.run(FAIL, explain=False) == 4
     assert capfd.readouterr().err == "warning only" + "RuntimeError: boom\n"
 
 
+def test_the_commands_interpreter_is_the_checks_target(monkeypatch):
+    """explain_failure judges the interpreter run found, and the facts say the command chose it."""
+    import gpudoctor.check as check
+    from gpudoctor.explain.failure import explain_failure
+    from gpudoctor.host.command_python import Judged
+
+    seen = []
+
+    def stop(host, *_args, **_kw):
+        seen.append(host.python_targets())
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(check, "run_checks", stop)
+    with pytest.raises(RuntimeError, match="stop here"):
+        explain_failure("RuntimeError: Torch not compiled with CUDA enabled\n", 5.0, Judged(PY, "argv[0]"))
+    assert seen == [[(PY, "command")]]
+
+
 def test_explaining_that_fails_does_not_change_the_exit_code(explain, capfd):
-    def broken(tail, timeout=10.0):
+    def broken(tail, timeout=10.0, target=None):
         raise RuntimeError("matcher broke")
 
     explain(broken)
@@ -365,7 +384,7 @@ def test_explaining_that_fails_does_not_change_the_exit_code(explain, capfd):
 
 def test_explaining_that_does_not_answer_is_given_up(explain, capfd, monkeypatch):
     release = threading.Event()
-    explain(lambda tail, timeout=10.0: release.wait(10) and "")
+    explain(lambda tail, timeout=10.0, target=None: release.wait(10) and "")
     monkeypatch.setattr(run_module, "EXPLAIN_GRACE_S", 0.05)
     try:
         assert run_module.run(FAIL, timeout=0.1) == 4

@@ -116,6 +116,34 @@ def test_the_text_report_says_which_interpreter_and_why(envs):
     assert "torch 2.5.1 cpu" in next(x for x in r.stdout.splitlines() if x.startswith("Frameworks"))
 
 
+def test_run_judges_the_venv_the_command_names_without_activation(envs):
+    """`gpudoctor run -- <venv>/bin/python ...` with no venv active (issue 23): the venv the command runs is
+    judged, not python3 on PATH; a command that is not a Python program says so and judges the default."""
+    torch_error = (
+        "import sys; sys.stderr.write('RuntimeError: Torch not compiled with CUDA enabled\\n'); sys.exit(1)"
+    )
+    cpu = str(envs["cpu"])
+    r = gd("run", "--", cpu, "-c", torch_error, path=SYSTEM_PATH)
+    assert r.returncode == 1
+    block = r.stderr.split("gpudoctor: the command failed;", 1)[1].splitlines()
+    assert block[1] == f"  judged {cpu}: argv[0] of the command"
+    assert "frameworks[0].build = cpu" in r.stderr  # the venv's CPU-only torch, which python3 on PATH lacks
+    assert f"explain --log FILE --python {cpu} reads a whole log" in block[-1]
+    # explain --log, which has no command line to read, is given it and names it
+    log = envs["root"] / "job.log"
+    log.write_text("RuntimeError: Torch not compiled with CUDA enabled\n")
+    r = gd("explain", "--log", str(log), "--python", cpu, path=SYSTEM_PATH)
+    version = ".".join(map(str, sys.version_info[:3]))
+    assert r.stdout.endswith(f"\n\nPython judged: {version} at {cpu} (venv, pip; --python)\n"), r.stdout
+    r = gd("explain", "--python", cpu, "Torch not compiled with CUDA enabled", path=SYSTEM_PATH)
+    assert r.stdout.endswith(f"\n\nPython judged: {version} at {cpu} (venv, pip; --python)\n"), r.stdout
+    r = gd("run", "--", "sh", "-c", "echo 'RuntimeError: Torch not compiled with CUDA enabled' >&2; exit 1")
+    block = r.stderr.split("gpudoctor: the command failed;", 1)[1].splitlines()
+    python3 = shutil.which("python3", path=os.environ["PATH"])
+    assert block[1].startswith("  the command is not a Python program (")
+    assert block[1].endswith(f"is not a script); judging {python3} (python3 on PATH)")
+
+
 def test_several_environments_in_one_run(envs):
     r = gd(
         "check",

@@ -55,6 +55,7 @@ def run(
     from ..explain.answer import answer, candidates_by_line, how, judged_triage
     from ..explain.match import read_numbers
     from ..report import explain_text
+    from ..report.summary import python_line
 
     if (message is None) == (log is None):
         raise CommandError("explain takes a MESSAGE or --log FILE (- for stdin), one of the two")
@@ -70,6 +71,7 @@ def run(
         found = answer(ranked, result, make_plan(result), entries)
         where = where_checked(result)
         sys.stdout.write(explain_text.message(message, found, read_numbers(message).lines(), how, where))
+        sys.stdout.write(explain_text.judged(python_line(result.facts)))
         return Outcome(0 if ranked[0].confident else 1, result.unanswered())
     lines = _read_log(log or "-")
     per_line = candidates_by_line(lines, matcher)
@@ -79,4 +81,5 @@ def run(
     result = check_one(snapshot, list(python), rules, None, timeout)
     judged = judged_triage(per_line, result, make_plan(result), entries)
     sys.stdout.write(explain_text.log(judged, len(lines), how, where_checked(result)))
+    sys.stdout.write(explain_text.judged(python_line(result.facts)))
     return Outcome(0, result.unanswered())

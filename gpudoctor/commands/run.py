@@ -78,7 +78,7 @@ def run(argv: tuple[str, ...], timeout: float = 10.0, explain: bool = True) -> i
         raise CommandError("run: no command given (usage: gpudoctor run [OPTIONS] -- CMD [ARGS]...)", 2)
     code, tail = _run_command(argv)
     if code != 0 and explain and tail:
-        _explain(tail, timeout, code)
+        _explain(tail, timeout, code, argv)
     return code
 
 
@@ -311,9 +311,10 @@ def _ended(pid: int) -> bool:
         return True
 
 
-def _explain(tail: bytes, timeout: float, code: int) -> None:
+def _explain(tail: bytes, timeout: float, code: int, argv: tuple[str, ...] = ()) -> None:
     """The explanation after the command's output, or one line saying why there is none. Runs in a thread
-    that is given up on EXPLAIN_GRACE_S past the deadline (the process exits with os._exit, entry.console)."""
+    that is given up on EXPLAIN_GRACE_S past the deadline (the process exits with os._exit, entry.console).
+    The Python environment judged is the one the command runs (host/command_python.py)."""
     text = tail.decode("utf-8", errors="replace")
     answer: dict[str, Any] = {}
     done = threading.Event()
@@ -321,8 +322,11 @@ def _explain(tail: bytes, timeout: float, code: int) -> None:
     def work() -> None:
         try:
             from ..explain.failure import explain_failure
+            from ..host.command_python import LiveFiles, interpreter_of
 
-            answer["block"] = explain_failure(text, timeout)
+            env = _command_env()
+            target = interpreter_of(argv, os.environ if env is None else env, os.getcwd(), LiveFiles())
+            answer["block"] = explain_failure(text, timeout, target)
         except Exception as e:  # noqa: BLE001 - explaining a failure must never change the command's exit code
             answer["error"] = e
         finally:

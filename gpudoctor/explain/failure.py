@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 MAX_CAUSES = 3
 
@@ -18,9 +18,11 @@ def _short(answer: Any) -> list[str]:
     return [f"{head}: {verdict.status} here"] + shown
 
 
-def explain_failure(tail: str, timeout: float = 10.0) -> str:
+def explain_failure(tail: str, timeout: float = 10.0, target: Optional[Any] = None) -> str:
     """A short block (empty when nothing in `tail` is recognised) to print after the command's output:
-    each cause its error output matches, and whether it applies on this host."""
+    each cause its error output matches, and whether it applies on this host. `target` is the command's
+    interpreter (host/command_python.Judged): that Python environment is judged, and the block says which
+    and why; without one (or where the command names none) the default target is judged, and said so."""
     from .answer import answer, build, triage
 
     matcher, entries = build()
@@ -33,11 +35,34 @@ def explain_failure(tail: str, timeout: float = 10.0) -> str:
     from ..plan import build_plan
 
     deadline = Deadline(timeout)
+    chosen = target.interpreter if target is not None else None
     host, source = open_host(None, [], deadline)
+    if chosen:  # python.selected_by says "command": the command's own interpreter
+        from ..host.target import TargetHost
+
+        host = TargetHost(host, (chosen, "command"))
     result = run_checks(host, source, deadline, [])[0]
     plan = build_plan(result.findings, result.facts)
     lines = ["gpudoctor: the command failed; what its error output points at on this host:"]
+    lines.append("  " + judged_line(target, host))
     for cand, _hits in list(groups.values())[:MAX_CAUSES]:
         lines += _short(answer([cand], result, plan, entries)[0])
-    lines.append("  (gpudoctor explain --log FILE reads a whole log; gpudoctor check judges the whole host)")
+    python = f" --python {chosen}" if chosen else ""
+    lines.append(
+        f"  (gpudoctor explain --log FILE{python} reads a whole log; gpudoctor check judges the whole host)"
+    )
     return "\n".join(lines) + "\n"
+
+
+def judged_line(target: Optional[Any], host: Any) -> str:
+    """Which Python environment was judged, and why that one: the command's interpreter, or the default
+    target (as `check` picks it) with the reason the command named none."""
+    if target is not None and target.interpreter:
+        return f"judged {target.interpreter}: {target.reason}"
+    from ..report.summary import CHOSEN_BY
+
+    targets = host.python_targets()
+    default, chosen_by = targets[0] if targets else ("", "")
+    why = CHOSEN_BY.get(chosen_by, chosen_by)
+    said = target.reason if target is not None else "the command was not read"
+    return f"{said}; judging {default} ({why})" if default else f"{said}; judging no Python environment"

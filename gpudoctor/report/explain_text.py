@@ -69,3 +69,9 @@ def log(groups: list, total: int, how: Any, where: str, width: int = 100) -> str
         lines += [f"{INDENT}  | {h[:200]}" for h in hits[:3]]
         lines.append("")
     return terminal_lines("\n".join(lines).rstrip("\n") + "\n")
+
+
+def judged(python: str) -> str:
+    """The closing line: which Python environment the causes were judged against, and what chose it (the
+    report's Python line, report/summary.python_line)."""
+    return terminal_lines(f"\nPython judged: {python}\n")

@@ -88,6 +88,7 @@ def cuda_line(facts: Facts) -> str:
 # How the report says what chose the interpreter it judged (python.selected_by).
 CHOSEN_BY = {
     "--python": "--python",
+    "command": "the interpreter the command runs",
     "VIRTUAL_ENV": "the active virtual environment",
     "CONDA_PREFIX": "the active conda environment",
     "PATH": "python3 on PATH",
