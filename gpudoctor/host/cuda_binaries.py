@@ -1,4 +1,4 @@
-"""Which GPU architectures the CUDA extensions of a Python environment carry code for, read from their ELF files.
+"""Which GPU architectures the CUDA extensions of a Python environment carry code for, from their ELF files.
 
 Runs as source text in a child process of the target interpreter (`python -I -B -c PROGRAM DIR...`, the
 directories being the environment's import path as the inspection found it, user site-packages included),
@@ -72,7 +72,7 @@ def _norm(name: str) -> str:
 def _pread(fd: int, size: int, offset: int, size_of_file: int) -> bytes:
     """Exactly `size` bytes at `offset`, or Unreadable when the file is shorter."""
     if offset < 0 or size < 0 or offset + size > size_of_file:
-        raise Unreadable(f"cut short: {size} bytes at offset {offset} are past its end ({size_of_file} bytes)")
+        raise Unreadable(f"cut short: {size} bytes at offset {offset} are past its end ({size_of_file})")
     data = os.pread(fd, size, offset)
     if len(data) != size:
         raise Unreadable(f"cut short: read {len(data)} of {size} bytes at offset {offset}")
@@ -81,7 +81,8 @@ def _pread(fd: int, size: int, offset: int, size_of_file: int) -> bytes:
 
 def elf_section(fd: int, size_of_file: int, name: bytes):
     """(offset, size) of the section called `name` of a 64-bit little-endian ELF file, or None when it has
-    none; None too for a file that is not ELF at all (not a shared library). Unreadable for a malformed one."""
+    none; None too for a file that is not ELF at all (not a shared library). Unreadable for a malformed
+    one."""
     ident = os.pread(fd, 64, 0)
     if ident[:4] != b"\x7fELF":
         return None
@@ -281,7 +282,7 @@ def scan(directories: list, budget: float = TIME_BUDGET) -> dict:
         site = os.path.dirname(folder)
         for relative in shared_libraries(record):
             if out["files"] >= MAX_FILES:
-                out["not_read"] = f"more than {MAX_FILES} shared libraries in the distributions that use torch"
+                out["not_read"] = f"more than {MAX_FILES} shared libraries in the distributions using torch"
                 return out
             if time.monotonic() - started > budget:
                 out["not_read"] = f"reading took more than {budget:g} s"
