@@ -59,3 +59,14 @@ def test_ptx_is_jit_compiled_only_by_a_driver_that_meets_the_toolkits_minimum():
     assert compat.kernel("7.5", arch) is None  # PTX for 8.0 cannot run on an older GPU
     assert compat.split_arch(["7.5", "9.0+PTX"]) == (("7.5", "9.0"), ("9.0",))
     assert compat.ptx_for("12.0", ["8.0", "9.0"]) == "9.0" and compat.ptx_for("7.0", ["8.0"]) is None
+
+
+def test_arch_specific_and_family_code():
+    # NVIDIA, "Family-Specific Architecture Features" (CUDA 12.9): sm_90a runs on 9.0 alone, sm_100f on the
+    # 10.x GPUs; neither across majors. tests/fixtures/cuda_ext/build.sh builds such code.
+    assert compat.covers("9.0", ["9.0a"]) is True
+    assert compat.covers("10.3", ["10.0a"]) is False
+    assert compat.covers("10.3", ["10.0f"]) is True
+    assert compat.covers("12.0", ["10.0f"]) is False
+    assert compat.ptx_for("10.3", ["10.0a"]) is None
+    assert compat.ptx_for("12.0", ["10.0a", "9.0"]) == "9.0"

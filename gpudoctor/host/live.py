@@ -301,6 +301,8 @@ class LiveHost:
         only file headers): its raw output, {"rc", "stdout", "stderr"}, once per check."""
         from . import cuda_binaries
 
+        if not directories:  # an inspection that listed no import path: scanning nothing would say "none"
+            raise HostError(NOT_FOUND, f"{interpreter}: no import path to scan")
         argv = (interpreter, "-I", "-B", "-c", cuda_binaries.source(), *directories)
         label = f"CUDA extension scan in {interpreter}"  # reports name it so, not by its argv
         key = ("cuda_binaries", interpreter, tuple(directories))
