@@ -106,3 +106,26 @@ def test_without_the_scan_the_rule_cannot_be_judged(h200_host):
     # Without --deep the rule is not run at all: explain says "not checked (try --deep)".
     plain = run_check(h200_host, str(H200), Deadline(20), [])
     assert "GD-EXT-001" in plain.skipped_rules
+
+
+def test_explain_puts_the_extension_first_where_it_is_the_cause(tmp_path):
+    from gpudoctor.commands._shared import make_plan
+    from gpudoctor.explain.answer import answer, build
+
+    # flash-attn's message on two RTX 5090s (hiyouga/LlamaFactory#10132; the rule lists it from line 184):
+    # the text alone ranks torch's arch list first; here torch runs on the GPU, the extension does not.
+    message = (
+        "CUDA error (/build/source/flash-attn/flash_fwd_launch_template.h:191): no kernel image is available "
+        "for execution on the device"
+    )
+    matcher, entries = build()
+    ranked = matcher.rank(message, limit=8)
+    assert [c.known.id for c in ranked][:2] == ["GD-ARCH-001", "GD-EXT-001"]
+    result = _check(tmp_path, {"add_one_a100": "add_one_sm80.so"})
+    found = answer(ranked, result, make_plan(result), entries)
+    # GD-RUNTIME-007 reads what the imported torch saw, which the capture did not record.
+    assert [(a.candidate.known.id, a.verdict.status) for a in found] == [
+        ("GD-EXT-001", "applies"),
+        ("GD-RUNTIME-007", "could not be checked"),
+        ("GD-ARCH-001", "does not apply"),
+    ]
