@@ -19,7 +19,7 @@ the two cannot disagree. Pure functions over versions and the knowledge tables; 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Optional
 
@@ -136,16 +136,32 @@ def split_arch(arch: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return native, ptx
 
 
+def _fits(
+    gpu: tuple[int, ...], entry: str, plain: Callable[[tuple[int, ...], tuple[int, ...]], bool]
+) -> bool:
+    """Whether code for `entry` runs on a GPU of capability `gpu`: an arch-specific entry ("9.0a") on that
+    capability alone, a family one ("10.0f") on its major's GPUs of that minor and up (NVIDIA,
+    "Family-Specific Architecture Features", CUDA 12.9), a plain one as `plain(entry, gpu)` says."""
+    target = version_tuple(entry)[:2]
+    if entry.endswith("a"):
+        return target == gpu
+    if entry.endswith("f"):
+        return target[0] == gpu[0] and target[1] <= gpu[1]
+    return plain(target, gpu)
+
+
 def covers(cc: str, native: Iterable[str]) -> bool:
-    """NVIDIA's binary compatibility: code for X.y runs on a GPU of capability X.z when z >= y."""
-    major, minor = version_tuple(cc)[:2]
-    return any(version_tuple(a)[0] == major and version_tuple(a)[1] <= minor for a in native)
+    """NVIDIA's binary compatibility: code for X.y runs on a GPU of capability X.z when z >= y (code for
+    X.ya on X.y alone)."""
+    gpu = version_tuple(cc)[:2]
+    return any(_fits(gpu, str(a), lambda t, g: t[0] == g[0] and t[1] <= g[1]) for a in native)
 
 
 def ptx_for(cc: str, ptx: Iterable[str]) -> Optional[str]:
     """The newest embedded PTX a GPU of capability `cc` can JIT-compile (PTX for a capability at or below
-    its own), or None."""
-    fits = [p for p in ptx if version_tuple(p)[:2] <= version_tuple(cc)[:2]]
+    its own; arch-specific PTX for its own capability alone, family PTX for its family), or None."""
+    gpu = version_tuple(cc)[:2]
+    fits = [p for p in ptx if _fits(gpu, str(p), lambda t, g: t <= g)]
     return max(fits, key=version_tuple) if fits else None
 
 

@@ -14,6 +14,10 @@ does not run), so that a preflight report does not fill up with facts nobody ask
     runtime.torch.unsupported_*     the CUDA devices torch sees whose compute capability its own arch list
                                     has no code for
     runtime.torch.cudnn_pinned      the cuDNN the torch wheel pins, to the precision torch reports its own
+    extensions[i].unsupported_*     the GPUs whose compute capability a CUDA extension's own code (its SASS,
+                                    or PTX the driver can compile) leaves out; .torch_covers whether the
+                                    torch build runs on them; .rebuild_arch the TORCH_CUDA_ARCH_LIST of
+                                    every GPU here
     gpus[i].nvlink.*_wired          a GPU's NVLink links that its model wires, as the knowledge tables' GPU
                                     catalogue knows them (an H100 PCIe card leaves 6 of the 18 links NVML
                                     numbers unwired); every link NVML reports, for a model it does not know
@@ -57,6 +61,11 @@ DERIVED = (
     "runtime.torch.unsupported_device_count",
     "runtime.torch.unsupported_ccs",
     "runtime.torch.cudnn_pinned",
+    "extensions[].unsupported_gpus",
+    "extensions[].unsupported_gpu_count",
+    "extensions[].unsupported_ccs",
+    "extensions[].torch_covers",
+    "extensions[].rebuild_arch",
     "gpus[].nvlink.links_wired",
     "gpus[].nvlink.links_down_wired",
     "gpus[].nvlink.down_wired",
@@ -118,6 +127,36 @@ def arch_from_torch(entries: list[str]) -> list[str]:
             raise ValueError(f"not a CUDA architecture: {entry}")
         (native if m.group(1) == "sm" else ptx).add(f"{int(m.group(2))}.{m.group(3)}")
     return [f"{cc}+PTX" if cc in ptx else cc for cc in sorted(native | ptx, key=_cc)]
+
+
+def binary_arch(entries: Sequence[str]) -> tuple[list[str], list[str]]:
+    """An extension's code in torch.cuda.get_arch_list()'s form as (capabilities with machine code,
+    capabilities with PTX), keeping the arch-specific and family suffixes: ["sm_80", "sm_90a", "sm_100f",
+    "compute_120"] -> (["8.0", "9.0a", "10.0f"], ["12.0"]). ValueError for an entry of another form."""
+    native: list[str] = []
+    ptx: list[str] = []
+    for entry in entries:
+        m = re.fullmatch(r"(sm|compute)_(\d+)(\d)([af]?)", str(entry))
+        if m is None:
+            raise ValueError(f"not a CUDA architecture: {entry}")
+        (native if m.group(1) == "sm" else ptx).append(f"{int(m.group(2))}.{m.group(3)}{m.group(4)}")
+    return native, ptx
+
+
+def binary_gaps(
+    ccs: Sequence[str], entries: Sequence[str], ptx_jit: Optional[bool]
+) -> tuple[list[int], list[int]]:
+    """(the GPUs, by index in `ccs`, a binary with code `entries` has nothing for; those it runs only through
+    PTX the driver compiles). `ptx_jit` False: the driver cannot compile the PTX, so those GPUs have nothing
+    either (None: not known, judged as True here; the caller asks only when some GPU relies on the PTX)."""
+    from .compat import covers, ptx_for  # lazy for speed, as in compiled_arch
+
+    native, ptx = binary_arch(entries)
+    relies = [g for g, cc in enumerate(ccs) if not covers(str(cc), native) and ptx_for(str(cc), ptx)]
+    missing = [
+        g for g, cc in enumerate(ccs) if not covers(str(cc), native) and (g not in relies or ptx_jit is False)
+    ]
+    return missing, relies
 
 
 def compiled_arch(
@@ -228,6 +267,9 @@ def derive(facts: Facts) -> Facts:
         out.update(_runtime_unsupported(facts))
     if _collected(facts, "runtime.torch.cudnn", "frameworks.count"):
         out["runtime.torch.cudnn_pinned"] = _cudnn_pinned(facts)
+    torch_facts = Facts(out, facts.missing)  # with frameworks[].unsupported_gpus, derived above
+    for i in range(facts.count("extensions")):
+        out.update(_extension(torch_facts, i))
     for i in range(facts.count("gpus")):
         if _collected(facts, f"gpus[{i}].nvlink.links"):
             out.update(_nvlink(facts, i))
@@ -451,6 +493,75 @@ def _framework_floor(facts: Facts, i: int) -> dict[str, Fact]:
 
 
 RUNTIME_ARCH_FIELDS = ("unsupported_devices", "unsupported_device_count", "unsupported_ccs")
+EXTENSION_FIELDS = (
+    "unsupported_gpus",
+    "unsupported_gpu_count",
+    "unsupported_ccs",
+    "torch_covers",
+    "rebuild_arch",
+)
+
+
+def _torch_index(facts: Facts) -> Optional[int]:
+    return next(
+        (i for i in range(facts.count("frameworks")) if facts.value(f"frameworks[{i}].name") == "torch"), None
+    )
+
+
+def _extension(facts: Facts, i: int) -> dict[str, Fact]:
+    """Which GPUs extensions[i]'s own code leaves out, whether torch runs on them, and the arch list a
+    rebuild for this machine names. Its PTX is judged as made by the CUDA of the installed torch (the
+    extension was built against it: torch.utils.cpp_extension refuses another CUDA major)."""
+    from .compat import jits_ptx  # lazy for speed, as in compiled_arch
+    from .knowledge import KnowledgeError, knowledge
+
+    prefix = f"extensions[{i}]"
+    get = _Inputs(facts)
+    entries, count = get(f"{prefix}.arch"), get("gpus.count")
+    ccs = [get(f"gpus[{g}].compute_capability") for g in range(count if isinstance(count, int) else 0)]
+    jit: Optional[bool] = True
+    if get.why is None:
+        try:
+            _missing, relies = binary_gaps([str(c) for c in ccs], entries, True)
+        except (TypeError, ValueError):
+            relies = []  # result() below says why
+        torch = _torch_index(facts)
+        if relies and torch is None:
+            get.why = (
+                "its PTX would be compiled by the driver, and torch (whose CUDA built it) is not installed"
+            )
+        elif relies:
+            driver, cuda = get("driver.version"), get(f"frameworks[{torch}].cuda")
+            if get.why is None:
+                try:
+                    jit = jits_ptx(str(cuda), str(driver), knowledge())
+                except KnowledgeError as e:
+                    get.why = str(e).splitlines()[0][:120]
+                if jit is None and get.why is None:
+                    get.why = (
+                        f"whether driver {driver} can JIT-compile CUDA {cuda} PTX: CUDA {cuda} is not known"
+                    )
+    missing = get.result(lambda: (binary_gaps([str(c) for c in ccs], entries, jit)[0], None))
+    if not missing.known:
+        return {f"{prefix}.{f}": missing for f in EXTENSION_FIELDS}
+    distinct = list(dict.fromkeys(str(ccs[g]) for g in missing.value))
+    every = sorted(dict.fromkeys(str(c) for c in ccs), key=_cc)
+    out = {
+        f"{prefix}.unsupported_gpus": missing,
+        f"{prefix}.unsupported_gpu_count": known(len(missing.value), missing.source),
+        f"{prefix}.unsupported_ccs": known(distinct, missing.source),
+        f"{prefix}.rebuild_arch": known(";".join(every), missing.source),
+    }
+    torch = _torch_index(facts)
+    torch_gaps = facts.get(f"frameworks[{torch}].unsupported_gpus") if torch is not None else None
+    source = f"derived:{prefix}.unsupported_gpus, frameworks[{torch}].unsupported_gpus"
+    if torch_gaps is None:
+        out[f"{prefix}.torch_covers"] = unknown("torch is not installed", source)
+    elif not torch_gaps.known:
+        out[f"{prefix}.torch_covers"] = unknown(torch_gaps.unknown or "unknown", source)
+    else:
+        out[f"{prefix}.torch_covers"] = known(not set(missing.value) & set(torch_gaps.value), source)
+    return out
 
 
 NVLINK_FIELDS = ("links_wired", "links_down_wired", "down_wired")

@@ -435,6 +435,55 @@ SCHEMA: tuple[FactSpec, ...] = (
         "derived: the distinct compute capabilities of the GPUs in cuda_unsupported_gpus",
     ),
     _s("python.rocm_frameworks", "int", "", "derived: how many installed frameworks are ROCm builds"),
+    # --- CUDA extensions (check --deep): shared libraries with GPU code of their own, built for torch ----
+    _s(
+        "extensions.count",
+        "int",
+        "",
+        "CUDA extensions (check --deep): shared libraries of the distributions that depend on torch "
+        "(flash-attn, xformers, torchvision's _C, ...) that carry GPU code of their own (an .nv_fatbin "
+        "section); 0 without torch; editable installs, whose RECORD lists no library, are not seen",
+    ),
+    _s("extensions[].distribution", "str", "", "the distribution that installed it, e.g. flash-attn"),
+    _s("extensions[].version", "str", "", "that distribution's version, e.g. 2.8.3"),
+    _s("extensions[].file", "str", "", "the shared library, e.g. .../site-packages/flash_attn_2_cuda.so"),
+    _s(
+        "extensions[].arch",
+        "list[str]",
+        "",
+        "the GPU code it carries, in torch.cuda.get_arch_list()'s form: sm_XY machine code (SASS) for "
+        "compute capability X.Y (sm_90a: for 9.0 alone; sm_100f: for the 10.x family), compute_XY PTX the "
+        "driver can compile for X.Y and newer",
+    ),
+    _s(
+        "extensions[].unsupported_gpus",
+        "list[int]",
+        "",
+        "derived: GPUs (NVML index) it has neither machine code nor PTX the driver can compile for (the "
+        "PTX judged as made by the CUDA of the installed torch: torch.utils.cpp_extension builds with that "
+        "major)",
+    ),
+    _s("extensions[].unsupported_gpu_count", "int", "", "derived: how many GPUs are in unsupported_gpus"),
+    _s(
+        "extensions[].unsupported_ccs",
+        "list[str]",
+        "",
+        "derived: the distinct compute capabilities of the GPUs in unsupported_gpus",
+    ),
+    _s(
+        "extensions[].torch_covers",
+        "bool",
+        "",
+        "derived: the installed torch build has code for every GPU in unsupported_gpus "
+        "(frameworks[].unsupported_gpus)",
+    ),
+    _s(
+        "extensions[].rebuild_arch",
+        "str",
+        "",
+        "derived: TORCH_CUDA_ARCH_LIST for a rebuild that runs on every GPU here: their distinct compute "
+        "capabilities, e.g. 8.0;9.0",
+    ),
     # --- system and container ---------------------------------------------------------------------
     _s("system.os", "str", "", "distribution name and version, e.g. Ubuntu 24.04.1 LTS"),
     _s("system.os_id", "str", "", "os-release ID, e.g. ubuntu"),

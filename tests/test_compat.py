@@ -94,3 +94,14 @@ def test_no_cuda_13_torch_build_lists_a_gpu_the_cuda_13_floor_drops():
                     assert supported is not False, (release.version, variant.name, cc)
                 checked += 1
     assert checked > 0
+
+
+def test_arch_specific_and_family_code():
+    # NVIDIA, "Family-Specific Architecture Features" (CUDA 12.9): sm_90a runs on 9.0 alone, sm_100f on the
+    # 10.x GPUs; neither across majors. tests/fixtures/cuda_ext/build.sh builds such code.
+    assert compat.covers("9.0", ["9.0a"]) is True
+    assert compat.covers("10.3", ["10.0a"]) is False
+    assert compat.covers("10.3", ["10.0f"]) is True
+    assert compat.covers("12.0", ["10.0f"]) is False
+    assert compat.ptx_for("10.3", ["10.0a"]) is None
+    assert compat.ptx_for("12.0", ["10.0a", "9.0"]) == "9.0"

@@ -6,7 +6,16 @@ import pytest
 
 from gpudoctor.compat import cuda_variant, driver_verdict, jits_ptx, runs_on
 from gpudoctor.datafiles import Problem
-from gpudoctor.derive import DERIVED, arch_from_torch, compiled_arch, derive, newer_than_table, nvlink_wired
+from gpudoctor.derive import (
+    DERIVED,
+    arch_from_torch,
+    binary_arch,
+    binary_gaps,
+    compiled_arch,
+    derive,
+    newer_than_table,
+    nvlink_wired,
+)
 from gpudoctor.facts import SCHEMA, Facts, known, spec_name, unknown
 from gpudoctor.table_digest import newest_row
 
@@ -204,6 +213,8 @@ def test_derived_facts_are_the_documented_ones():
         {
             **dict(torch_on(["9.0", "7.0"], cuda="13.0").items()),
             "system.cpus": known(16, "test"),
+            "extensions.count": known(1, "test"),
+            "extensions[0].arch": known(["sm_80"], "test"),
             **deep,
             **nvlink,
             "xid.count": known(1, "test"),
@@ -776,3 +787,37 @@ def test_in_a_container_only_the_gpus_given_to_it_are_expected_in_nvml():
     assert d.get("pci.missing_from_nvml_count").unknown == "/dev: no permission"
     d = derive(facts({**inside, "container.detected": ("?", "no permission")}))
     assert d.get("pci.missing_from_nvml_count").unknown == "no permission"
+
+
+# --- CUDA extensions: their own code against the GPUs ----------------------------------------------------
+
+
+def test_binary_arch_and_gaps():
+    # The architectures tests/fixtures/cuda_ext/add_one_sm90a_sm100a_sm100f_ptx120.so carries.
+    entries = ["sm_90a", "sm_100a", "sm_100f", "compute_120"]
+    assert binary_arch(entries) == (["9.0a", "10.0a", "10.0f"], ["12.0"])
+    # 8.0: nothing; 9.0, 10.0, 10.3: machine code; 12.0: only the PTX.
+    assert binary_gaps(["8.0", "9.0", "10.0", "10.3", "12.0"], entries, True) == ([0], [4])
+    assert binary_gaps(["12.0"], entries, False) == ([0], [0])  # the driver cannot compile that PTX
+    with pytest.raises(ValueError, match="not a CUDA architecture: gfx90a"):
+        binary_arch(["gfx90a"])
+
+
+def test_an_extension_torch_covers_and_one_it_does_not():
+    # torch 2.11.0 cu130 has no Volta (7.0) code: an sm_80 extension fails on both GPUs, torch on the V100.
+    base = torch_on(["9.0", "7.0"], cuda="13.0")
+    items = dict(base.items())
+    items.update(
+        {"extensions.count": known(1, "scan"), "extensions[0].arch": known(["sm_80"], "scan"),
+         "driver.version": known("580.159.04", "nvml")}
+    )  # fmt: skip
+    out = derive(Facts(items))
+    assert value(out, "frameworks[0].unsupported_gpus") == [1]
+    assert value(out, "extensions[0].unsupported_gpus") == [0, 1]
+    assert value(out, "extensions[0].unsupported_ccs") == ["9.0", "7.0"]
+    assert value(out, "extensions[0].torch_covers") is False
+    assert value(out, "extensions[0].rebuild_arch") == "7.0;9.0"
+    # An unreadable library: every derived fact unknown for that reason.
+    items["extensions[0].arch"] = unknown("unreadable: cut short", "scan")
+    out = derive(Facts(items))
+    assert out.get("extensions[0].unsupported_gpu_count").unknown == "unreadable: cut short"

@@ -168,8 +168,8 @@ def test_preflight_check_collects_only_its_probes():
     assert result.skipped_probes == [
         "cuda", "libraries", "monitoring", "storage", "kernel_log", "interconnect", "gpu_health", "runtime"
     ]  # fmt: skip
-    # The runtime rules need --deep: skipped in every profile without it.
-    runtime = [r for r in result.skipped_rules if r.startswith("GD-RUNTIME-")]
+    # The runtime rules need --deep: skipped in every profile without it (GD-EXT-001: the extension scan).
+    runtime = [r for r in result.skipped_rules if r.startswith("GD-RUNTIME-") or r == "GD-EXT-001"]
     assert runtime and sorted(result.skipped_rules) == sorted(PREFLIGHT_SKIPS + runtime)
     assert result.facts.value("python.executable") == "/opt/torch/.venv/bin/python3"
     assert result.facts.value("gpus.count") == 1

@@ -12,6 +12,7 @@ The live Host does the real thing under a deadline; the snapshot Host replays wh
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol
 
@@ -114,6 +115,9 @@ class Host(Protocol):
     def cuda_smoke(self, timeout: float = 10.0) -> dict: ...
 
     def framework_runtime(self, interpreter: str, framework: str, timeout: float = 20.0) -> dict: ...
+
+    # The architectures of the CUDA extensions in the environment's import path (host/cuda_binaries.py).
+    def cuda_binaries(self, interpreter: str, directories: Sequence[str], timeout: float = 15.0) -> dict: ...
 
 
 def nvml_key(function: str, arg: Optional[str] = None) -> str:

@@ -295,6 +295,19 @@ class LiveHost:
         key = ("framework_runtime", interpreter, framework)
         return self._once(key, lambda: self._child(argv, timeout, label))
 
+    def cuda_binaries(self, interpreter: str, directories: Sequence[str], timeout: float = 15.0) -> dict:
+        """The GPU architectures of the CUDA extensions installed in `directories` (the environment's import
+        path), read by `interpreter` in a child process (gpudoctor/host/cuda_binaries.py, isolated, reading
+        only file headers): its raw output, {"rc", "stdout", "stderr"}, once per check."""
+        from . import cuda_binaries
+
+        if not directories:  # an inspection that listed no import path: scanning nothing would say "none"
+            raise HostError(NOT_FOUND, f"{interpreter}: no import path to scan")
+        argv = (interpreter, "-I", "-B", "-c", cuda_binaries.source(), *directories)
+        label = f"CUDA extension scan in {interpreter}"  # reports name it so, not by its argv
+        key = ("cuda_binaries", interpreter, tuple(directories))
+        return self._once(key, lambda: self._child(argv, timeout, label))
+
     def _child(self, argv: tuple[str, ...], timeout: float, label: str) -> dict:
         env = {k: os.environ[k] for k in _RUNTIME_ENV_KEEP if k in os.environ}
         env.update(_RUNTIME_ENV_SET)

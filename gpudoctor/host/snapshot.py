@@ -13,6 +13,7 @@ import json
 import re
 import tarfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -56,8 +57,9 @@ class Recording:
     python: dict[str, Any] = field(default_factory=dict)
     env: dict[str, Optional[str]] = field(default_factory=dict)
     env_names: dict[str, list[str]] = field(default_factory=dict)  # prefix -> the names it starts
-    # check --deep: {"cuda_smoke": ANSWER, "frameworks": {interpreter: {framework: ANSWER}}}, where ANSWER is
-    # the child's {"rc", "stdout", "stderr"} or {"error": reason, "detail": ...}
+    # check --deep: {"cuda_smoke": ANSWER, "frameworks": {interpreter: {framework: ANSWER}}, "cuda_binaries":
+    # {interpreter: ANSWER}}, where ANSWER is the child's {"rc", "stdout", "stderr"} or {"error": reason,
+    # "detail": ...}
     runtime: dict[str, Any] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
 
@@ -166,6 +168,16 @@ class RecordingHost:
             table[framework] = {"error": e.reason, "detail": e.detail}
             raise
         table[framework] = dict(answer)
+        return answer
+
+    def cuda_binaries(self, interpreter: str, directories: Sequence[str], timeout: float = 15.0) -> dict:
+        table = self.recording.runtime.setdefault("cuda_binaries", {})
+        try:
+            answer = self.inner.cuda_binaries(interpreter, directories, timeout)
+        except HostError as e:
+            table[interpreter] = {"error": e.reason, "detail": e.detail}
+            raise
+        table[interpreter] = dict(answer)
         return answer
 
 
@@ -279,6 +291,12 @@ class SnapshotHost:
         table = by_interpreter.get(interpreter) if isinstance(by_interpreter, dict) else None
         answer = table.get(framework) if isinstance(table, dict) else None
         return self._runtime_answer(answer, f"{framework} import in {interpreter}")
+
+    def cuda_binaries(self, interpreter: str, directories: Sequence[str], timeout: float = 15.0) -> dict:
+        """As recorded for `interpreter` (the directories it scanned are the recorded inspection's)."""
+        table = self.rec.runtime.get("cuda_binaries")
+        answer = table.get(interpreter) if isinstance(table, dict) else None
+        return self._runtime_answer(answer, f"CUDA extension scan in {interpreter}")
 
     def _runtime_answer(self, answer: Any, label: str) -> dict:
         """A recorded child's {"rc", "stdout", "stderr"}, or the HostError it was recorded with."""

@@ -58,5 +58,5 @@ def registry(
     if deep:
         from . import runtime
 
-        probes.append(("runtime", ("runtime",), runtime.probe))
+        probes.append(("runtime", ("runtime", "extensions"), runtime.probe))
     return probes

@@ -6,11 +6,15 @@ in parallel and each under its own time limit within the check's deadline:
 - the CUDA driver smoke test (host.cuda_smoke(), gpudoctor/host/cuda_smoke.py): libcuda loaded, cuInit, a
   context on every GPU, the exact CUresult of the first call that failed;
 - one child per framework installed in the inspected interpreter (host.framework_runtime(), see
-  gpudoctor/host/framework_runtime.py): the framework imported, asked what it sees.
+  gpudoctor/host/framework_runtime.py): the framework imported, asked what it sees;
+- when torch is installed, one child that reads the GPU architectures of the CUDA extensions of the
+  distributions that depend on torch (host.cuda_binaries(), gpudoctor/host/cuda_binaries.py): the SASS and
+  PTX in each shared library's `.nv_fatbin` section.
 
-It produces `runtime.*` facts only. Each child's raw output ({"rc", "stdout", "stderr"}) is parsed by the
-pure functions below; a child that timed out, crashed or was not recorded leaves its facts unknown with that
-reason, and a framework that is not installed leaves its facts unknown as "not installed".
+It produces `runtime.*` facts and the `extensions[]` list. Each child's raw output ({"rc", "stdout",
+"stderr"}) is parsed by the pure functions below; a child that timed out, crashed or was not recorded
+leaves its facts unknown with that reason, and a framework that is not installed leaves its facts unknown
+as "not installed".
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import signal
 import threading
 from typing import Any, Callable, Optional, Union
 
-from ..facts import FRAMEWORKS, Fact, known, unknown
+from ..facts import FRAMEWORKS, Fact, known, list_facts, unknown
 from ..host.base import HostError
 from . import python_env
 
@@ -384,6 +388,45 @@ def import_failures(facts: dict[str, Fact], installed: set[str]) -> tuple[list[s
     return failed, why
 
 
+EXTENSION_FIELDS = ("distribution", "version", "file", "arch")
+
+
+def extension_arch(sass: Any, ptx: Any) -> Optional[list[str]]:
+    """An extension's architectures in torch.cuda.get_arch_list()'s form, SASS then PTX: ["sm_80", "sm_90",
+    "compute_90"]; None when the child's lists are not lists of such names."""
+    names = (_strs(sass) or []) + (_strs(ptx) or [])
+    if not isinstance(sass, list) or not isinstance(ptx, list) or len(names) != len(sass) + len(ptx):
+        return None
+    if not all(re.fullmatch(r"(sm|compute)_\d{2,3}[af]?", n) for n in names):
+        return None
+    return names
+
+
+def extension_facts(answer: Answer, source: str) -> tuple[list[dict[str, Fact]], Optional[str]]:
+    """(one {field: Fact} per CUDA extension the scan found, None), or ([], why the list is unknown). A
+    shared library that could not be read is listed with its arch unknown, for that reason: it may be one."""
+    if isinstance(answer, HostError):
+        return [], answer.reason
+    data = child_json(answer.get("stdout", ""))
+    if data is None:
+        return [], f"the extension scan {exit_text(answer.get('rc'), answer.get('stderr', ''))}"
+    if _s(data.get("not_read")):
+        return [], f"not every extension was read: {data['not_read']}"
+    found, unreadable = data.get("extensions"), data.get("unreadable")
+    if not isinstance(found, list) or not isinstance(unreadable, list):
+        return [], "malformed answer"
+    items = []
+    for entry in [e for e in found + unreadable if isinstance(e, dict)]:
+        item = {f: _fact(_s(entry.get(f)), "not reported", source) for f in EXTENSION_FIELDS[:3]}
+        if "reason" in entry:
+            item["arch"] = unknown(f"unreadable: {_s(entry.get('reason')) or 'no reason given'}", source)
+        else:
+            arch = extension_arch(entry.get("sass"), entry.get("ptx"))
+            item["arch"] = _fact(arch, "malformed answer", source)
+        items.append(item)
+    return items, None
+
+
 # --- probe ----------------------------------------------------------------------------------------------
 
 
@@ -417,7 +460,7 @@ def _parallel(tasks: dict[str, Callable[[], Any]]) -> dict[str, Answer]:
 
 def probe(host: Any) -> dict[str, Fact]:
     tasks: dict[str, Callable[[], Any]] = {"cuda": host.cuda_smoke}
-    interpreter, installed, why_not = "", set(), NOT_INSTALLED
+    interpreter, installed, why_not, path = "", set(), NOT_INSTALLED, []
     try:
         dump = host.python()
     except HostError as e:
@@ -425,9 +468,12 @@ def probe(host: Any) -> dict[str, Fact]:
     else:
         interpreter = str(dump.get("executable") or host.target_python())
         installed = {str(fw.get("name")) for fw in python_env.frameworks(dump)}
+        path = [p for p in dump.get("path") or [] if isinstance(p, str)]
     for name in FRAMEWORKS:
         if name in installed:
             tasks[name] = _framework_task(host, interpreter, name)
+    if "torch" in installed:
+        tasks["extensions"] = lambda: host.cuda_binaries(interpreter, path)
     answers = _parallel(tasks)
     smoke = cuda_facts(answers["cuda"], "runtime:libcuda smoke test")
     facts = {f"runtime.cuda.{k}": v for k, v in smoke.items()}
@@ -439,6 +485,7 @@ def probe(host: Any) -> dict[str, Fact]:
         else:
             found = {f: unknown(why_not, source) for f in FIELDS[name]}
         facts.update({f"runtime.{name}.{k}": v for k, v in found.items()})
+    facts.update(_extensions(answers, interpreter, why_not))
     failures, incomplete = import_failures(facts, installed)
     if why_not != NOT_INSTALLED:  # the interpreter could not be inspected: nothing is known of its imports
         incomplete = why_not
@@ -453,3 +500,17 @@ def probe(host: Any) -> dict[str, Fact]:
 
 def _framework_task(host: Any, interpreter: str, name: str) -> Callable[[], Any]:
     return lambda: host.framework_runtime(interpreter, name)
+
+
+def _extensions(answers: dict[str, Answer], interpreter: str, why_not: str) -> dict[str, Fact]:
+    """`extensions[]`: none without torch (nothing can be built against it), unknown when the interpreter
+    could not be inspected or the scan gave no answer."""
+    source = f"runtime:{interpreter} CUDA extension scan"
+    if "extensions" not in answers:
+        if why_not != NOT_INSTALLED:
+            return {"extensions.count": unknown(why_not, source)}
+        return {"extensions.count": known(0, source)}
+    items, why = extension_facts(answers["extensions"], source)
+    if why is not None:
+        return {"extensions.count": unknown(why, source)}
+    return list_facts("extensions", items, source)

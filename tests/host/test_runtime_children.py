@@ -357,13 +357,14 @@ def test_probe_replays_from_a_snapshot(scenario, venvs, tmp_path):
     path = tmp_path / "host.tar.gz"
     save(recorder.recording, str(path), "test")
     rec = load(str(path))
-    assert set(rec.runtime) == {"cuda_smoke", "frameworks"}
+    assert set(rec.runtime) == {"cuda_smoke", "frameworks", "cuda_binaries"}  # torch is installed: a scan
     assert runtime.probe(SnapshotHost(rec)) == live
     # A snapshot from before --deep (no runtime.json) replays, with these facts unknown as not recorded.
     rec.runtime = {}
     old = runtime.probe(SnapshotHost(rec))
     assert old["runtime.cuda.status"].unknown == NOT_RECORDED
     assert old["runtime.torch.status"].unknown == NOT_RECORDED
+    assert old["extensions.count"].unknown == NOT_RECORDED
 
 
 def test_a_timed_out_child_replays_as_timed_out(scenario, venvs, tmp_path):

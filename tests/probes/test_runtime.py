@@ -289,8 +289,10 @@ def test_probe_asks_only_about_installed_frameworks():
     assert facts["runtime.cupy.status"].unknown == "not installed"
     assert facts["runtime.import_failure_count"].unknown == "jax: timed out"
     assert facts["runtime.cuda.status"].value == "ok"
-    assert all(k.startswith("runtime.") for k in facts)
+    assert all(k.startswith("runtime.") for k in facts if k != "extensions.count")
     assert facts["runtime.torch.status"].source == "runtime:/venv/bin/python import torch"
+    # A snapshot taken before extensions were scanned: their list is unknown, never empty.
+    assert facts["extensions.count"].unknown == "not recorded in snapshot"
 
 
 def test_probe_counts_import_failures():
@@ -310,3 +312,54 @@ def test_probe_when_the_interpreter_cannot_be_inspected():
     assert facts["runtime.torch.status"].unknown == why
     assert facts["runtime.import_failure_count"].unknown == why
     assert facts["runtime.cuda.status"].value == "ok"  # the driver smoke test needs no interpreter
+    assert facts["extensions.count"].unknown == why
+
+
+# --- CUDA extensions ---------------------------------------------------------------------------------------
+
+
+def test_extension_facts():
+    # The scan's answer shape (gpudoctor/host/cuda_binaries.py; tests/host/test_cuda_binaries.py runs it).
+    data = {
+        "format": 1,
+        "extensions": [{"distribution": "flash-attn", "version": "2.8.3", "file": "/s/f.so",
+                        "sass": ["sm_80"], "ptx": ["compute_90"]}],
+        "unreadable": [{"distribution": "mmcv", "version": "2.2.0", "file": "/s/m.so",
+                        "reason": "cut short"}],
+        "distributions": 2, "files": 2, "not_read": None,
+    }  # fmt: skip
+    items, why = runtime.extension_facts(out(data), SRC)
+    assert why is None
+    assert [{k: f.value for k, f in i.items()} for i in items] == [
+        {
+            "distribution": "flash-attn",
+            "version": "2.8.3",
+            "file": "/s/f.so",
+            "arch": ["sm_80", "compute_90"],
+        },
+        {"distribution": "mmcv", "version": "2.2.0", "file": "/s/m.so", "arch": None},
+    ]
+    assert items[1]["arch"].unknown == "unreadable: cut short"  # it may be a CUDA extension: not left out
+    assert runtime.extension_facts(out(dict(data, not_read="reading took more than 8 s")), SRC) == (
+        [],
+        "not every extension was read: reading took more than 8 s",
+    )
+    assert (
+        runtime.extension_facts({"rc": -9, "stdout": "", "stderr": ""}, SRC)[1]
+        == "the extension scan was killed by signal 9 (SIGKILL)"
+    )
+    assert runtime.extension_facts(HostError(TIMED_OUT), SRC) == ([], TIMED_OUT)
+    odd = dict(data, extensions=[dict(data["extensions"][0], sass=["sm_80", "--x"])])
+    assert runtime.extension_facts(out(odd), SRC)[0][0]["arch"].unknown == "malformed answer"
+
+
+def test_probe_scans_extensions_only_where_torch_is_installed():
+    scan = out({"format": 1, "extensions": [], "unreadable": [], "not_read": None})
+    host = fake_host(python=PYTHON, runtime=dict(recorded({}), cuda_binaries={"/venv/bin/python": scan}))
+    assert runtime.probe(host)["extensions.count"].value == 0
+    no_torch = dict(DUMP, distributions=[d for d in DUMP["distributions"] if d["name"] != "torch"])
+    host = fake_host(
+        python={"default": "/venv/bin/python", "/venv/bin/python": no_torch}, runtime=recorded({})
+    )
+    facts = runtime.probe(host)
+    assert (facts["extensions.count"].value, facts["extensions.count"].unknown) == (0, None)  # none to build
