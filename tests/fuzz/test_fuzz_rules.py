@@ -145,7 +145,19 @@ def valid_rules(draw) -> dict:
         "message": draw(templates),
         "why": draw(templates),
         "references": draw(st.lists(st.text(max_size=20), max_size=2)),
-        "errors": draw(st.lists(st.text(max_size=20), max_size=2)),
+        # an error text is a string or {text, source}, never blank
+        "errors": draw(
+            st.lists(
+                st.one_of(
+                    st.text(min_size=1, max_size=20).filter(str.strip),
+                    st.fixed_dictionaries(
+                        {"text": st.text(min_size=1, max_size=20).filter(str.strip)},
+                        optional={"source": st.text(max_size=20)},
+                    ),
+                ),
+                max_size=2,
+            )
+        ),
         "fix": [step],
         "overrides": draw(st.booleans()),
     }

@@ -57,7 +57,9 @@ def test_any_child_output_gives_facts(smoke, framework, answer):
         runtime={"cuda_smoke": smoke, "frameworks": {"/v/bin/python": {framework: answer}}},
     )
     facts = runtime.probe(SnapshotHost(rec))
-    assert all(isinstance(f, Fact) and name.startswith("runtime.") for name, f in facts.items())
+    assert all(
+        isinstance(f, Fact) and name.startswith(("runtime.", "extensions")) for name, f in facts.items()
+    )
     assert facts["runtime.cuda.status"].value in ("ok", "failed", "no library", "crashed")
     assert facts[f"runtime.{framework}.status"].value in ("ok", "import failed", "crashed", None)
 
