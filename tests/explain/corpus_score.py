@@ -7,6 +7,9 @@ thread established.
 - **top-3**: the expected id is among the first three confident candidates.
 - **program errors blamed on the environment**: a `kind: program` case whose first confident candidate is a
   rule (an environment cause) rather than an explain entry or nothing. This must stay 0.
+- **tied**: of the top-1 misses, those where the expected id ties with the first on everything the text
+  says (the same text matched, equally specific): only the host can tell them apart, which `explain` does
+  on a real host (rank.by_evidence) and the corpus cannot.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class Score:
     top1: int = 0
     top3: int = 0
     program: int = 0
+    tied: int = 0
     blamed: list[tuple[str, str]] = field(default_factory=list)  # (message, the rule named first)
     wrong: list[tuple[dict, list[str]]] = field(default_factory=list)  # (case, the ids ranked)
 
@@ -45,19 +49,29 @@ class Score:
         pct = (lambda n: f"{100 * n / self.cases:.0f}%") if self.cases else (lambda n: "-")
         return (
             f"{name}: {self.cases} messages, top-1 {self.top1} ({pct(self.top1)}), top-3 {self.top3} "
-            f"({pct(self.top3)}), program errors blamed on the environment {len(self.blamed)} of "
-            f"{self.program}"
+            f"({pct(self.top3)}), top-1 misses tied on the text {self.tied}, program errors blamed on the "
+            f"environment {len(self.blamed)} of {self.program}"
         )
 
 
-def ranked_ids(matcher: Any, message: str) -> list[str]:
-    return [c.known.id for c in matcher.rank(message, limit=8) if c.confident]
+def _text_key(c: Any, refined: set) -> tuple:
+    return (c.known.catch_all, c.known.id in refined, c.score, round(c.distinct, 9), c.text.lower())
+
+
+def ranked(matcher: Any, message: str) -> tuple[list[str], set[str]]:
+    """The confident candidates' ids in order, and the ids that tie with the first on the text."""
+    cands = [c for c in matcher.rank(message, limit=8) if c.confident]
+    if not cands:
+        return [], set()
+    refined = {r for c in cands for r in c.known.refines}
+    first = _text_key(cands[0], refined)
+    return [c.known.id for c in cands], {c.known.id for c in cands if _text_key(c, refined) == first}
 
 
 def score(matcher: Any, cases: Iterable[dict[str, Any]]) -> Score:
     s = Score()
     for case in cases:
-        ids = ranked_ids(matcher, case["message"])
+        ids, tie = ranked(matcher, case["message"])
         right: set[Optional[str]] = {case["expect"], *(case.get("also") or [])}
         first = ids[0] if ids else None
         s.cases += 1
@@ -71,4 +85,5 @@ def score(matcher: Any, cases: Iterable[dict[str, Any]]) -> Score:
                 s.blamed.append((case["message"], first))
         if not hit1:
             s.wrong.append((case, ids[:3]))
+            s.tied += bool(case["expect"] and right & tie)
     return s
