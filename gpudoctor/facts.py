@@ -385,6 +385,28 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("system.memory_bytes", "int", "bytes", "total RAM (MemTotal)"),
     _s("system.memlock_bytes", "int", "bytes", "max locked memory of this process; -1 when unlimited"),
     _s("system.shm_bytes", "int", "bytes", "size of /dev/shm"),
+    _s("system.shm.exists", "bool", "", "/dev lists shm (a directory, or a link to one such as /run/shm)"),
+    _s(
+        "system.shm.read_only",
+        "bool",
+        "",
+        "the mount /dev/shm lies on (its own, else /dev's or /'s) is read-only (`ro` in /proc/self/mounts)",
+    ),
+    _s(
+        "system.shm.mode",
+        "str",
+        "",
+        "permission bits of /dev/shm in octal, e.g. 1777 (stat; read only for a user other than root)",
+    ),
+    _s("system.shm.uid", "int", "", "owner of /dev/shm (stat; read only for a user other than root)"),
+    _s(
+        "system.shm.writable",
+        "bool",
+        "",
+        "this user can create files in /dev/shm: it exists, its mount is not read-only, and its mode lets "
+        "this process's uid, gid or groups (/proc/self/status) write there (root: always); ACLs and "
+        "security modules are not read",
+    ),
     _s("system.virtualization", "str", "", "none, or the hypervisor seen: kvm, vmware, hyperv, xen, ..."),
     _s("env.ld_library_path", "str", "", "LD_LIBRARY_PATH"),
     _s("env.cuda_visible_devices", "str", "", "CUDA_VISIBLE_DEVICES"),

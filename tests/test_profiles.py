@@ -130,6 +130,8 @@ def test_timeouts():
 # The recovery action rules (errors): the H200 capture asked NVML for no field value. Unknown only because
 # the snapshot did not record it, they do not make a gate exit 2 (Profile.unrecorded_ok).
 RECOVERY_UNRECORDED = [("GD-GPU-006", "unknown"), ("GD-GPU-007", "unknown"), ("GD-GPU-008", "unknown")]
+# The /dev/shm rules (errors): the capture listed neither /dev nor /proc/self/status (probes/shm.py).
+SHM_UNRECORDED = [("GD-SHM-002", "unknown"), ("GD-SHM-004", "unknown")]
 
 
 def test_no_python_judges_the_machine_alone():
@@ -146,6 +148,7 @@ def test_no_python_judges_the_machine_alone():
         *RECOVERY_UNRECORDED,
         ("GD-ENV-007", "unknown"),
         ("GD-PROC-001", "not_applicable"),
+        *SHM_UNRECORDED,
     ]
 
 
@@ -176,6 +179,7 @@ def test_preflight_check_collects_only_its_probes():
         ("GD-ENV-007", "unknown"),
         *RECOVERY_UNRECORDED,
         ("GD-PROC-001", "not_applicable"),
+        *SHM_UNRECORDED,
     }
 
 
@@ -188,7 +192,7 @@ def test_cli_preflight_prints_one_line_on_stderr():
     assert (
         r.stderr
         == "gpudoctor: ok · 1 × NVIDIA H200 · driver 580.159.04 · CUDA 13.0 · 1 warning(s): GD-FW-004 · "
-        "4 rule(s) could not be evaluated\n"
+        "6 rule(s) could not be evaluated\n"
     )
 
 
@@ -234,8 +238,8 @@ def test_an_unreadable_kernel_log_alone_does_not_fail_a_gate_unless_asked():
     )
     assert strict.returncode == 2
     assert (
-        "could not check: error-level rule(s) GD-GPU-006, GD-GPU-007, GD-GPU-008, GD-XID-001, GD-XID-005"
-        " could not be evaluated" in strict.stdout
+        "could not check: error-level rule(s) GD-GPU-006, GD-GPU-007, GD-GPU-008, GD-XID-001, GD-XID-005,"
+        " GD-SHM-002, GD-SHM-004 could not be evaluated" in strict.stdout
     )
 
 
