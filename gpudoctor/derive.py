@@ -69,6 +69,10 @@ DERIVED = (
     "env.cuda_visible_devices_unmatched",
     "env.cuda_visible_devices_unmatched_count",
     "env.nccl_socket_ifname_matches",
+    "interconnect.nccl_auto_interfaces",
+    "interconnect.nccl_auto_fallback",
+    "interconnect.nccl_auto_interface_count",
+    "interconnect.nccl_auto_fallback_count",
     # issue 11, part 1: GPUs the nvidia module holds that NVML does not list
     "pci.missing_from_nvml",
     "pci.missing_from_nvml_count",
@@ -222,6 +226,7 @@ def derive(facts: Facts) -> Facts:
     if _collected(facts, "pci.nvidia_driver_addresses", "gpus.count"):
         out.update(_missing_from_nvml(facts))
     out.update(_env_pitfalls(facts))
+    out.update(_nccl_auto(facts))
     if _collected(facts, "container.nvidia_requires"):
         from .container_verdict import derive as container_requirements
 
@@ -701,6 +706,37 @@ def socket_ifname_matches(spec: str, interfaces: Sequence[str]) -> int:
         return any(name == p[1:] if p.startswith("=") else name.startswith(p) for p in items)
 
     return sum(1 for name in interfaces if hit(name) != exclude)
+
+
+# NVIDIA/nccl@v2.30.7-1 (73cf112) src/misc/socket.cc:218-229, ncclFindInterfaces(): without NCCL_SOCKET_IFNAME
+# (or NCCL_COMM_ID), "ib" interfaces first, then "^docker,lo,virbr" (anything else); only when both find none,
+# "docker", then "lo", then "virbr". Each list is prefixes (src/os/linux.cc ncclOsFindInterfaces).
+NCCL_FALLBACK_PREFIXES = ("docker", "lo", "virbr")
+
+
+def nccl_auto_choice(running: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(the running interfaces NCCL's automatic choice takes, those it falls back to, in its order)."""
+    chosen = [n for n in running if not n.startswith(NCCL_FALLBACK_PREFIXES)]
+    fallback = [n for prefix in NCCL_FALLBACK_PREFIXES for n in running if n.startswith(prefix)]
+    return chosen, fallback
+
+
+def _nccl_auto(facts: Facts) -> dict[str, Fact]:
+    if not _collected(facts, "interconnect.net_running"):
+        return {}
+    running = facts.get("interconnect.net_running")
+    source = "derived:interconnect.net_running"
+    if not running.known:
+        why = unknown(running.unknown or "", source)
+        names = ("interfaces", "fallback", "interface_count", "fallback_count")
+        return {f"interconnect.nccl_auto_{name}": why for name in names}
+    chosen, fallback = nccl_auto_choice(running.value)
+    return {
+        "interconnect.nccl_auto_interfaces": known(chosen, source),
+        "interconnect.nccl_auto_fallback": known(fallback, source),
+        "interconnect.nccl_auto_interface_count": known(len(chosen), source),
+        "interconnect.nccl_auto_fallback_count": known(len(fallback), source),
+    }
 
 
 def _env_pitfalls(facts: Facts) -> dict[str, Fact]:

@@ -453,6 +453,34 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("interconnect.iommu.args", "list[str]", "", "the IOMMU arguments of /proc/cmdline"),
     _s("interconnect.net_interfaces", "list[str]", "", "network interface names (/sys/class/net)"),
     _s(
+        "interconnect.net_running",
+        "list[str]",
+        "",
+        "network interfaces that are up and operational (IFF_UP in /sys/class/net/*/flags, operstate up or "
+        "unknown): those getifaddrs() reports RUNNING",
+    ),
+    _s(
+        "interconnect.nccl_auto_interfaces",
+        "list[str]",
+        "",
+        "derived: running interfaces NCCL's own choice takes before its fallbacks when NCCL_SOCKET_IFNAME is "
+        "unset: names that start with neither docker, lo nor virbr (NCCL src/misc/socket.cc)",
+    ),
+    _s(
+        "interconnect.nccl_auto_fallback",
+        "list[str]",
+        "",
+        "derived: running interfaces NCCL falls back to when there is none of those, in its order: docker*, "
+        "then lo*, then virbr*",
+    ),
+    _s(
+        "interconnect.nccl_auto_interface_count",
+        "int",
+        "",
+        "derived: how many nccl_auto_interfaces there are",
+    ),
+    _s("interconnect.nccl_auto_fallback_count", "int", "", "derived: how many nccl_auto_fallback there are"),
+    _s(
         "interconnect.acs.redirect_bridges",
         "list[str]",
         "",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpudoctor import derive as derive_mod
 from gpudoctor.compat import cuda_variant, driver_verdict, jits_ptx, runs_on
 from gpudoctor.datafiles import Problem
 from gpudoctor.derive import DERIVED, arch_from_torch, compiled_arch, derive, newer_than_table, nvlink_wired
@@ -209,6 +210,7 @@ def test_derived_facts_are_the_documented_ones():
             "env.cuda_visible_devices": known("0,1", "test"),
             "env.nccl_socket_ifname": known("eth", "test"),
             "interconnect.net_interfaces": known(["eth0"], "test"),
+            "interconnect.net_running": known(["eth0"], "test"),
             "pci.nvidia_driver_addresses": known(["0000:3b:00.0"], "test"),
             # an image the runtime refuses, so that every container.require_* fact is there
             "container.nvidia_requires": known(["NVIDIA_REQUIRE_CUDA=cuda>=99"], "test"),
@@ -683,3 +685,22 @@ def test_gpus_missing_from_nvml_derived():
     # No NVIDIA GPU bound, no driver: nothing missing.
     d = derive(facts({"pci.nvidia_driver_addresses": [], "gpus.count": 0}))
     assert d.value("pci.missing_from_nvml_count") == 0
+
+
+# --- NCCL's own choice of a bootstrap interface -------------------------------------------------------------
+
+
+def test_nccl_auto_choice_follows_socket_cc():
+    # NVIDIA/nccl@v2.30.7-1 src/misc/socket.cc:218-229: anything but docker/lo/virbr, else docker, lo, virbr.
+    assert derive_mod.nccl_auto_choice(["eth0", "lo", "docker0"]) == (["eth0"], ["docker0", "lo"])
+    assert derive_mod.nccl_auto_choice(["lo", "virbr0", "docker0"]) == ([], ["docker0", "lo", "virbr0"])
+    assert derive_mod.nccl_auto_choice(["ib0", "lo"]) == (["ib0"], ["lo"])
+    assert derive_mod.nccl_auto_choice([]) == ([], [])
+
+
+def test_nccl_auto_facts_unknown_when_running_is():
+    facts = derive(Facts({"interconnect.net_running": unknown("no permission", "test")}))
+    assert facts.get("interconnect.nccl_auto_interfaces").unknown == "no permission"
+    facts = derive(Facts({"interconnect.net_running": known(["lo"], "test")}))
+    assert facts.value("interconnect.nccl_auto_interfaces") == []
+    assert facts.value("interconnect.nccl_auto_fallback") == ["lo"]

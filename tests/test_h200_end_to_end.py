@@ -84,6 +84,9 @@ def test_h200_has_no_error_and_only_onnxruntime_warns(h200_host):
         "GD-GPU-006": ["gpus[0].recovery_action"],
         "GD-GPU-007": ["gpus[0].recovery_action"],
         "GD-GPU-008": ["gpus[0].recovery_action"],
+        # Nor the interfaces' flags and operstate (which of them NCCL could bootstrap over).
+        "GD-NCCL-002": ["interconnect.nccl_auto_fallback_count", "interconnect.nccl_auto_interface_count"],
+        "GD-NCCL-003": ["interconnect.nccl_auto_fallback_count", "interconnect.nccl_auto_interface_count"],
         # Neither /dev's listing nor /proc/self/status nor stat of /dev/shm was captured.
         "GD-SHM-002": ["system.shm.exists"],
         "GD-SHM-004": ["system.shm.exists", "system.shm.writable"],

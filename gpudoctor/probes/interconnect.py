@@ -302,11 +302,45 @@ def _iommu(host: Any) -> dict[str, Fact]:
     return {"interconnect.iommu.mode": known(mode, CMDLINE), "interconnect.iommu.args": known(args, CMDLINE)}
 
 
+def is_running(flags: str, operstate: str) -> Optional[bool]:
+    """Whether an interface is RUNNING as getifaddrs() reports it (the flag NCCL requires of a socket
+    interface): the kernel's dev_get_flags() adds IFF_RUNNING to an interface that is up (IFF_UP, 0x1, in
+    sysfs `flags`, which never carries IFF_RUNNING itself) and whose operstate is `up` or `unknown`
+    (netif_oper_up()). None when `flags` is not a number."""
+    try:
+        value = int(flags.strip(), 0)
+    except ValueError:
+        return None
+    return bool(value & 0x1) and operstate.strip() in ("up", "unknown")
+
+
 def _net(host: Any) -> dict[str, Fact]:
     names, reason = _listdir(host, NET_ROOT)
     if names is None:
-        return {"interconnect.net_interfaces": unknown(reason or NOT_FOUND, NET_ROOT)}
-    return {"interconnect.net_interfaces": known(list(names), NET_ROOT)}
+        why = reason or NOT_FOUND
+        return {
+            "interconnect.net_interfaces": unknown(why, NET_ROOT),
+            "interconnect.net_running": unknown(why, NET_ROOT),
+        }
+    running: list[str] = []
+    failed = None
+    for name in names:
+        flags, why = _read(host, f"{NET_ROOT}/{name}/flags")
+        operstate, why2 = _read(host, f"{NET_ROOT}/{name}/operstate")
+        if flags is None or operstate is None:
+            if NOT_FOUND not in (why, why2):  # gone since the listing: not there
+                failed = failed or why or why2
+            continue
+        up = is_running(flags, operstate)
+        if up is None:
+            failed = failed or f"could not parse {NET_ROOT}/{name}/flags"
+        elif up:
+            running.append(name)
+    source = f"{NET_ROOT}/*/flags, operstate"
+    return {
+        "interconnect.net_interfaces": known(list(names), NET_ROOT),
+        "interconnect.net_running": unknown(failed, source) if failed else known(running, source),
+    }
 
 
 def _topology(host: Any, devices: Optional[list[str]], devices_reason: str) -> dict[str, Fact]:
