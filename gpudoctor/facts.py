@@ -621,6 +621,14 @@ SCHEMA: tuple[FactSpec, ...] = (
     ),
     _s("monitoring.dcgm.library", "str", "", "libdcgm.so.N as the loader cache lists it"),
     _s("monitoring.dcgm.hostengine", "str", "", "where nv-hostengine (DCGM's daemon) is installed"),
+    _s("monitoring.dcgm.dcgmi", "str", "", "where dcgmi (DCGM's command-line client) is installed"),
+    _s(
+        "monitoring.dcgm.hostengine_listening",
+        "bool",
+        "",
+        "a socket listens on DCGM's host engine port, 5555, where dcgmi connects by default (/proc/net/tcp, "
+        "tcp6: this network namespace)",
+    ),
     _s("storage.data_dir.path", "str", "", "the data directory `gpudoctor check --data-dir` names"),
     _s("storage.data_dir.mount_point", "str", "", "the mount the data directory lies on (longest prefix)"),
     _s(

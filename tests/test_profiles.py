@@ -50,6 +50,7 @@ PREFLIGHT_SKIPS = [
     "GD-XID-005",
     "GD-XID-006",
     "GD-KLOG-001",
+    "GD-DCGM-002",
     "GD-NCCL-001",
     "GD-DCGM-001",
     "GD-NCCL-002",
