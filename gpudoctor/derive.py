@@ -35,7 +35,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Callable, Optional
 
-from .facts import Fact, Facts, head, known, unknown
+from . import cuda_consumers
+from .facts import Fact, Facts, head, known, list_facts, unknown
 from .table_digest import TableError, digest, host_compiler_limits, newest_row
 
 # Every fact this stage adds, as facts.SCHEMA names them (their docs start with "derived:").
@@ -73,6 +74,16 @@ DERIVED = (
     "interconnect.nccl_auto_fallback",
     "interconnect.nccl_auto_interface_count",
     "interconnect.nccl_auto_fallback_count",
+    # issue 23: runtimes that dlopen CUDA libraries by soname (cuda_consumers.py)
+    "cuda_libs.consumers.count",
+    "cuda_libs.consumers[].name",
+    "cuda_libs.consumers[].version",
+    "cuda_libs.consumers[].cuda_major",
+    "cuda_libs.consumers[].needs",
+    "cuda_libs.consumers[].missing",
+    "cuda_libs.consumers[].missing_count",
+    "cuda_libs.consumers[].wheel_only",
+    "cuda_libs.consumers[].wheel_only_count",
     # issue 11, part 1: GPUs the nvidia module holds that NVML does not list
     "pci.missing_from_nvml",
     "pci.missing_from_nvml_count",
@@ -227,6 +238,8 @@ def derive(facts: Facts) -> Facts:
         out.update(_missing_from_nvml(facts))
     out.update(_env_pitfalls(facts))
     out.update(_nccl_auto(facts))
+    if _collected(facts, "frameworks.count", "python.ctranslate2", "cuda_libs.loader_sonames"):
+        out.update(_cuda_consumers(facts))
     if _collected(facts, "container.nvidia_requires"):
         from .container_verdict import derive as container_requirements
 
@@ -737,6 +750,69 @@ def _nccl_auto(facts: Facts) -> dict[str, Fact]:
         "interconnect.nccl_auto_interface_count": known(len(chosen), source),
         "interconnect.nccl_auto_fallback_count": known(len(fallback), source),
     }
+
+
+def _consumers(facts: Facts) -> list[tuple[str, str, Optional[cuda_consumers.Needs]]]:
+    """(name, version, what it needs or None: a release not judged) of each installed consumer."""
+    out = []
+    for i in range(facts.count("frameworks")):
+        if facts.value(f"frameworks[{i}].distribution") == cuda_consumers.ONNXRUNTIME:
+            version = str(facts.value(f"frameworks[{i}].version", ""))
+            major = facts.value(f"frameworks[{i}].cuda_major")
+            needs = cuda_consumers.onnxruntime_needs(version, major if isinstance(major, int) else None)
+            out.append((cuda_consumers.ONNXRUNTIME, version, needs))
+    ct2 = facts.get("python.ctranslate2")
+    if ct2.known:
+        speech = facts.get("python.faster_whisper").known
+        out.append(
+            (
+                cuda_consumers.CTRANSLATE2,
+                str(ct2.value),
+                cuda_consumers.ctranslate2_needs(str(ct2.value), speech),
+            )
+        )
+    return out
+
+
+def _cuda_consumers(facts: Facts) -> dict[str, Fact]:
+    """cuda_libs.consumers[]: each runtime that dlopens CUDA libraries, what it needs, and what of that the
+    loader does not find (missing: nowhere; wheel_only: only in nvidia-* wheels)."""
+    source = (
+        "derived:frameworks[].version,python.ctranslate2,cuda_libs.loader_sonames,cuda_libs.wheel_sonames"
+    )
+    count = facts.get("frameworks.count")
+    if not count.known:
+        return {"cuda_libs.consumers.count": unknown(count.unknown or "", source)}
+    loader, wheels = facts.get("cuda_libs.loader_sonames"), facts.get("cuda_libs.wheel_sonames")
+    members = []
+    for name, version, needs in _consumers(facts):
+        member = {"name": known(name, source), "version": known(version, source)}
+        if needs is None:
+            why = unknown(f"{name} {version}: which CUDA libraries it loads is not known", source)
+            member.update(dict.fromkeys(("cuda_major", "needs", "missing", "missing_count"), why))
+            member.update(dict.fromkeys(("wheel_only", "wheel_only_count"), why))
+            members.append(member)
+            continue
+        member["cuda_major"] = known(needs.cuda_major, source)
+        member["needs"] = known(list(needs.sonames), source)
+        if not loader.known:
+            why = unknown(loader.unknown or "", source)
+            member.update(dict.fromkeys(("missing", "missing_count", "wheel_only", "wheel_only_count"), why))
+        else:
+            in_wheels = wheels.value if wheels.known else []
+            missing, wheel_only = cuda_consumers.split(needs.sonames, loader.value, in_wheels)
+            if not wheels.known and any(s not in loader.value for s in needs.sonames):
+                why = unknown(wheels.unknown or "", source)  # the wheels may hold what the loader lacks
+                member.update(
+                    dict.fromkeys(("missing", "missing_count", "wheel_only", "wheel_only_count"), why)
+                )
+            else:
+                member["missing"] = known(missing, source)
+                member["missing_count"] = known(len(missing), source)
+                member["wheel_only"] = known(wheel_only, source)
+                member["wheel_only_count"] = known(len(wheel_only), source)
+        members.append(member)
+    return list_facts("cuda_libs.consumers", members, source)
 
 
 def _env_pitfalls(facts: Facts) -> dict[str, Fact]:

@@ -362,6 +362,51 @@ SCHEMA: tuple[FactSpec, ...] = (
         "derived: the distinct compute capabilities of the GPUs in unsupported_gpus",
     ),
     _s("python.rocm_frameworks", "int", "", "derived: how many installed frameworks are ROCm builds"),
+    _s("python.ctranslate2", "version", "", "installed version of ctranslate2 (unknown: not installed)"),
+    _s(
+        "python.faster_whisper",
+        "version",
+        "",
+        "installed version of faster-whisper, which runs Whisper (convolutions) on CTranslate2",
+    ),
+    _s(
+        "cuda_libs.loader_sonames",
+        "list[str]",
+        "",
+        "CUDA sonames dlopen finds by name: libcublas, libcublasLt, libcudnn, libcufft, libcurand and "
+        "libcudart files in LD_LIBRARY_PATH directories and the loader cache (ldconfig -p)",
+    ),
+    _s(
+        "cuda_libs.wheel_sonames",
+        "list[str]",
+        "",
+        "those sonames shipped by the nvidia-* wheels of the inspected environment (found by dlopen only "
+        "once something loads them by path, e.g. import torch, or LD_LIBRARY_PATH names the wheel directory)",
+    ),
+    _s(
+        "cuda_libs.consumers.count",
+        "int",
+        "",
+        "derived: runtimes installed that dlopen CUDA libraries by soname (onnxruntime-gpu, ctranslate2)",
+    ),
+    _s("cuda_libs.consumers[].name", "str", "", "derived: onnxruntime-gpu or ctranslate2"),
+    _s("cuda_libs.consumers[].version", "version", "", "derived: its installed version"),
+    _s("cuda_libs.consumers[].cuda_major", "int", "", "derived: the CUDA major its build loads libraries of"),
+    _s(
+        "cuda_libs.consumers[].needs",
+        "list[str]",
+        "",
+        "derived: the sonames it loads (gpudoctor/cuda_consumers.py, from each runtime's own sources)",
+    ),
+    _s("cuda_libs.consumers[].missing", "list[str]", "", "derived: needed sonames found nowhere here"),
+    _s("cuda_libs.consumers[].missing_count", "int", "", "derived: how many sonames are in missing"),
+    _s(
+        "cuda_libs.consumers[].wheel_only",
+        "list[str]",
+        "",
+        "derived: needed sonames only nvidia-* wheels hold (dlopen by name does not find them)",
+    ),
+    _s("cuda_libs.consumers[].wheel_only_count", "int", "", "derived: how many sonames are in wheel_only"),
     # --- system and container ---------------------------------------------------------------------
     _s("system.os", "str", "", "distribution name and version, e.g. Ubuntu 24.04.1 LTS"),
     _s("system.os_id", "str", "", "os-release ID, e.g. ubuntu"),

@@ -211,6 +211,10 @@ def test_derived_facts_are_the_documented_ones():
             "env.nccl_socket_ifname": known("eth", "test"),
             "interconnect.net_interfaces": known(["eth0"], "test"),
             "interconnect.net_running": known(["eth0"], "test"),
+            "python.ctranslate2": known("4.5.0", "test"),
+            "python.faster_whisper": unknown("not installed", "test"),
+            "cuda_libs.loader_sonames": known([], "test"),
+            "cuda_libs.wheel_sonames": known([], "test"),
             "pci.nvidia_driver_addresses": known(["0000:3b:00.0"], "test"),
             # an image the runtime refuses, so that every container.require_* fact is there
             "container.nvidia_requires": known(["NVIDIA_REQUIRE_CUDA=cuda>=99"], "test"),
@@ -704,3 +708,58 @@ def test_nccl_auto_facts_unknown_when_running_is():
     facts = derive(Facts({"interconnect.net_running": known(["lo"], "test")}))
     assert facts.value("interconnect.nccl_auto_interfaces") == []
     assert facts.value("interconnect.nccl_auto_fallback") == ["lo"]
+
+
+# --- runtimes that dlopen CUDA libraries by soname ----------------------------------------------------------
+
+
+def _consumer_facts(**extra) -> Facts:
+    base = {
+        "frameworks.count": known(1, "test"),
+        "frameworks[0].name": known("onnxruntime", "test"),
+        "frameworks[0].distribution": known("onnxruntime-gpu", "test"),
+        "frameworks[0].version": known("1.20.1", "test"),
+        "frameworks[0].cuda_major": unknown("the wheel records no CUDA version", "test"),
+        "python.ctranslate2": known("4.4.0", "test"),
+        "python.faster_whisper": known("1.0.3", "test"),
+        "cuda_libs.loader_sonames": known(
+            ["libcublas.so.12", "libcublasLt.so.12", "libcudart.so.12"], "test"
+        ),
+        "cuda_libs.wheel_sonames": known(["libcudnn.so.9", "libcufft.so.11"], "test"),
+    }
+    base.update(extra)
+    return derive(Facts(base))
+
+
+def test_consumers_needs_missing_and_wheel_only():
+    facts = _consumer_facts()
+    assert facts.value("cuda_libs.consumers.count") == 2
+    assert facts.value("cuda_libs.consumers[0].name") == "onnxruntime-gpu"
+    assert facts.value("cuda_libs.consumers[0].cuda_major") == 12  # 1.19 and later: CUDA 12 on PyPI
+    assert facts.value("cuda_libs.consumers[0].missing") == ["libcurand.so.10"]
+    assert facts.value("cuda_libs.consumers[0].wheel_only") == ["libcufft.so.11", "libcudnn.so.9"]
+    # ctranslate2 4.4 with faster-whisper: cuBLAS 12 and cuDNN 8 (convolutions)
+    assert facts.value("cuda_libs.consumers[1].needs") == [
+        "libcublas.so.12",
+        "libcublasLt.so.12",
+        "libcudnn.so.8",
+    ]
+    assert facts.value("cuda_libs.consumers[1].missing") == ["libcudnn.so.8"]
+    assert facts.value("cuda_libs.consumers[1].missing_count") == 1
+
+
+def test_consumers_unknown_when_the_loader_cache_is():
+    facts = _consumer_facts(**{"cuda_libs.loader_sonames": unknown("timed out", "test")})
+    assert facts.get("cuda_libs.consumers[0].missing_count").unknown == "timed out"
+    assert facts.value("cuda_libs.consumers[0].needs")[0] == "libcublasLt.so.12"
+
+
+def test_an_old_release_is_not_judged():
+    facts = _consumer_facts(
+        **{
+            "frameworks[0].version": known("1.12.1", "test"),
+            "python.ctranslate2": unknown("not installed", "t"),
+        }
+    )
+    assert facts.value("cuda_libs.consumers.count") == 1
+    assert "is not known" in facts.get("cuda_libs.consumers[0].missing_count").unknown

@@ -50,6 +50,8 @@ PREFLIGHT_SKIPS = [
     "GD-XID-005",
     "GD-XID-006",
     "GD-KLOG-001",
+    "GD-LIBS-001",
+    "GD-LIBS-002",
     "GD-DCGM-002",
     "GD-NCCL-001",
     "GD-DCGM-001",
