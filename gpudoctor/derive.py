@@ -74,6 +74,11 @@ DERIVED = (
     "interconnect.nccl_auto_fallback",
     "interconnect.nccl_auto_interface_count",
     "interconnect.nccl_auto_fallback_count",
+    # issue 23: GPUDirect RDMA as NCCL decides it
+    "nccl.newest",
+    "system.kernel_release",
+    "interconnect.gdr_path",
+    "interconnect.gdr_blockers",
     # issue 23: runtimes that dlopen CUDA libraries by soname (cuda_consumers.py)
     "cuda_libs.consumers.count",
     "cuda_libs.consumers[].name",
@@ -238,6 +243,7 @@ def derive(facts: Facts) -> Facts:
         out.update(_missing_from_nvml(facts))
     out.update(_env_pitfalls(facts))
     out.update(_nccl_auto(facts))
+    out.update(_gdr(facts))
     if _collected(facts, "frameworks.count", "python.ctranslate2", "cuda_libs.loader_sonames"):
         out.update(_cuda_consumers(facts))
     if _collected(facts, "container.nvidia_requires"):
@@ -749,6 +755,96 @@ def _nccl_auto(facts: Facts) -> dict[str, Fact]:
         "interconnect.nccl_auto_fallback": known(fallback, source),
         "interconnect.nccl_auto_interface_count": known(len(chosen), source),
         "interconnect.nccl_auto_fallback_count": known(len(fallback), source),
+    }
+
+
+# NVIDIA/nccl: /sys/module/nvidia_peermem/version is accepted from v2.23.4-1 (68b5423,
+# src/transport/net_ib.cc:694-696; v2.22.3-1 (178b6b7) net_ib.cc:614 reads only memory_peers); DMA-BUF from
+# v2.13.4-1 (19ab67d, src/init.cc:272-288: NCCL_DMABUF_ENABLE, cuDriverGetVersion >= 11070). The kernel's
+# RDMA stack registers dma-bufs from Linux 5.12 (ibv_reg_dmabuf_mr, torvalds/linux@bfe0cc6e, cited in
+# aws/aws-ofi-nccl#618).
+NCCL_PEERMEM_MODULE = (2, 23, 4)
+NCCL_DMABUF = (2, 13, 4)
+KERNEL_DMABUF = (5, 12)
+CUDA_DMABUF = (11, 7)
+_NUMERIC = re.compile(r"(\d{1,6})\.(\d{1,6})(?:\.(\d{1,6}))?")
+
+
+def _numbers(text: Any) -> Optional[tuple[int, ...]]:
+    m = _NUMERIC.match(str(text or ""))
+    return tuple(int(p) for p in m.groups() if p is not None) if m else None
+
+
+def gdr_path(
+    nccl: tuple[int, ...],
+    memory_peers: bool,
+    peermem_module: Optional[str],
+    kernel: tuple[int, ...],
+    max_cuda: tuple[int, ...],
+) -> tuple[str, list[str]]:
+    """(how NCCL `nccl` reaches GPU memory from the NIC, why the other ways are closed)."""
+    peermem = memory_peers or (nccl >= NCCL_PEERMEM_MODULE and peermem_module == "nvidia_peermem")
+    if peermem:
+        return "nvidia-peermem", []
+    version = ".".join(map(str, nccl))
+    blockers: list[str] = []
+    if peermem_module == "nvidia_peermem":
+        peermem_why = (
+            f"nvidia_peermem is loaded, but NCCL {version} looks only for /sys/kernel/mm/memory_peers/nv_mem "
+            "(NCCL 2.23.4 and later also detect nvidia_peermem)"
+        )
+    else:
+        peermem_why = "no peer-memory module NCCL detects (nvidia_peermem, nv_peer_mem) is loaded"
+    if nccl < NCCL_DMABUF:
+        blockers.append(f"DMA-BUF needs NCCL 2.13.4 or later, and this is {version}")
+    if kernel[:2] < KERNEL_DMABUF:
+        blockers.append(f"DMA-BUF needs Linux 5.12 or later, and this is {'.'.join(map(str, kernel))}")
+    if max_cuda[:2] < CUDA_DMABUF:
+        cuda = ".".join(map(str, max_cuda))
+        blockers.append(f"DMA-BUF needs a driver for CUDA 11.7 or later, and this one is for {cuda}")
+    return ("none", [peermem_why, *blockers]) if blockers else ("dma-buf", [])
+
+
+def _gdr(facts: Facts) -> dict[str, Fact]:
+    out: dict[str, Fact] = {}
+    if _collected(facts, "system.kernel"):
+        kernel = facts.get("system.kernel")
+        numbers = _numbers(kernel.value) if kernel.known else None
+        src = "derived:system.kernel"
+        out["system.kernel_release"] = (
+            known(".".join(map(str, numbers)), src)
+            if numbers
+            else unknown(kernel.unknown or "could not parse", src)
+        )
+    if _collected(facts, "nccl.versions"):
+        versions = facts.get("nccl.versions")
+        src = "derived:nccl.versions"
+        if not versions.known:
+            out["nccl.newest"] = unknown(versions.unknown or "", src)
+        else:
+            out["nccl.newest"] = (
+                known(versions.value[0], src) if versions.value else unknown("not installed", src)
+            )
+    needed = ("interconnect.memory_peers_nv_mem", "interconnect.peermem_loaded", "driver.max_cuda")
+    if not (_collected(facts, *needed) and "nccl.newest" in out and "system.kernel_release" in out):
+        return out
+    src = (
+        "derived:nccl.newest,interconnect.memory_peers_nv_mem,interconnect.peermem_module,system.kernel,"
+        "driver.max_cuda"
+    )
+    inputs = [out["nccl.newest"], out["system.kernel_release"], facts.get("interconnect.memory_peers_nv_mem")]
+    inputs += [facts.get("interconnect.peermem_loaded"), facts.get("driver.max_cuda")]
+    missing = next((f.unknown for f in inputs if not f.known), None)
+    nccl, kernel, cuda = _numbers(inputs[0].value), _numbers(inputs[1].value), _numbers(inputs[4].value)
+    if missing is not None or not (nccl and kernel and cuda):
+        why = unknown(missing or "could not parse a version", src)
+        return {**out, "interconnect.gdr_path": why, "interconnect.gdr_blockers": why}
+    module = facts.value("interconnect.peermem_module")
+    path, blockers = gdr_path(nccl, bool(inputs[2].value), module, kernel, cuda)
+    return {
+        **out,
+        "interconnect.gdr_path": known(path, src),
+        "interconnect.gdr_blockers": known(blockers, src),
     }
 
 

@@ -489,6 +489,34 @@ SCHEMA: tuple[FactSpec, ...] = (
     ),
     _s("interconnect.peermem_module", "str", "", "which of the two is loaded"),
     _s(
+        "interconnect.memory_peers_nv_mem",
+        "bool",
+        "",
+        "a peer-memory client is registered as nv_mem (/sys/kernel/mm/memory_peers/nv_mem{,_nc}/version): "
+        "what NCCL before 2.23.4 looks for to use GPUDirect RDMA",
+    ),
+    _s(
+        "interconnect.gdr_path",
+        "str",
+        "",
+        "derived: how NCCL (nccl.newest) can reach GPU memory from the RDMA NIC: `nvidia-peermem` (a "
+        "peer-memory module it detects), `dma-buf` (possible: NCCL >= 2.13.4, Linux >= 5.12, a driver for "
+        "CUDA >= 11.7; the GPU and rdma-core must support it too) or `none`",
+    ),
+    _s(
+        "interconnect.gdr_blockers",
+        "list[str]",
+        "",
+        "derived: why each way is closed, when interconnect.gdr_path is none",
+    ),
+    _s("nccl.newest", "version", "", "derived: the newest NCCL installed (first of nccl.versions)"),
+    _s(
+        "system.kernel_release",
+        "version",
+        "",
+        "derived: the numeric part of system.kernel, e.g. 6.8.0 of 6.8.0-90-generic",
+    ),
+    _s(
         "interconnect.iommu.mode",
         "str",
         "",

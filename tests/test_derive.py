@@ -215,6 +215,10 @@ def test_derived_facts_are_the_documented_ones():
             "python.faster_whisper": unknown("not installed", "test"),
             "cuda_libs.loader_sonames": known([], "test"),
             "cuda_libs.wheel_sonames": known([], "test"),
+            "system.kernel": known("6.8.0-90-generic", "test"),
+            "nccl.versions": known(["2.21.5"], "test"),
+            "interconnect.memory_peers_nv_mem": known(False, "test"),
+            "interconnect.peermem_loaded": known(False, "test"),
             "pci.nvidia_driver_addresses": known(["0000:3b:00.0"], "test"),
             # an image the runtime refuses, so that every container.require_* fact is there
             "container.nvidia_requires": known(["NVIDIA_REQUIRE_CUDA=cuda>=99"], "test"),
@@ -763,3 +767,46 @@ def test_an_old_release_is_not_judged():
     )
     assert facts.value("cuda_libs.consumers.count") == 1
     assert "is not known" in facts.get("cuda_libs.consumers[0].missing_count").unknown
+
+
+# --- GPUDirect RDMA as NCCL decides it --------------------------------------------------------------------
+
+
+def test_gdr_path_follows_nccls_own_checks():
+    # NCCL 2.21.5 (torch 2.5's wheel) with nvidia_peermem on a 6.8 kernel without memory_peers: before
+    # 2.23.4 NCCL does not see the module (NVIDIA/nccl#1676), but DMA-BUF is open.
+    assert derive_mod.gdr_path((2, 21, 5), False, "nvidia_peermem", (6, 8, 0), (12, 4)) == ("dma-buf", [])
+    assert derive_mod.gdr_path((2, 23, 4), False, "nvidia_peermem", (5, 4, 0), (12, 4)) == (
+        "nvidia-peermem",
+        [],
+    )
+    assert derive_mod.gdr_path((2, 18, 1), True, None, (5, 4, 0), (12, 2)) == ("nvidia-peermem", [])
+    path, why = derive_mod.gdr_path((2, 21, 5), False, "nvidia_peermem", (5, 4, 0), (12, 4))
+    assert path == "none"
+    assert why == [
+        "nvidia_peermem is loaded, but NCCL 2.21.5 looks only for /sys/kernel/mm/memory_peers/nv_mem (NCCL "
+        "2.23.4 and later also detect nvidia_peermem)",
+        "DMA-BUF needs Linux 5.12 or later, and this is 5.4.0",
+    ]
+    path, why = derive_mod.gdr_path((2, 10, 3), False, None, (6, 8, 0), (11, 4))
+    assert why[1:] == [
+        "DMA-BUF needs NCCL 2.13.4 or later, and this is 2.10.3",
+        "DMA-BUF needs a driver for CUDA 11.7 or later, and this one is for 11.4",
+    ]
+
+
+def test_gdr_facts():
+    base = {
+        "system.kernel": known("5.4.0-216-generic", "test"),
+        "nccl.versions": known(["2.21.5"], "test"),
+        "interconnect.memory_peers_nv_mem": known(False, "test"),
+        "interconnect.peermem_loaded": known(True, "test"),
+        "interconnect.peermem_module": known("nvidia_peermem", "test"),
+        "driver.max_cuda": known("12.4", "test"),
+    }
+    facts = derive(Facts(base))
+    assert facts.value("system.kernel_release") == "5.4.0"
+    assert facts.value("nccl.newest") == "2.21.5"
+    assert facts.value("interconnect.gdr_path") == "none"
+    facts = derive(Facts({**base, "interconnect.memory_peers_nv_mem": unknown("no permission", "test")}))
+    assert facts.get("interconnect.gdr_path").unknown == "no permission"

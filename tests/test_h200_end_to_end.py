@@ -71,6 +71,7 @@ def test_h200_has_no_error_and_only_onnxruntime_warns(h200_host):
         "GD-IB-002": ["interconnect.ib_ports.count"],
         "GD-IB-003": ["interconnect.peermem_loaded", "interconnect.rdma.device_count"],
         "GD-IB-004": ["interconnect.gpu_nics.count"],
+        "GD-IB-005": ["interconnect.gdr_path", "interconnect.ib_ports_active"],
         "GD-ENV-007": ["env.profiler_injection_count"],
         "GD-XID-001": log,
         "GD-XID-002": log,

@@ -35,6 +35,7 @@ PREFLIGHT_SKIPS = [
     "GD-CUDA-007",
     "GD-CUDNN-001",
     "GD-CUDNN-002",
+    "GD-IB-005",
     "GD-IB-001",
     "GD-IB-002",
     "GD-IB-003",

@@ -271,6 +271,7 @@ def probe(host: Any) -> dict[str, Fact]:
     facts.update(_peermem(host))
     facts.update(_iommu(host))
     facts.update(_net(host))
+    facts["interconnect.memory_peers_nv_mem"] = _memory_peers(host)
     facts.update(_topology(host, devices, dev_reason or NOT_FOUND))
     return facts
 
@@ -289,6 +290,24 @@ def _peermem(host: Any) -> dict[str, Fact]:
         if loaded
         else unknown("not loaded", MODULES),
     }
+
+
+# The files NCCL before 2.23.4 takes as "a peer-memory module is loaded" (src/transport/net_ib.cc:614 at
+# v2.22.3-1): the memory_peers registrations of nv_peer_mem, or of nvidia-peermem on a kernel with the
+# MLNX_OFED peer-memory API. From 2.23.4 NCCL also accepts /sys/module/nvidia_peermem/version.
+MEMORY_PEERS = ("/sys/kernel/mm/memory_peers/nv_mem/version", "/sys/kernel/mm/memory_peers/nv_mem_nc/version")
+
+
+def _memory_peers(host: Any) -> Fact:
+    failure = None
+    for path in MEMORY_PEERS:
+        text, reason = _read(host, path)
+        if text is not None:
+            return known(True, path)
+        if reason != NOT_FOUND:
+            failure = failure or reason
+    source = ", ".join(MEMORY_PEERS)
+    return unknown(failure, source) if failure else known(False, source)
 
 
 def _iommu(host: Any) -> dict[str, Fact]:

@@ -159,6 +159,7 @@ def test_live_host_on_a_sysfs_tree(tmp_path):
     assert facts["interconnect.iommu.mode"] == "translated"
     assert facts["interconnect.net_interfaces"] == ["eth0", "ib0", "lo"]
     assert facts["interconnect.net_running"] == ["eth0", "ib0", "lo"]
+    assert facts["interconnect.memory_peers_nv_mem"] is False  # no /sys/kernel/mm/memory_peers
     # Not root: ACS is unknown with the reason, never "none found".
     assert facts["interconnect.acs.redirect_bridge_count"] == ("unknown", ic.NEEDS_ROOT)
     assert facts["interconnect.gpu_nics.count"] == 2
@@ -284,3 +285,9 @@ def test_unreadable_flags_make_running_unknown(tmp_path):
     (tmp_path / "sys/class/net/eth0/flags").mkdir()  # reading a directory fails: not "not found"
     facts = _values(ic._net(RootedHost(tmp_path)))
     assert facts["interconnect.net_running"][0] == "unknown"
+
+
+def test_memory_peers_registration_is_read_by_existence(tmp_path):
+    # NCCL (v2.22.3-1 net_ib.cc:614) only asks access(F_OK); the file's text is not read.
+    _write(tmp_path, "/sys/kernel/mm/memory_peers/nv_mem_nc/version", "")
+    assert ic._memory_peers(RootedHost(tmp_path)).value is True
