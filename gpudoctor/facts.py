@@ -374,7 +374,8 @@ SCHEMA: tuple[FactSpec, ...] = (
         "list[str]",
         "",
         "CUDA sonames dlopen finds by name: libcublas, libcublasLt, libcudnn, libcufft, libcurand and "
-        "libcudart files in LD_LIBRARY_PATH directories and the loader cache (ldconfig -p)",
+        "libcudart files in LD_LIBRARY_PATH directories, the loader cache (ldconfig -p) and a conda "
+        "environment's lib directory (its packages' RPATH)",
     ),
     _s(
         "cuda_libs.wheel_sonames",

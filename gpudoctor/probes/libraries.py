@@ -276,9 +276,11 @@ def _cuda_libs(
     """What dlopen("libcublas.so.12") finds by name (LD_LIBRARY_PATH directories, the loader cache), and
     what the environment's nvidia-* wheels hold, which a process has only once something loads it by path
     (`import torch`, onnxruntime.preload_dlls()) or LD_LIBRARY_PATH names the wheel's directory."""
-    loader = {name for d in ld_dirs for name in (disk.names(d) or []) if CUDA_SONAME.fullmatch(name)}
+    # A conda environment's runtimes find its lib directory through their RPATH ($ORIGIN/..): it counts.
+    dirs = list(ld_dirs) + conda_lib_dirs(env_or_none(disk.host, "CONDA_PREFIX"), dump)
+    loader = {name for d in dirs for name in (disk.names(d) or []) if CUDA_SONAME.fullmatch(name)}
     loader |= {soname for soname, _ in entries if CUDA_SONAME.fullmatch(soname)}
-    src = "LD_LIBRARY_PATH, ldconfig -p"
+    src = "LD_LIBRARY_PATH, ldconfig -p, the conda environment's lib"
     facts = {
         "cuda_libs.loader_sonames": unknown(ldconfig_error, src)
         if ldconfig_error
@@ -289,6 +291,14 @@ def _cuda_libs(
     else:
         facts["cuda_libs.wheel_sonames"] = known(wheel_sonames(dump), f"python:{dump.get('executable', '')}")
     return facts
+
+
+def conda_lib_dirs(conda_prefix: Optional[str], dump: Any) -> list[str]:
+    """The lib directories of the active conda environment and of the inspected one if it is conda's."""
+    out = [os.path.normpath(f"{conda_prefix}/lib")] if conda_prefix else []
+    if isinstance(dump, dict) and dump.get("conda_meta") and isinstance(dump.get("prefix"), str):
+        out.append(os.path.normpath(f"{dump['prefix']}/lib"))
+    return list(dict.fromkeys(out))
 
 
 def _refine_from_header(host: Any, copy: Copy) -> Copy:

@@ -376,3 +376,16 @@ def test_cuda_sonames_unknown_without_the_loader_cache():
     facts = libraries.probe(fake_host(**parts))
     assert facts["cuda_libs.loader_sonames"].unknown == "timed out"
     assert facts["cuda_libs.wheel_sonames"].known
+
+
+def test_a_conda_environments_lib_counts_for_the_loader():
+    # conda-forge's ctranslate2 and onnxruntime find $CONDA_PREFIX/lib through their RPATH.
+    parts = h200_parts()
+    parts["env"] = dict(parts["env"], CONDA_PREFIX="/opt/conda/envs/asr")
+    parts["dirs"] = dict(
+        parts.get("dirs", {}), **{"/opt/conda/envs/asr/lib": ["libcublas.so.12", "libcublas.so.12.8.4.1"]}
+    )
+    facts = libraries.probe(fake_host(**parts))
+    assert "libcublas.so.12" in facts["cuda_libs.loader_sonames"].value
+    assert libraries.conda_lib_dirs(None, {"conda_meta": True, "prefix": "/opt/conda"}) == ["/opt/conda/lib"]
+    assert libraries.conda_lib_dirs(None, {"conda_meta": False, "prefix": "/venv"}) == []
