@@ -46,7 +46,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Callable, Optional
 
-from .facts import Fact, Facts, head, known, unknown
+from . import cuda_consumers
+from .facts import Fact, Facts, head, known, list_facts, unknown
 from .table_digest import TableError, digest, host_compiler_limits, newest_row
 
 # Every fact this stage adds, as facts.SCHEMA names them (their docs start with "derived:").
@@ -96,6 +97,25 @@ DERIVED = (
     "env.cuda_visible_devices_unmatched",
     "env.cuda_visible_devices_unmatched_count",
     "env.nccl_socket_ifname_matches",
+    "interconnect.nccl_auto_interfaces",
+    "interconnect.nccl_auto_fallback",
+    "interconnect.nccl_auto_interface_count",
+    "interconnect.nccl_auto_fallback_count",
+    # issue 23: GPUDirect RDMA as NCCL decides it
+    "nccl.newest",
+    "system.kernel_release",
+    "interconnect.gdr_path",
+    "interconnect.gdr_blockers",
+    # issue 23: runtimes that dlopen CUDA libraries by soname (cuda_consumers.py)
+    "cuda_libs.consumers.count",
+    "cuda_libs.consumers[].name",
+    "cuda_libs.consumers[].version",
+    "cuda_libs.consumers[].cuda_major",
+    "cuda_libs.consumers[].needs",
+    "cuda_libs.consumers[].missing",
+    "cuda_libs.consumers[].missing_count",
+    "cuda_libs.consumers[].wheel_only",
+    "cuda_libs.consumers[].wheel_only_count",
     # issue 11, part 1: GPUs the nvidia module holds that NVML does not list
     "pci.missing_from_nvml",
     "pci.missing_from_nvml_count",
@@ -288,6 +308,10 @@ def derive(facts: Facts) -> Facts:
     if _collected(facts, "pci.nvidia_driver_addresses", "gpus.count"):
         out.update(_missing_from_nvml(facts))
     out.update(_env_pitfalls(facts))
+    out.update(_nccl_auto(facts))
+    out.update(_gdr(facts))
+    if _collected(facts, "frameworks.count", "python.ctranslate2", "cuda_libs.loader_sonames"):
+        out.update(_cuda_consumers(facts))
     if _collected(facts, "container.nvidia_requires"):
         from .container_verdict import derive as container_requirements
 
@@ -928,6 +952,190 @@ def socket_ifname_matches(spec: str, interfaces: Sequence[str]) -> int:
         return any(name == p[1:] if p.startswith("=") else name.startswith(p) for p in items)
 
     return sum(1 for name in interfaces if hit(name) != exclude)
+
+
+# NVIDIA/nccl@v2.30.7-1 (73cf112) src/misc/socket.cc:218-229, ncclFindInterfaces(): without NCCL_SOCKET_IFNAME
+# (or NCCL_COMM_ID), "ib" interfaces first, then "^docker,lo,virbr" (anything else); only when both find none,
+# "docker", then "lo", then "virbr". Each list is prefixes (src/os/linux.cc ncclOsFindInterfaces).
+NCCL_FALLBACK_PREFIXES = ("docker", "lo", "virbr")
+
+
+def nccl_auto_choice(running: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(the running interfaces NCCL's automatic choice takes, those it falls back to, in its order)."""
+    chosen = [n for n in running if not n.startswith(NCCL_FALLBACK_PREFIXES)]
+    fallback = [n for prefix in NCCL_FALLBACK_PREFIXES for n in running if n.startswith(prefix)]
+    return chosen, fallback
+
+
+def _nccl_auto(facts: Facts) -> dict[str, Fact]:
+    if not _collected(facts, "interconnect.net_running"):
+        return {}
+    running = facts.get("interconnect.net_running")
+    source = "derived:interconnect.net_running"
+    if not running.known:
+        why = unknown(running.unknown or "", source)
+        names = ("interfaces", "fallback", "interface_count", "fallback_count")
+        return {f"interconnect.nccl_auto_{name}": why for name in names}
+    chosen, fallback = nccl_auto_choice(running.value)
+    return {
+        "interconnect.nccl_auto_interfaces": known(chosen, source),
+        "interconnect.nccl_auto_fallback": known(fallback, source),
+        "interconnect.nccl_auto_interface_count": known(len(chosen), source),
+        "interconnect.nccl_auto_fallback_count": known(len(fallback), source),
+    }
+
+
+# NVIDIA/nccl: /sys/module/nvidia_peermem/version is accepted from v2.23.4-1 (68b5423,
+# src/transport/net_ib.cc:694-696; v2.22.3-1 (178b6b7) net_ib.cc:614 reads only memory_peers); DMA-BUF from
+# v2.13.4-1 (19ab67d, src/init.cc:272-288: NCCL_DMABUF_ENABLE, cuDriverGetVersion >= 11070). The kernel's
+# RDMA stack registers dma-bufs from Linux 5.12 (ibv_reg_dmabuf_mr, torvalds/linux@bfe0cc6e, cited in
+# aws/aws-ofi-nccl#618).
+NCCL_PEERMEM_MODULE = (2, 23, 4)
+NCCL_DMABUF = (2, 13, 4)
+KERNEL_DMABUF = (5, 12)
+CUDA_DMABUF = (11, 7)
+_NUMERIC = re.compile(r"(\d{1,6})\.(\d{1,6})(?:\.(\d{1,6}))?")
+
+
+def _numbers(text: Any) -> Optional[tuple[int, ...]]:
+    m = _NUMERIC.match(str(text or ""))
+    return tuple(int(p) for p in m.groups() if p is not None) if m else None
+
+
+def gdr_path(
+    nccl: tuple[int, ...],
+    memory_peers: bool,
+    peermem_module: Optional[str],
+    kernel: tuple[int, ...],
+    max_cuda: tuple[int, ...],
+) -> tuple[str, list[str]]:
+    """(how NCCL `nccl` reaches GPU memory from the NIC, why the other ways are closed)."""
+    peermem = memory_peers or (nccl >= NCCL_PEERMEM_MODULE and peermem_module == "nvidia_peermem")
+    if peermem:
+        return "nvidia-peermem", []
+    version = ".".join(map(str, nccl))
+    blockers: list[str] = []
+    if peermem_module == "nvidia_peermem":
+        peermem_why = (
+            f"nvidia_peermem is loaded, but NCCL {version} looks only for /sys/kernel/mm/memory_peers/nv_mem "
+            "(NCCL 2.23.4 and later also detect nvidia_peermem)"
+        )
+    else:
+        peermem_why = "no peer-memory module NCCL detects (nvidia_peermem, nv_peer_mem) is loaded"
+    if nccl < NCCL_DMABUF:
+        blockers.append(f"DMA-BUF needs NCCL 2.13.4 or later, and this is {version}")
+    if kernel[:2] < KERNEL_DMABUF:
+        blockers.append(f"DMA-BUF needs Linux 5.12 or later, and this is {'.'.join(map(str, kernel))}")
+    if max_cuda[:2] < CUDA_DMABUF:
+        cuda = ".".join(map(str, max_cuda))
+        blockers.append(f"DMA-BUF needs a driver for CUDA 11.7 or later, and this one is for {cuda}")
+    return ("none", [peermem_why, *blockers]) if blockers else ("dma-buf", [])
+
+
+def _gdr(facts: Facts) -> dict[str, Fact]:
+    out: dict[str, Fact] = {}
+    if _collected(facts, "system.kernel"):
+        kernel = facts.get("system.kernel")
+        numbers = _numbers(kernel.value) if kernel.known else None
+        src = "derived:system.kernel"
+        out["system.kernel_release"] = (
+            known(".".join(map(str, numbers)), src)
+            if numbers
+            else unknown(kernel.unknown or "could not parse", src)
+        )
+    if _collected(facts, "nccl.versions"):
+        versions = facts.get("nccl.versions")
+        src = "derived:nccl.versions"
+        if not versions.known:
+            out["nccl.newest"] = unknown(versions.unknown or "", src)
+        else:
+            out["nccl.newest"] = (
+                known(versions.value[0], src) if versions.value else unknown("not installed", src)
+            )
+    needed = ("interconnect.memory_peers_nv_mem", "interconnect.peermem_loaded", "driver.max_cuda")
+    if not (_collected(facts, *needed) and "nccl.newest" in out and "system.kernel_release" in out):
+        return out
+    src = (
+        "derived:nccl.newest,interconnect.memory_peers_nv_mem,interconnect.peermem_module,system.kernel,"
+        "driver.max_cuda"
+    )
+    inputs = [out["nccl.newest"], out["system.kernel_release"], facts.get("interconnect.memory_peers_nv_mem")]
+    inputs += [facts.get("interconnect.peermem_loaded"), facts.get("driver.max_cuda")]
+    missing = next((f.unknown for f in inputs if not f.known), None)
+    nccl, kernel, cuda = _numbers(inputs[0].value), _numbers(inputs[1].value), _numbers(inputs[4].value)
+    if missing is not None or not (nccl and kernel and cuda):
+        why = unknown(missing or "could not parse a version", src)
+        return {**out, "interconnect.gdr_path": why, "interconnect.gdr_blockers": why}
+    module = facts.value("interconnect.peermem_module")
+    path, blockers = gdr_path(nccl, bool(inputs[2].value), module, kernel, cuda)
+    return {
+        **out,
+        "interconnect.gdr_path": known(path, src),
+        "interconnect.gdr_blockers": known(blockers, src),
+    }
+
+
+def _consumers(facts: Facts) -> list[tuple[str, str, Optional[cuda_consumers.Needs]]]:
+    """(name, version, what it needs or None: a release not judged) of each installed consumer."""
+    out = []
+    for i in range(facts.count("frameworks")):
+        if facts.value(f"frameworks[{i}].distribution") == cuda_consumers.ONNXRUNTIME:
+            version = str(facts.value(f"frameworks[{i}].version", ""))
+            major = facts.value(f"frameworks[{i}].cuda_major")
+            needs = cuda_consumers.onnxruntime_needs(version, major if isinstance(major, int) else None)
+            out.append((cuda_consumers.ONNXRUNTIME, version, needs))
+    ct2 = facts.get("python.ctranslate2")
+    if ct2.known:
+        speech = facts.get("python.faster_whisper").known
+        out.append(
+            (
+                cuda_consumers.CTRANSLATE2,
+                str(ct2.value),
+                cuda_consumers.ctranslate2_needs(str(ct2.value), speech),
+            )
+        )
+    return out
+
+
+def _cuda_consumers(facts: Facts) -> dict[str, Fact]:
+    """cuda_libs.consumers[]: each runtime that dlopens CUDA libraries, what it needs, and what of that the
+    loader does not find (missing: nowhere; wheel_only: only in nvidia-* wheels)."""
+    source = (
+        "derived:frameworks[].version,python.ctranslate2,cuda_libs.loader_sonames,cuda_libs.wheel_sonames"
+    )
+    count = facts.get("frameworks.count")
+    if not count.known:
+        return {"cuda_libs.consumers.count": unknown(count.unknown or "", source)}
+    loader, wheels = facts.get("cuda_libs.loader_sonames"), facts.get("cuda_libs.wheel_sonames")
+    members = []
+    for name, version, needs in _consumers(facts):
+        member = {"name": known(name, source), "version": known(version, source)}
+        if needs is None:
+            why = unknown(f"{name} {version}: which CUDA libraries it loads is not known", source)
+            member.update(dict.fromkeys(("cuda_major", "needs", "missing", "missing_count"), why))
+            member.update(dict.fromkeys(("wheel_only", "wheel_only_count"), why))
+            members.append(member)
+            continue
+        member["cuda_major"] = known(needs.cuda_major, source)
+        member["needs"] = known(list(needs.sonames), source)
+        if not loader.known:
+            why = unknown(loader.unknown or "", source)
+            member.update(dict.fromkeys(("missing", "missing_count", "wheel_only", "wheel_only_count"), why))
+        else:
+            in_wheels = wheels.value if wheels.known else []
+            missing, wheel_only = cuda_consumers.split(needs.sonames, loader.value, in_wheels)
+            if not wheels.known and any(s not in loader.value for s in needs.sonames):
+                why = unknown(wheels.unknown or "", source)  # the wheels may hold what the loader lacks
+                member.update(
+                    dict.fromkeys(("missing", "missing_count", "wheel_only", "wheel_only_count"), why)
+                )
+            else:
+                member["missing"] = known(missing, source)
+                member["missing_count"] = known(len(missing), source)
+                member["wheel_only"] = known(wheel_only, source)
+                member["wheel_only_count"] = known(len(wheel_only), source)
+        members.append(member)
+    return list_facts("cuda_libs.consumers", members, source)
 
 
 def _env_pitfalls(facts: Facts) -> dict[str, Fact]:

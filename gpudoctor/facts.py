@@ -484,6 +484,52 @@ SCHEMA: tuple[FactSpec, ...] = (
         "derived: TORCH_CUDA_ARCH_LIST for a rebuild that runs on every GPU here: their distinct compute "
         "capabilities, e.g. 8.0;9.0",
     ),
+    _s("python.ctranslate2", "version", "", "installed version of ctranslate2 (unknown: not installed)"),
+    _s(
+        "python.faster_whisper",
+        "version",
+        "",
+        "installed version of faster-whisper, which runs Whisper (convolutions) on CTranslate2",
+    ),
+    _s(
+        "cuda_libs.loader_sonames",
+        "list[str]",
+        "",
+        "CUDA sonames dlopen finds by name: libcublas, libcublasLt, libcudnn, libcufft, libcurand and "
+        "libcudart files in LD_LIBRARY_PATH directories, the loader cache (ldconfig -p) and a conda "
+        "environment's lib directory (its packages' RPATH)",
+    ),
+    _s(
+        "cuda_libs.wheel_sonames",
+        "list[str]",
+        "",
+        "those sonames shipped by the nvidia-* wheels of the inspected environment (found by dlopen only "
+        "once something loads them by path, e.g. import torch, or LD_LIBRARY_PATH names the wheel directory)",
+    ),
+    _s(
+        "cuda_libs.consumers.count",
+        "int",
+        "",
+        "derived: runtimes installed that dlopen CUDA libraries by soname (onnxruntime-gpu, ctranslate2)",
+    ),
+    _s("cuda_libs.consumers[].name", "str", "", "derived: onnxruntime-gpu or ctranslate2"),
+    _s("cuda_libs.consumers[].version", "version", "", "derived: its installed version"),
+    _s("cuda_libs.consumers[].cuda_major", "int", "", "derived: the CUDA major its build loads libraries of"),
+    _s(
+        "cuda_libs.consumers[].needs",
+        "list[str]",
+        "",
+        "derived: the sonames it loads (gpudoctor/cuda_consumers.py, from each runtime's own sources)",
+    ),
+    _s("cuda_libs.consumers[].missing", "list[str]", "", "derived: needed sonames found nowhere here"),
+    _s("cuda_libs.consumers[].missing_count", "int", "", "derived: how many sonames are in missing"),
+    _s(
+        "cuda_libs.consumers[].wheel_only",
+        "list[str]",
+        "",
+        "derived: needed sonames only nvidia-* wheels hold (dlopen by name does not find them)",
+    ),
+    _s("cuda_libs.consumers[].wheel_only_count", "int", "", "derived: how many sonames are in wheel_only"),
     # --- system and container ---------------------------------------------------------------------
     _s("system.os", "str", "", "distribution name and version, e.g. Ubuntu 24.04.1 LTS"),
     _s("system.os_id", "str", "", "os-release ID, e.g. ubuntu"),
@@ -507,6 +553,28 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("system.memory_bytes", "int", "bytes", "total RAM (MemTotal)"),
     _s("system.memlock_bytes", "int", "bytes", "max locked memory of this process; -1 when unlimited"),
     _s("system.shm_bytes", "int", "bytes", "size of /dev/shm"),
+    _s("system.shm.exists", "bool", "", "/dev lists shm (a directory, or a link to one such as /run/shm)"),
+    _s(
+        "system.shm.read_only",
+        "bool",
+        "",
+        "the mount /dev/shm lies on (its own, else /dev's or /'s) is read-only (`ro` in /proc/self/mounts)",
+    ),
+    _s(
+        "system.shm.mode",
+        "str",
+        "",
+        "permission bits of /dev/shm in octal, e.g. 1777 (stat; read only for a user other than root)",
+    ),
+    _s("system.shm.uid", "int", "", "owner of /dev/shm (stat; read only for a user other than root)"),
+    _s(
+        "system.shm.writable",
+        "bool",
+        "",
+        "this user can create files in /dev/shm: it exists, its mount is not read-only, and its mode lets "
+        "this process's uid, gid or groups (/proc/self/status) write there (root: always); ACLs and "
+        "security modules are not read",
+    ),
     _s("system.virtualization", "str", "", "none, or the hypervisor seen: kvm, vmware, hyperv, xen, ..."),
     _s("env.ld_library_path", "str", "", "LD_LIBRARY_PATH"),
     _s("env.cuda_visible_devices", "str", "", "CUDA_VISIBLE_DEVICES"),
@@ -544,6 +612,34 @@ SCHEMA: tuple[FactSpec, ...] = (
     ),
     _s("interconnect.peermem_module", "str", "", "which of the two is loaded"),
     _s(
+        "interconnect.memory_peers_nv_mem",
+        "bool",
+        "",
+        "a peer-memory client is registered as nv_mem (/sys/kernel/mm/memory_peers/nv_mem{,_nc}/version): "
+        "what NCCL before 2.23.4 looks for to use GPUDirect RDMA",
+    ),
+    _s(
+        "interconnect.gdr_path",
+        "str",
+        "",
+        "derived: how NCCL (nccl.newest) can reach GPU memory from the RDMA NIC: `nvidia-peermem` (a "
+        "peer-memory module it detects), `dma-buf` (possible: NCCL >= 2.13.4, Linux >= 5.12, a driver for "
+        "CUDA >= 11.7; the GPU and rdma-core must support it too) or `none`",
+    ),
+    _s(
+        "interconnect.gdr_blockers",
+        "list[str]",
+        "",
+        "derived: why each way is closed, when interconnect.gdr_path is none",
+    ),
+    _s("nccl.newest", "version", "", "derived: the newest NCCL installed (first of nccl.versions)"),
+    _s(
+        "system.kernel_release",
+        "version",
+        "",
+        "derived: the numeric part of system.kernel, e.g. 6.8.0 of 6.8.0-90-generic",
+    ),
+    _s(
         "interconnect.iommu.mode",
         "str",
         "",
@@ -552,6 +648,34 @@ SCHEMA: tuple[FactSpec, ...] = (
     ),
     _s("interconnect.iommu.args", "list[str]", "", "the IOMMU arguments of /proc/cmdline"),
     _s("interconnect.net_interfaces", "list[str]", "", "network interface names (/sys/class/net)"),
+    _s(
+        "interconnect.net_running",
+        "list[str]",
+        "",
+        "network interfaces that are up and operational (IFF_UP in /sys/class/net/*/flags, operstate up or "
+        "unknown): those getifaddrs() reports RUNNING",
+    ),
+    _s(
+        "interconnect.nccl_auto_interfaces",
+        "list[str]",
+        "",
+        "derived: running interfaces NCCL's own choice takes before its fallbacks when NCCL_SOCKET_IFNAME is "
+        "unset: names that start with neither docker, lo nor virbr (NCCL src/misc/socket.cc)",
+    ),
+    _s(
+        "interconnect.nccl_auto_fallback",
+        "list[str]",
+        "",
+        "derived: running interfaces NCCL falls back to when there is none of those, in its order: docker*, "
+        "then lo*, then virbr*",
+    ),
+    _s(
+        "interconnect.nccl_auto_interface_count",
+        "int",
+        "",
+        "derived: how many nccl_auto_interfaces there are",
+    ),
+    _s("interconnect.nccl_auto_fallback_count", "int", "", "derived: how many nccl_auto_fallback there are"),
     _s(
         "interconnect.acs.redirect_bridges",
         "list[str]",
@@ -693,6 +817,14 @@ SCHEMA: tuple[FactSpec, ...] = (
     ),
     _s("monitoring.dcgm.library", "str", "", "libdcgm.so.N as the loader cache lists it"),
     _s("monitoring.dcgm.hostengine", "str", "", "where nv-hostengine (DCGM's daemon) is installed"),
+    _s("monitoring.dcgm.dcgmi", "str", "", "where dcgmi (DCGM's command-line client) is installed"),
+    _s(
+        "monitoring.dcgm.hostengine_listening",
+        "bool",
+        "",
+        "a socket listens on DCGM's host engine port, 5555, where dcgmi connects by default (/proc/net/tcp, "
+        "tcp6: this network namespace)",
+    ),
     _s("storage.data_dir.path", "str", "", "the data directory `gpudoctor check --data-dir` names"),
     _s("storage.data_dir.mount_point", "str", "", "the mount the data directory lies on (longest prefix)"),
     _s(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpudoctor import derive as derive_mod
 from gpudoctor.compat import cuda_variant, driver_verdict, jits_ptx, runs_on
 from gpudoctor.datafiles import Problem
 from gpudoctor.derive import (
@@ -223,6 +224,15 @@ def test_derived_facts_are_the_documented_ones():
             "env.cuda_visible_devices": known("0,1", "test"),
             "env.nccl_socket_ifname": known("eth", "test"),
             "interconnect.net_interfaces": known(["eth0"], "test"),
+            "interconnect.net_running": known(["eth0"], "test"),
+            "python.ctranslate2": known("4.5.0", "test"),
+            "python.faster_whisper": unknown("not installed", "test"),
+            "cuda_libs.loader_sonames": known([], "test"),
+            "cuda_libs.wheel_sonames": known([], "test"),
+            "system.kernel": known("6.8.0-90-generic", "test"),
+            "nccl.versions": known(["2.21.5"], "test"),
+            "interconnect.memory_peers_nv_mem": known(False, "test"),
+            "interconnect.peermem_loaded": known(False, "test"),
             "pci.nvidia_driver_addresses": known(["0000:3b:00.0"], "test"),
             # an image the runtime refuses, so that every container.require_* fact is there
             "container.nvidia_requires": known(["NVIDIA_REQUIRE_CUDA=cuda>=99"], "test"),
@@ -821,3 +831,120 @@ def test_an_extension_torch_covers_and_one_it_does_not():
     items["extensions[0].arch"] = unknown("unreadable: cut short", "scan")
     out = derive(Facts(items))
     assert out.get("extensions[0].unsupported_gpu_count").unknown == "unreadable: cut short"
+
+
+# --- NCCL's own choice of a bootstrap interface -------------------------------------------------------------
+
+
+def test_nccl_auto_choice_follows_socket_cc():
+    # NVIDIA/nccl@v2.30.7-1 src/misc/socket.cc:218-229: anything but docker/lo/virbr, else docker, lo, virbr.
+    assert derive_mod.nccl_auto_choice(["eth0", "lo", "docker0"]) == (["eth0"], ["docker0", "lo"])
+    assert derive_mod.nccl_auto_choice(["lo", "virbr0", "docker0"]) == ([], ["docker0", "lo", "virbr0"])
+    assert derive_mod.nccl_auto_choice(["ib0", "lo"]) == (["ib0"], ["lo"])
+    assert derive_mod.nccl_auto_choice([]) == ([], [])
+
+
+def test_nccl_auto_facts_unknown_when_running_is():
+    facts = derive(Facts({"interconnect.net_running": unknown("no permission", "test")}))
+    assert facts.get("interconnect.nccl_auto_interfaces").unknown == "no permission"
+    facts = derive(Facts({"interconnect.net_running": known(["lo"], "test")}))
+    assert facts.value("interconnect.nccl_auto_interfaces") == []
+    assert facts.value("interconnect.nccl_auto_fallback") == ["lo"]
+
+
+# --- runtimes that dlopen CUDA libraries by soname ----------------------------------------------------------
+
+
+def _consumer_facts(**extra) -> Facts:
+    base = {
+        "frameworks.count": known(1, "test"),
+        "frameworks[0].name": known("onnxruntime", "test"),
+        "frameworks[0].distribution": known("onnxruntime-gpu", "test"),
+        "frameworks[0].version": known("1.20.1", "test"),
+        "frameworks[0].cuda_major": unknown("the wheel records no CUDA version", "test"),
+        "python.ctranslate2": known("4.4.0", "test"),
+        "python.faster_whisper": known("1.0.3", "test"),
+        "cuda_libs.loader_sonames": known(
+            ["libcublas.so.12", "libcublasLt.so.12", "libcudart.so.12"], "test"
+        ),
+        "cuda_libs.wheel_sonames": known(["libcudnn.so.9", "libcufft.so.11"], "test"),
+    }
+    base.update(extra)
+    return derive(Facts(base))
+
+
+def test_consumers_needs_missing_and_wheel_only():
+    facts = _consumer_facts()
+    assert facts.value("cuda_libs.consumers.count") == 2
+    assert facts.value("cuda_libs.consumers[0].name") == "onnxruntime-gpu"
+    assert facts.value("cuda_libs.consumers[0].cuda_major") == 12  # 1.19 and later: CUDA 12 on PyPI
+    assert facts.value("cuda_libs.consumers[0].missing") == ["libcurand.so.10"]
+    assert facts.value("cuda_libs.consumers[0].wheel_only") == ["libcufft.so.11", "libcudnn.so.9"]
+    # ctranslate2 4.4 with faster-whisper: cuBLAS 12 and cuDNN 8 (convolutions)
+    assert facts.value("cuda_libs.consumers[1].needs") == [
+        "libcublas.so.12",
+        "libcublasLt.so.12",
+        "libcudnn.so.8",
+    ]
+    assert facts.value("cuda_libs.consumers[1].missing") == ["libcudnn.so.8"]
+    assert facts.value("cuda_libs.consumers[1].missing_count") == 1
+
+
+def test_consumers_unknown_when_the_loader_cache_is():
+    facts = _consumer_facts(**{"cuda_libs.loader_sonames": unknown("timed out", "test")})
+    assert facts.get("cuda_libs.consumers[0].missing_count").unknown == "timed out"
+    assert facts.value("cuda_libs.consumers[0].needs")[0] == "libcublasLt.so.12"
+
+
+def test_an_old_release_is_not_judged():
+    facts = _consumer_facts(
+        **{
+            "frameworks[0].version": known("1.12.1", "test"),
+            "python.ctranslate2": unknown("not installed", "t"),
+        }
+    )
+    assert facts.value("cuda_libs.consumers.count") == 1
+    assert "is not known" in facts.get("cuda_libs.consumers[0].missing_count").unknown
+
+
+# --- GPUDirect RDMA as NCCL decides it --------------------------------------------------------------------
+
+
+def test_gdr_path_follows_nccls_own_checks():
+    # NCCL 2.21.5 (torch 2.5's wheel) with nvidia_peermem on a 6.8 kernel without memory_peers: before
+    # 2.23.4 NCCL does not see the module (NVIDIA/nccl#1676), but DMA-BUF is open.
+    assert derive_mod.gdr_path((2, 21, 5), False, "nvidia_peermem", (6, 8, 0), (12, 4)) == ("dma-buf", [])
+    assert derive_mod.gdr_path((2, 23, 4), False, "nvidia_peermem", (5, 4, 0), (12, 4)) == (
+        "nvidia-peermem",
+        [],
+    )
+    assert derive_mod.gdr_path((2, 18, 1), True, None, (5, 4, 0), (12, 2)) == ("nvidia-peermem", [])
+    path, why = derive_mod.gdr_path((2, 21, 5), False, "nvidia_peermem", (5, 4, 0), (12, 4))
+    assert path == "none"
+    assert why == [
+        "nvidia_peermem is loaded, but NCCL 2.21.5 looks only for /sys/kernel/mm/memory_peers/nv_mem (NCCL "
+        "2.23.4 and later also detect nvidia_peermem)",
+        "DMA-BUF needs Linux 5.12 or later, and this is 5.4.0",
+    ]
+    path, why = derive_mod.gdr_path((2, 10, 3), False, None, (6, 8, 0), (11, 4))
+    assert why[1:] == [
+        "DMA-BUF needs NCCL 2.13.4 or later, and this is 2.10.3",
+        "DMA-BUF needs a driver for CUDA 11.7 or later, and this one is for 11.4",
+    ]
+
+
+def test_gdr_facts():
+    base = {
+        "system.kernel": known("5.4.0-216-generic", "test"),
+        "nccl.versions": known(["2.21.5"], "test"),
+        "interconnect.memory_peers_nv_mem": known(False, "test"),
+        "interconnect.peermem_loaded": known(True, "test"),
+        "interconnect.peermem_module": known("nvidia_peermem", "test"),
+        "driver.max_cuda": known("12.4", "test"),
+    }
+    facts = derive(Facts(base))
+    assert facts.value("system.kernel_release") == "5.4.0"
+    assert facts.value("nccl.newest") == "2.21.5"
+    assert facts.value("interconnect.gdr_path") == "none"
+    facts = derive(Facts({**base, "interconnect.memory_peers_nv_mem": unknown("no permission", "test")}))
+    assert facts.get("interconnect.gdr_path").unknown == "no permission"

@@ -55,7 +55,7 @@ def test_entrypoint_healthy_execs_the_command(tmp_path):
     assert out == f"job {proc.pid} arg0\n"
     assert (
         err == "gpudoctor: ok · 1 × NVIDIA H200 · driver 580.159.04 · CUDA 13.0 · 1 warning(s): GD-FW-004 · "
-        "5 rule(s) could not be evaluated\n"
+        "7 rule(s) could not be evaluated\n"
     )
 
 

@@ -71,6 +71,7 @@ def test_h200_has_no_error_and_only_onnxruntime_warns(h200_host):
         "GD-IB-002": ["interconnect.ib_ports.count"],
         "GD-IB-003": ["interconnect.peermem_loaded", "interconnect.rdma.device_count"],
         "GD-IB-004": ["interconnect.gpu_nics.count"],
+        "GD-IB-005": ["interconnect.gdr_path", "interconnect.ib_ports_active"],
         "GD-ENV-007": ["env.profiler_injection_count"],
         "GD-XID-001": log,
         "GD-XID-002": log,
@@ -85,6 +86,12 @@ def test_h200_has_no_error_and_only_onnxruntime_warns(h200_host):
         "GD-GPU-006": ["gpus[0].recovery_action"],
         "GD-GPU-007": ["gpus[0].recovery_action"],
         "GD-GPU-008": ["gpus[0].recovery_action"],
+        # Nor the interfaces' flags and operstate (which of them NCCL could bootstrap over).
+        "GD-NCCL-002": ["interconnect.nccl_auto_fallback_count", "interconnect.nccl_auto_interface_count"],
+        "GD-NCCL-003": ["interconnect.nccl_auto_fallback_count", "interconnect.nccl_auto_interface_count"],
+        # Neither /dev's listing nor /proc/self/status nor stat of /dev/shm was captured.
+        "GD-SHM-002": ["system.shm.exists"],
+        "GD-SHM-004": ["system.shm.exists", "system.shm.writable"],
     }
     reasons = {why for r in result.results if r.status == "unknown" for _, why in r.unknown_facts}
     assert reasons == {

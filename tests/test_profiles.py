@@ -35,6 +35,7 @@ PREFLIGHT_SKIPS = [
     "GD-CUDA-007",
     "GD-CUDNN-001",
     "GD-CUDNN-002",
+    "GD-IB-005",
     "GD-IB-001",
     "GD-IB-002",
     "GD-IB-003",
@@ -50,8 +51,13 @@ PREFLIGHT_SKIPS = [
     "GD-XID-005",
     "GD-XID-006",
     "GD-KLOG-001",
+    "GD-LIBS-001",
+    "GD-LIBS-002",
+    "GD-DCGM-002",
     "GD-NCCL-001",
     "GD-DCGM-001",
+    "GD-NCCL-002",
+    "GD-NCCL-003",
     "GD-STORAGE-001",
 ]
 
@@ -133,6 +139,8 @@ RECOVERY_UNRECORDED = [("GD-GPU-006", "unknown"), ("GD-GPU-007", "unknown"), ("G
 # Nor the GPU's sysfs uevent (which driver is bound): the capture ran in a container, where GD-GPU-005 now
 # judges the GPUs given to it (until 2026-12-05 it passed there unjudged), so it is unknown for want of it.
 UEVENT_UNRECORDED = [("GD-GPU-005", "unknown")]
+# The /dev/shm rules (errors): the capture listed neither /dev nor /proc/self/status (probes/shm.py).
+SHM_UNRECORDED = [("GD-SHM-002", "unknown"), ("GD-SHM-004", "unknown")]
 
 
 def test_no_python_judges_the_machine_alone():
@@ -150,6 +158,7 @@ def test_no_python_judges_the_machine_alone():
         *RECOVERY_UNRECORDED,
         ("GD-ENV-007", "unknown"),
         ("GD-PROC-001", "not_applicable"),
+        *SHM_UNRECORDED,
     ]
 
 
@@ -181,6 +190,7 @@ def test_preflight_check_collects_only_its_probes():
         *UEVENT_UNRECORDED,
         *RECOVERY_UNRECORDED,
         ("GD-PROC-001", "not_applicable"),
+        *SHM_UNRECORDED,
     }
 
 
@@ -193,7 +203,7 @@ def test_cli_preflight_prints_one_line_on_stderr():
     assert (
         r.stderr
         == "gpudoctor: ok · 1 × NVIDIA H200 · driver 580.159.04 · CUDA 13.0 · 1 warning(s): GD-FW-004 · "
-        "5 rule(s) could not be evaluated\n"
+        "7 rule(s) could not be evaluated\n"
     )
 
 
@@ -240,8 +250,7 @@ def test_an_unreadable_kernel_log_alone_does_not_fail_a_gate_unless_asked():
     assert strict.returncode == 2
     assert (
         "could not check: error-level rule(s) GD-GPU-005, GD-GPU-006, GD-GPU-007, GD-GPU-008, GD-XID-001, "
-        "GD-XID-005"
-        " could not be evaluated" in strict.stdout
+        "GD-XID-005, GD-NCCL-002, GD-SHM-002, GD-SHM-004 could not be evaluated" in strict.stdout
     )
 
 

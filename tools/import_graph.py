@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("probes", ("probes",)),
     ("engine", ("engine",)),
     ("knowledge", ("knowledge",)),
-    ("compat", ("compat", "table_digest")),
+    ("compat", ("compat", "table_digest", "cuda_consumers")),
     ("derive", ("derive", "collect", "container_verdict")),
     ("resolvers", ("resolvers",)),
     ("plan", ("plan", "plan_file", "policy", "profiles")),

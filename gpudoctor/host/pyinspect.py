@@ -53,7 +53,10 @@ BUILD_FILES = {
     "onnxruntime-gpu": ["onnxruntime/capi/version_info.py", "onnxruntime/capi/build_and_package_info.py"],
 }
 # The files of a wheel's list that are kept: the CUDA (and ROCm) shared libraries.
-LIB_MARKERS = ("cuda", "cudnn", "nccl", "cudart", "cublas", "rocm", "hip", "miopen", "rccl", "providers")
+LIB_MARKERS = (
+    "cuda", "cudnn", "nccl", "cudart", "cublas", "cufft", "curand",
+    "rocm", "hip", "miopen", "rccl", "providers",
+)  # fmt: skip
 # Whose file list is scanned for those libraries: the wheels that ship CUDA libraries, which the probes
 # count as copies (probes/libraries.py). A framework's own list is not read: torch's is 1.5 MB.
 RECORD_SCANNED = ("nvidia-",)

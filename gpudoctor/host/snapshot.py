@@ -342,7 +342,10 @@ def redact(rec: Recording, hostnames: tuple[str, ...] = (), identity: Optional[I
             return [r.path(path, n) if isinstance(n, str) else r.value(n) for n in entry]
         return r.value(entry)
 
-    files = {k: kernel_log_lines(v) if k == "/dev/kmsg" else v for k, v in rec.files.items()}
+    files = {
+        k: kernel_log_lines(v) if k == "/dev/kmsg" else listen_lines(v) if k in TCP_TABLES else v
+        for k, v in rec.files.items()
+    }
     commands = [_kernel_log_command(c) for c in rec.commands]
     return Recording(
         files={r.text(k): r.text(v) for k, v in files.items()},
@@ -411,6 +414,16 @@ def kernel_log_lines(text: str) -> str:
             header = _KERNEL_LOG_HEADER.match(line)
             out.append((header.group(1) if header else "") + KERNEL_LOG_REDACTED + "\n")
     return "".join(out)
+
+
+TCP_TABLES = ("/proc/net/tcp", "/proc/net/tcp6")
+
+
+def listen_lines(text: str) -> str:
+    """A /proc/net/tcp or tcp6 table as a redacted snapshot keeps it: its header and the LISTEN sockets
+    (state 0A) only, so that no peer address of an open connection leaves the machine."""
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[:1] + [line for line in lines[1:] if line.split()[3:4] == ["0A"]])
 
 
 def _kernel_log_command(entry: Any) -> Any:

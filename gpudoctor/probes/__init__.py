@@ -43,7 +43,7 @@ def registry(
         ("driver", ("driver", "pci"), driver.probe),
         ("gpus", ("gpus",), gpus.probe),
         ("cuda", ("cuda",), cuda.probe),
-        ("libraries", ("cudnn", "nccl"), libraries.probe),
+        ("libraries", ("cudnn", "nccl", "cuda_libs"), libraries.probe),
         ("python", ("python", "frameworks"), python_env.probe),
         ("system", ("system", "env", "host"), system.probe),
         ("container", ("container",), container.probe),

@@ -271,6 +271,7 @@ def probe(host: Any) -> dict[str, Fact]:
     facts.update(_peermem(host))
     facts.update(_iommu(host))
     facts.update(_net(host))
+    facts["interconnect.memory_peers_nv_mem"] = _memory_peers(host)
     facts.update(_topology(host, devices, dev_reason or NOT_FOUND))
     return facts
 
@@ -291,6 +292,24 @@ def _peermem(host: Any) -> dict[str, Fact]:
     }
 
 
+# The files NCCL before 2.23.4 takes as "a peer-memory module is loaded" (src/transport/net_ib.cc:614 at
+# v2.22.3-1): the memory_peers registrations of nv_peer_mem, or of nvidia-peermem on a kernel with the
+# MLNX_OFED peer-memory API. From 2.23.4 NCCL also accepts /sys/module/nvidia_peermem/version.
+MEMORY_PEERS = ("/sys/kernel/mm/memory_peers/nv_mem/version", "/sys/kernel/mm/memory_peers/nv_mem_nc/version")
+
+
+def _memory_peers(host: Any) -> Fact:
+    failure = None
+    for path in MEMORY_PEERS:
+        text, reason = _read(host, path)
+        if text is not None:
+            return known(True, path)
+        if reason != NOT_FOUND:
+            failure = failure or reason
+    source = ", ".join(MEMORY_PEERS)
+    return unknown(failure, source) if failure else known(False, source)
+
+
 def _iommu(host: Any) -> dict[str, Fact]:
     text, reason = _read(host, CMDLINE)
     if text is None:
@@ -302,11 +321,45 @@ def _iommu(host: Any) -> dict[str, Fact]:
     return {"interconnect.iommu.mode": known(mode, CMDLINE), "interconnect.iommu.args": known(args, CMDLINE)}
 
 
+def is_running(flags: str, operstate: str) -> Optional[bool]:
+    """Whether an interface is RUNNING as getifaddrs() reports it (the flag NCCL requires of a socket
+    interface): the kernel's dev_get_flags() adds IFF_RUNNING to an interface that is up (IFF_UP, 0x1, in
+    sysfs `flags`, which never carries IFF_RUNNING itself) and whose operstate is `up` or `unknown`
+    (netif_oper_up()). None when `flags` is not a number."""
+    try:
+        value = int(flags.strip(), 0)
+    except ValueError:
+        return None
+    return bool(value & 0x1) and operstate.strip() in ("up", "unknown")
+
+
 def _net(host: Any) -> dict[str, Fact]:
     names, reason = _listdir(host, NET_ROOT)
     if names is None:
-        return {"interconnect.net_interfaces": unknown(reason or NOT_FOUND, NET_ROOT)}
-    return {"interconnect.net_interfaces": known(list(names), NET_ROOT)}
+        why = reason or NOT_FOUND
+        return {
+            "interconnect.net_interfaces": unknown(why, NET_ROOT),
+            "interconnect.net_running": unknown(why, NET_ROOT),
+        }
+    running: list[str] = []
+    failed = None
+    for name in names:
+        flags, why = _read(host, f"{NET_ROOT}/{name}/flags")
+        operstate, why2 = _read(host, f"{NET_ROOT}/{name}/operstate")
+        if flags is None or operstate is None:
+            if NOT_FOUND not in (why, why2):  # gone since the listing: not there
+                failed = failed or why or why2
+            continue
+        up = is_running(flags, operstate)
+        if up is None:
+            failed = failed or f"could not parse {NET_ROOT}/{name}/flags"
+        elif up:
+            running.append(name)
+    source = f"{NET_ROOT}/*/flags, operstate"
+    return {
+        "interconnect.net_interfaces": known(list(names), NET_ROOT),
+        "interconnect.net_running": unknown(failed, source) if failed else known(running, source),
+    }
 
 
 def _topology(host: Any, devices: Optional[list[str]], devices_reason: str) -> dict[str, Fact]:

@@ -1,9 +1,10 @@
-"""The libraries probe: every copy of cuDNN and NCCL a process on this host could load.
+"""The libraries probe: every copy of cuDNN and NCCL a process on this host could load, and which CUDA
+sonames the loader finds by name.
 
-Produces `cudnn.*` and `nccl.*`. Copies come from four places, because each is loaded in a different
-situation: the loader cache (`ldconfig -p`), directories on LD_LIBRARY_PATH (searched first by the loader),
-pip wheels in the inspected Python environment (loaded by frameworks through their RPATH), and the active
-conda environment. The shared discovery helpers here are also used by the CUDA probe for libcudart.
+Produces `cudnn.*`, `nccl.*` and `cuda_libs.*`. Copies come from four places, because each is loaded in a
+different situation: the loader cache (`ldconfig -p`), directories on LD_LIBRARY_PATH (searched first by the
+loader), pip wheels in the inspected Python environment (loaded by frameworks through their RPATH), and the
+active conda environment. The shared discovery helpers here are also used by the CUDA probe for libcudart.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ SYSTEM_LIB_DIR = re.compile(r"(/usr)?/lib(64)?(/[^/]+-linux-gnu)?")
 # (fact prefix, file-name stem, pip distribution names)
 CUDNN = ("cudnn", "libcudnn.so.", re.compile(r"nvidia-cudnn(-cu\d+)?"))
 NCCL = ("nccl", "libnccl.so.", re.compile(r"nvidia-nccl(-cu\d+)?"))
+# The sonames runtimes other than torch dlopen (gpudoctor/cuda_consumers.py): libcublas.so.12,
+# libcublasLt.so.12, libcudnn.so.9, libcufft.so.11, libcurand.so.10, libcudart.so.12, libcudart.so.11.0.
+CUDA_SONAME = re.compile(r"lib(cublas|cublasLt|cudnn|cufft|curand|cudart)\.so\.[0-9]{1,4}(\.0)?")
+NVIDIA_WHEEL = re.compile(r"nvidia-.+")
 
 
 @dataclass(frozen=True)
@@ -121,6 +126,21 @@ def pip_copies(dump: Optional[dict], dist_name: re.Pattern, lib: str) -> list[Co
 def split_path_list(value: Optional[str]) -> list[str]:
     """Directories of a colon-separated list, in order, without empties or repeats."""
     return list(dict.fromkeys(os.path.normpath(d) for d in (value or "").split(":") if d))
+
+
+def wheel_sonames(dump: Optional[dict]) -> list[str]:
+    """The CUDA_SONAME files the nvidia-* wheels of the environment ship (their RECORD's library paths)."""
+    found: set[str] = set()
+    dists = (dump or {}).get("distributions")
+    for dist in dists if isinstance(dists, list) else []:
+        if not isinstance(dist, dict) or not NVIDIA_WHEEL.fullmatch(str(dist.get("name", ""))):
+            continue
+        libs = dist.get("libs")
+        for rel in libs if isinstance(libs, list) else []:
+            name = os.path.basename(rel) if isinstance(rel, str) else ""
+            if CUDA_SONAME.fullmatch(name):
+                found.add(name)
+    return sorted(found)
 
 
 # --- host reads shared with the CUDA probe -------------------------------------------------------------
@@ -246,7 +266,39 @@ def probe(host: Any) -> dict[str, Fact]:
             facts["cudnn.ld_library_path_version"] = (
                 known(first.version, first.path) if first else unknown("not installed", "LD_LIBRARY_PATH")
             )
+    facts.update(_cuda_libs(disk, entries, ldconfig_error, ld_dirs, dump))
     return facts
+
+
+def _cuda_libs(
+    disk: Disk, entries: list[tuple[str, str]], ldconfig_error: Optional[str], ld_dirs: list[str], dump: Any
+) -> dict[str, Fact]:
+    """What dlopen("libcublas.so.12") finds by name (LD_LIBRARY_PATH directories, the loader cache), and
+    what the environment's nvidia-* wheels hold, which a process has only once something loads it by path
+    (`import torch`, onnxruntime.preload_dlls()) or LD_LIBRARY_PATH names the wheel's directory."""
+    # A conda environment's runtimes find its lib directory through their RPATH ($ORIGIN/..): it counts.
+    dirs = list(ld_dirs) + conda_lib_dirs(env_or_none(disk.host, "CONDA_PREFIX"), dump)
+    loader = {name for d in dirs for name in (disk.names(d) or []) if CUDA_SONAME.fullmatch(name)}
+    loader |= {soname for soname, _ in entries if CUDA_SONAME.fullmatch(soname)}
+    src = "LD_LIBRARY_PATH, ldconfig -p, the conda environment's lib"
+    facts = {
+        "cuda_libs.loader_sonames": unknown(ldconfig_error, src)
+        if ldconfig_error
+        else known(sorted(loader), src)
+    }
+    if dump is None:
+        facts["cuda_libs.wheel_sonames"] = unknown("python environment not inspected", "python")
+    else:
+        facts["cuda_libs.wheel_sonames"] = known(wheel_sonames(dump), f"python:{dump.get('executable', '')}")
+    return facts
+
+
+def conda_lib_dirs(conda_prefix: Optional[str], dump: Any) -> list[str]:
+    """The lib directories of the active conda environment and of the inspected one if it is conda's."""
+    out = [os.path.normpath(f"{conda_prefix}/lib")] if conda_prefix else []
+    if isinstance(dump, dict) and dump.get("conda_meta") and isinstance(dump.get("prefix"), str):
+        out.append(os.path.normpath(f"{dump['prefix']}/lib"))
+    return list(dict.fromkeys(out))
 
 
 def _refine_from_header(host: Any, copy: Copy) -> Copy:

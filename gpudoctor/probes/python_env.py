@@ -18,6 +18,9 @@ from ..facts import Fact, known, list_facts, unknown
 from ..host.base import NOT_RECORDED, HostError
 
 PYTHON_FIELDS = ("executable", "version", "prefix", "venv", "installer", "machine")
+# Runtimes that dlopen CUDA libraries by soname (gpudoctor/cuda_consumers.py) and the package that makes
+# CTranslate2 run convolutions: fact name -> normalised distribution name.
+PACKAGES = {"python.ctranslate2": "ctranslate2", "python.faster_whisper": "faster-whisper"}
 FRAMEWORK_FIELDS = ("name", "distribution", "version", "build", "cuda", "cuda_major", "cudnn", "rocm")
 TORCH_VERSION_PY = "torch/version.py"
 TF_BUILD_INFO = "tensorflow/python/platform/build_info.py"
@@ -309,6 +312,7 @@ def probe(host: Any) -> dict[str, Fact]:
         facts = {f"python.{f}": unknown(why, "python") for f in PYTHON_FIELDS}
         facts["python.selected_by"] = chosen
         facts["frameworks.count"] = unknown(why, "python")
+        facts.update({name: unknown(why, "python") for name in PACKAGES})
         return facts
     src = f"python:{dump.get('executable') or 'default'}"
     facts = {"python.selected_by": chosen}
@@ -322,7 +326,25 @@ def probe(host: Any) -> dict[str, Fact]:
     facts["python.installer"] = known(installer(dump), src)
     facts["python.machine"] = machine(dump, f"{src} os.uname()")
     facts.update(list_facts("frameworks", [_member(fw, src) for fw in frameworks(dump)], src))
+    facts.update(package_versions(dump, src))
     return facts
+
+
+def package_versions(dump: dict, src: str) -> dict[str, Fact]:
+    """The PACKAGES' installed versions (the metadata folder's, as `all` lists every distribution);
+    unknown "not installed" for one that is not. A dump without `all` is unknown, not "not installed"."""
+    every = dump.get("all")
+    if not isinstance(every, dict):
+        return {name: unknown("not reported", src) for name in PACKAGES}
+    out = {}
+    for name, dist in PACKAGES.items():
+        version = every.get(dist)
+        out[name] = (
+            known(public_version(version), f"{src} {dist}")
+            if isinstance(version, str) and version
+            else unknown("not installed", src)
+        )
+    return out
 
 
 def machine(dump: dict, src: str) -> Fact:

@@ -9,7 +9,8 @@ from typing import Any, Optional
 
 from ..facts import Fact, known, unknown
 from ..host.base import NOT_FOUND, NOT_RECORDED, HostError
-from . import env_pitfalls
+from . import env_pitfalls, shm
+from .shm import find_mount
 
 OS_RELEASE = ("/etc/os-release", "/usr/lib/os-release")
 MOUNTS = "/proc/self/mounts"
@@ -59,21 +60,6 @@ def parse_memlock(text: str) -> Optional[int]:
     """The soft limit (what mlock is refused above), in bytes; -1 when unlimited."""
     m = re.search(r"^Max locked memory\s+(unlimited|[0-9]{1,20})\s", text, re.MULTILINE)
     return None if m is None else -1 if m.group(1) == "unlimited" else int(m.group(1))
-
-
-def find_mount(text: str, mount_point: str) -> Optional[tuple[str, dict[str, str]]]:
-    """(fstype, options) of the last mount on mount_point: a later mount hides the earlier ones."""
-    found = None
-    for line in text.splitlines():
-        fields = line.split()
-        if len(fields) < 4:
-            continue
-        # /proc/mounts escapes blanks in paths as octal (\040).
-        where = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[1])
-        if where == mount_point:
-            opts = dict((o.split("=", 1) + [""])[:2] for o in fields[3].split(","))
-            found = (fields[2], opts)
-    return found
 
 
 def parse_size(text: str) -> Optional[int]:
@@ -238,6 +224,7 @@ def probe(host: Any) -> dict[str, Fact]:
         facts[name] = _parsed(*_read(host, path), path, parse)
     text, reason = _read(host, MOUNTS)
     facts["system.shm_bytes"] = _shm(text, reason, facts["system.memory_bytes"].value)
+    facts.update(shm.facts(host, text, reason, MOUNTS))  # issue 23: /dev/shm there and writable
     facts["system.virtualization"] = _virtualization(host)
     facts["system.machine"] = _machine(host)
     facts["system.glibc"] = _glibc(host)

@@ -139,3 +139,25 @@ def test_not_a_tar_file(tmp_path):
     with pytest.raises(SnapshotError) as e:
         load(str(path))
     assert "not a readable snapshot" in str(e.value)
+
+
+def test_redaction_keeps_only_listening_sockets_of_the_tcp_tables():
+    # /proc/net/tcp lines from the helper machine (2026-12-05), `python3 -m http.server 5555` listening on
+    # 127.0.0.1 and a client connected to it (state 01, both ends); only the header and LISTEN are kept.
+    header = (
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+    )
+    listen = (
+        "   0: 0100007F:15B3 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 123507 1 "
+        "00000000a0bafff9 100 0 0 10 0                    \n"
+    )
+    established = (
+        "   4: 0100007F:15B3 0100007F:DFB0 01 00000000:00000000 00:00000000 00000000     0        0 124135 1 "
+        "000000008ba0212a 20 0 0 10 -1                    \n"
+        "  23: 0100007F:DFB0 0100007F:15B3 01 00000000:00000000 00:00000000 00000000     0        0 124134 2 "
+        "0000000056963485 20 0 0 10 -1                    \n"
+    )
+    rec = Recording(files={"/proc/net/tcp": header + listen + established, "/proc/net/tcp6": header})
+    out = redact(rec)
+    assert out.files["/proc/net/tcp"] == header + listen
+    assert out.files["/proc/net/tcp6"] == header

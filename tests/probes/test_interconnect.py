@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gpudoctor.host.base import NO_PERMISSION, HostError
 from gpudoctor.host.snapshot import RecordingHost, SnapshotHost
 from gpudoctor.probes import interconnect as ic
@@ -124,8 +126,15 @@ def hgx_tree(root: Path, uid: int = 1000) -> None:
     _write(
         root, "/sys/class/infiniband/mlx5_1/device/uevent", "DRIVER=mlx5_core\nPCI_SLOT_NAME=0000:9b:00.0\n"
     )
-    for name in ("eth0", "ib0", "lo"):
-        (root / "sys/class/net" / name).mkdir(parents=True)
+    # flags and operstate as the helper machine's sysfs had them (2026-12-05): eth0 "0x1003" "up", lo "0x9"
+    # "unknown", ifb0 "0x82" "down"; ib0 here as that eth0.
+    for name, flags, operstate in (
+        ("eth0", "0x1003", "up"),
+        ("ib0", "0x1003", "up"),
+        ("lo", "0x9", "unknown"),
+    ):
+        _write(root, f"/sys/class/net/{name}/flags", flags + "\n")
+        _write(root, f"/sys/class/net/{name}/operstate", operstate + "\n")
     _write(root, "/proc/modules", "mlx5_ib 495616 0 - Live 0x0\nib_core 479232 8 mlx5_ib, Live 0x0\n")
     _write(root, "/proc/cmdline", "BOOT_IMAGE=/vmlinuz-6.8.0 root=/dev/sda1 ro intel_iommu=on\n")
     _write(root, "/proc/self/status", f"Name:\tgpudoctor\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\n")
@@ -149,6 +158,8 @@ def test_live_host_on_a_sysfs_tree(tmp_path):
     assert facts["interconnect.peermem_loaded"] is False
     assert facts["interconnect.iommu.mode"] == "translated"
     assert facts["interconnect.net_interfaces"] == ["eth0", "ib0", "lo"]
+    assert facts["interconnect.net_running"] == ["eth0", "ib0", "lo"]
+    assert facts["interconnect.memory_peers_nv_mem"] is False  # no /sys/kernel/mm/memory_peers
     # Not root: ACS is unknown with the reason, never "none found".
     assert facts["interconnect.acs.redirect_bridge_count"] == ("unknown", ic.NEEDS_ROOT)
     assert facts["interconnect.gpu_nics.count"] == 2
@@ -232,3 +243,51 @@ def test_acs_access_denied_or_failed_lspci_is_unknown():
         "unknown",
         "lspci exited with status 1",
     )
+
+
+# --- which interfaces are RUNNING (what NCCL's getifaddrs() walk keeps) -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "operstate", "expected"),
+    [
+        # The helper machine's /sys/class/net (2026-12-05): `ip -brief link` showed eth0 UP, lo UNKNOWN
+        # <LOOPBACK,UP,LOWER_UP>, ifb0 DOWN.
+        ("0x1003\n", "up\n", True),
+        ("0x9\n", "unknown\n", True),
+        ("0x82\n", "down\n", False),
+        ("0x1003\n", "down\n", False),  # up, but no carrier
+        ("x", "up", None),
+    ],
+)
+def test_is_running(flags, operstate, expected):
+    assert ic.is_running(flags, operstate) is expected
+
+
+def test_only_loopback_and_docker_running(tmp_path):
+    for name, flags, operstate in (
+        ("eth0", "0x1003", "down"),
+        ("lo", "0x9", "unknown"),
+        ("docker0", "0x1003", "up"),
+    ):
+        _write(tmp_path, f"/sys/class/net/{name}/flags", flags + "\n")
+        _write(tmp_path, f"/sys/class/net/{name}/operstate", operstate + "\n")
+    facts = _values(ic._net(RootedHost(tmp_path)))
+    assert facts == {
+        "interconnect.net_interfaces": ["docker0", "eth0", "lo"],
+        "interconnect.net_running": ["docker0", "lo"],
+    }
+
+
+def test_unreadable_flags_make_running_unknown(tmp_path):
+    (tmp_path / "sys/class/net/eth0").mkdir(parents=True)
+    _write(tmp_path, "/sys/class/net/eth0/operstate", "up\n")
+    (tmp_path / "sys/class/net/eth0/flags").mkdir()  # reading a directory fails: not "not found"
+    facts = _values(ic._net(RootedHost(tmp_path)))
+    assert facts["interconnect.net_running"][0] == "unknown"
+
+
+def test_memory_peers_registration_is_read_by_existence(tmp_path):
+    # NCCL (v2.22.3-1 net_ib.cc:614) only asks access(F_OK); the file's text is not read.
+    _write(tmp_path, "/sys/kernel/mm/memory_peers/nv_mem_nc/version", "")
+    assert ic._memory_peers(RootedHost(tmp_path)).value is True

@@ -230,7 +230,14 @@ def test_h200_copies_of_cudnn_and_nccl():
 
 def test_h200_produces_exactly_the_schema_facts():
     facts = libraries.probe(fake_host(**h200_parts()))
-    assert {spec_name(k) for k in facts} == {s.name for s in SCHEMA if s.name.startswith(("cudnn.", "nccl."))}
+    # cuda_libs.consumers and nccl.newest are derive.py's, from these facts (and the python probe's).
+    wanted = {
+        s.name
+        for s in SCHEMA
+        if s.name.startswith(("cudnn.", "nccl.", "cuda_libs."))
+        and not s.name.startswith(("cuda_libs.consumers", "nccl.newest"))
+    }
+    assert {spec_name(k) for k in facts} == wanted
 
 
 def test_both_loader_cache_spellings_of_one_directory_are_one_copy():
@@ -341,3 +348,44 @@ def test_nothing_installed():
     assert facts["cudnn.distinct_versions"].value == 0
     assert facts["cudnn.ld_library_path_version"].unknown == "not installed"
     assert facts["nccl.installs.count"].value == 0
+
+
+def test_cuda_sonames_of_the_h200_capture():
+    # The capture's ldconfig -p lists CUDA 13's libraries under /usr/local/cuda and cuDNN 9; its venv holds
+    # torch 2.11.0+cu130's nvidia-* wheels (cuBLAS, the CUDA runtime, cuDNN).
+    facts = libraries.probe(fake_host(**h200_parts()))
+    assert facts["cuda_libs.loader_sonames"].value == [
+        "libcublas.so.13",
+        "libcublasLt.so.13",
+        "libcudart.so.13",
+        "libcudnn.so.9",
+        "libcufft.so.12",
+        "libcurand.so.10",
+    ]
+    assert facts["cuda_libs.wheel_sonames"].value == [
+        "libcublas.so.13",
+        "libcublasLt.so.13",
+        "libcudart.so.13",
+        "libcudnn.so.9",
+    ]
+
+
+def test_cuda_sonames_unknown_without_the_loader_cache():
+    parts = h200_parts()
+    parts["commands"] = [{"argv": ["ldconfig", "-p"], "error": "timed out"}]
+    facts = libraries.probe(fake_host(**parts))
+    assert facts["cuda_libs.loader_sonames"].unknown == "timed out"
+    assert facts["cuda_libs.wheel_sonames"].known
+
+
+def test_a_conda_environments_lib_counts_for_the_loader():
+    # conda-forge's ctranslate2 and onnxruntime find $CONDA_PREFIX/lib through their RPATH.
+    parts = h200_parts()
+    parts["env"] = dict(parts["env"], CONDA_PREFIX="/opt/conda/envs/asr")
+    parts["dirs"] = dict(
+        parts.get("dirs", {}), **{"/opt/conda/envs/asr/lib": ["libcublas.so.12", "libcublas.so.12.8.4.1"]}
+    )
+    facts = libraries.probe(fake_host(**parts))
+    assert "libcublas.so.12" in facts["cuda_libs.loader_sonames"].value
+    assert libraries.conda_lib_dirs(None, {"conda_meta": True, "prefix": "/opt/conda"}) == ["/opt/conda/lib"]
+    assert libraries.conda_lib_dirs(None, {"conda_meta": False, "prefix": "/venv"}) == []

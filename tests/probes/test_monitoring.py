@@ -51,6 +51,8 @@ def test_dcgm_installed():
         "monitoring.dcgm.library": "/usr/lib/x86_64-linux-gnu/libdcgm.so.4",
         "monitoring.dcgm.hostengine": "/usr/bin/nv-hostengine",
         "monitoring.dcgm.installed": True,
+        "monitoring.dcgm.dcgmi": "/usr/bin/dcgmi",
+        "monitoring.dcgm.hostengine_listening": ("unknown", "not recorded in snapshot"),
     }
     assert facts["monitoring.dcgm.library"].source == "ldconfig"
 
@@ -70,6 +72,8 @@ def test_not_installed_when_every_place_was_searched():
         "monitoring.dcgm.library": ("unknown", "not installed"),
         "monitoring.dcgm.hostengine": ("unknown", "not installed"),
         "monitoring.dcgm.installed": False,
+        "monitoring.dcgm.dcgmi": ("unknown", "not installed"),
+        "monitoring.dcgm.hostengine_listening": ("unknown", "not recorded in snapshot"),
     }
 
 
@@ -103,3 +107,55 @@ def test_empty_host_never_raises():
     facts = monitoring.probe(fake_host())
     assert set(facts) == MONITORING_FACTS
     assert not facts["monitoring.dcgm.installed"].known
+
+
+# --- is the host engine listening where dcgmi connects? ---------------------------------------------------
+
+# /proc/net/tcp and tcp6 on the helper machine (2026-12-05), each with `python3 -m http.server 5555` bound to
+# 127.0.0.1 (then ::1) as the listener; trailing blanks as the kernel pads them.
+TCP_HEADER = (
+    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"
+    + " " * 53
+    + "\n"
+)
+TCP_5555 = (
+    TCP_HEADER
+    + "   0: 0100007F:15B3 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 116570 1 "
+    "00000000b1713948 100 0 0 10 0                    \n"
+    "   1: 00000000:07E8 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1050 1 "
+    "00000000c8924ca9 100 0 0 10 0                      \n"
+)
+TCP_WITHOUT = TCP_HEADER + TCP_5555.splitlines(keepends=True)[2]
+TCP6_HEADER = (
+    "  sl  local_address                         remote_address                        st tx_queue rx_queue"
+    " tr tm->when retrnsmt   uid  timeout inode\n"
+)
+TCP6_5555 = (
+    TCP6_HEADER + "   0: 00000000000000000000000001000000:15B3 00000000000000000000000000000000:0000 0A "
+    "00000000:00000000 00:00000000 00000000     0        0 117769 1 000000008feb4c28 100 0 0 10 0\n"
+)
+
+
+def test_listening_ports():
+    assert monitoring.listening_ports(TCP_5555) == {5555, 2024}
+    assert monitoring.listening_ports(TCP6_5555) == {5555}
+    assert monitoring.listening_ports(TCP_HEADER) == set()
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"/proc/net/tcp": TCP_5555, "/proc/net/tcp6": TCP6_HEADER}, True),
+        ({"/proc/net/tcp": TCP_WITHOUT, "/proc/net/tcp6": TCP6_5555}, True),
+        ({"/proc/net/tcp": TCP_WITHOUT, "/proc/net/tcp6": TCP6_HEADER}, False),
+        ({"/proc/net/tcp": TCP_WITHOUT}, ("unknown", "not recorded in snapshot")),
+    ],
+)
+def test_hostengine_listening(files, expected):
+    facts = values(monitoring.probe(fake_host(commands=ldconfig(H200_LDCONFIG), files=files)))
+    assert facts["monitoring.dcgm.hostengine_listening"] == expected
+
+
+def test_no_ipv6_table_is_no_ipv6():
+    host = fake_host(files={"/proc/net/tcp": TCP_WITHOUT}, read_errors={"/proc/net/tcp6": "not found"})
+    assert values(monitoring.probe(host))["monitoring.dcgm.hostengine_listening"] is False

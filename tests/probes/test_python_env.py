@@ -404,6 +404,8 @@ def test_python_failing_makes_everything_unknown_with_the_interpreter_and_why():
         "python.installer": why,
         "python.machine": why,
         "frameworks.count": why,
+        "python.ctranslate2": why,
+        "python.faster_whisper": why,
     }
     assert facts["python.selected_by"].value == "VIRTUAL_ENV"
 
@@ -485,3 +487,15 @@ def test_the_quick_requirement_reader_agrees_with_packaging():
     # a wildcard reads as packaging reads it
     assert simple_requirement("nvidia-cufft-cu12==11.*") == ("nvidia-cufft-cu12", "11.*", False)
     assert simple_requirement("nvidia-foo>=1.*") is None  # invalid: packaging decides (and refuses it)
+
+
+def test_ctranslate2_and_faster_whisper_versions():
+    # The versions as the metadata folders name them (ctranslate2-4.5.0.dist-info, faster_whisper-1.1.0...).
+    facts = probe(dump_with(all={"ctranslate2": "4.5.0", "faster-whisper": "1.1.0"}))
+    assert facts["python.ctranslate2"].value == "4.5.0"
+    assert facts["python.faster_whisper"].value == "1.1.0"
+    facts = probe(dump_with(all={}))
+    assert facts["python.ctranslate2"].unknown == "not installed"
+    dump = dump_with()
+    del dump["all"]  # a hand-edited snapshot: not "not installed"
+    assert probe(dump)["python.faster_whisper"].unknown == "not reported"

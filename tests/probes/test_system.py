@@ -96,6 +96,12 @@ def test_h200_capture():
         "system.memory_bytes": 131981020 * 1024,
         "system.memlock_bytes": -1,
         "system.shm_bytes": 137438953472,  # what `df -B1 /dev/shm` printed there
+        # The capture listed neither /dev nor /proc/self/status, nor ran stat: the mode is the tmpfs's.
+        "system.shm.exists": ("unknown", "not recorded in snapshot"),
+        "system.shm.read_only": False,
+        "system.shm.mode": "1777",
+        "system.shm.uid": 0,
+        "system.shm.writable": ("unknown", "not recorded in snapshot"),
         "system.virtualization": "firecracker",
         "system.machine": "x86_64",
         "system.glibc": "2.39",
