@@ -44,6 +44,14 @@ XID = re.compile(r"\bxid\b\W{0,3}(?:\([^)]*\)\W{0,3})?(\d{1,3})\b", re.IGNORECAS
 FOUND_VERSION = re.compile(r"found version (\d{4,6})", re.IGNORECASE)
 SM = re.compile(r"\bsm_(\d{2,3})\b", re.IGNORECASE)
 DIGITS = re.compile(r"\d+")
+# Numbers that name a thing rather than a version of it keep their digits when a text is masked: an
+# architecture (`sm_120`, `compute_50`, `sm_90a`) is another GPU, not another release of the same library.
+MASKABLE = re.compile(r"\b(?:sm|compute)_\d+[a-z]?\b|\d+")
+
+
+def masked(text: str) -> str:
+    """`text` with its version numbers as `#` (`libcudnn.so.8` -> `libcudnn.so.#`), architectures kept."""
+    return MASKABLE.sub(lambda m: m.group(0) if m.group(0)[0] in "sc" else "#", text)
 
 
 @dataclass(frozen=True)
@@ -124,9 +132,7 @@ class Matcher:
 
     def __init__(self, knowns: Sequence[Known]) -> None:
         self.knowns = list(knowns)
-        self.texts = [
-            (k, t, normalise(t), DIGITS.sub("#", normalise(t)), tokens(t)) for k in knowns for t in k.errors
-        ]
+        self.texts = [(k, t, normalise(t), masked(normalise(t)), tokens(t)) for k in knowns for t in k.errors]
         df: dict[str, int] = {}
         for k in self.knowns:
             for tok in set().union(*(tokens(t) for t in k.errors)) if k.errors else ():
@@ -135,7 +141,9 @@ class Matcher:
         self.weight = {t: math.log(1 + n / c) * (1.5 if CODE.match(t) else 1.0) for t, c in df.items()}
 
     def _w(self, toks: set[str]) -> float:
-        return sum(self.weight.get(t, 0.0) for t in toks)
+        # In sorted order: a float sum in set order would differ between runs (hash seeds) in its last bits,
+        # and so could the order of two candidates whose words weigh the same.
+        return sum(self.weight.get(t, 0.0) for t in sorted(toks))
 
     def _mean(self, toks: set[str]) -> float:
         return self._w(toks) / len(toks) if toks else 0.0
@@ -143,13 +151,13 @@ class Matcher:
     def rank(self, message: str, limit: int = 5) -> list[Candidate]:
         """The candidates scoring at least CLOSE, best first."""
         norm = normalise(message)
-        masked = DIGITS.sub("#", norm)
+        masked_message = masked(norm)
         toks = tokens(message)
         best: dict[str, Candidate] = {}
         for known, text, n_text, m_text, t_toks in self.texts:
             if len(n_text) >= 8 and n_text in norm:
                 cand = Candidate(known, 1.0, text, "text", (), self._mean(t_toks))
-            elif len(m_text) >= 8 and m_text in masked:
+            elif len(m_text) >= 8 and m_text in masked_message:
                 cand = Candidate(known, 0.95, text, "masked", (), self._mean(t_toks))
             else:
                 shared = t_toks & toks

@@ -4,9 +4,11 @@ Two stages, each a pure function:
 
 1. **By the text** (`by_specificity`), before anything is known of the host: a confident match before a
    weak one; among the confident, a cause before the generic ones it says it refines (a rule's
-   `refines:`), and every cause before a catch-all (`catch_all: true`), whose texts are a symptom many
-   causes share; then the better match, then the match on rarer words (`libcudart` over `shared object
-   file`: specific by what the words say, not by how long the text is).
+   `refines:`) and before a catch-all (`catch_all: true`, a symptom many causes share), when it matched
+   the message as well on wording of its own; then the better match, then the match on rarer words
+   (`libcudart` over `shared object file`: specific by what the words say, not by how long the text is).
+   Where several rules matched the very same text, the message carries only the shared symptom's words:
+   the generic one comes first, since it names the specific causes, and the host tells them apart.
 2. **By the evidence** (`by_evidence`), once each candidate is judged on the host: a cause that applies
    here comes first, then those that could not be checked (or were not checked, or are program errors,
    which no host state shows), and those that do not apply here last. The text order stays the tie-break,
@@ -33,6 +35,7 @@ class Candidate(Protocol):
     known: Cause
     score: float
     distinct: float
+    text: str
 
     @property
     def confident(self) -> bool: ...
@@ -52,22 +55,49 @@ EVIDENCE = {
 
 
 def by_specificity(candidates: Sequence[C]) -> list[C]:
-    confident = {c.known.id for c in candidates if c.confident}
-    refined = {
-        other for c in candidates if c.confident for other in c.known.refines if other != c.known.id
-    } & confident
+    """Confident before weak. Then a generic cause (one another candidate `refines`, or a catch-all) after a
+    specific one that matched the message as well on wording of its own: the message names the specific
+    cause. Then the better match, and the match on rarer words. Where several rules matched the very same
+    text, the message carries only the shared symptom's words: the generic one comes first, since it names
+    the specific causes, and the host's evidence then tells them apart (by_evidence)."""
+    confident = [c for c in candidates if c.confident]
+    demoted: set[str] = set()  # a more specific cause matched as well, on its own words
+    summary: set[str] = set()  # the generic one of a tie on the very same text
+    for generic in confident:
+        for specific in confident:
+            if specific is generic or not _refines(specific, generic):
+                continue
+            if not _same(specific, generic):
+                if specific.score >= generic.score:
+                    demoted.add(generic.known.id)
+            else:
+                summary.add(generic.known.id)
 
     def key(c: Candidate) -> tuple:
         return (
             not c.confident,
-            c.confident and c.known.catch_all,
-            c.known.id in refined,
+            c.known.id in demoted,
             -c.score,
             -c.distinct,
+            c.known.id not in summary,
             c.known.id,
         )
 
     return sorted(candidates, key=key)
+
+
+def _refines(specific: Candidate, generic: Candidate) -> bool:
+    """`specific` is a more specific cause than `generic`: it says it refines it, or `generic` is a
+    catch-all and `specific` is not."""
+    if specific.known.id == generic.known.id:
+        return False
+    return generic.known.id in specific.known.refines or (
+        generic.known.catch_all and not specific.known.catch_all
+    )
+
+
+def _same(a: Candidate, b: Candidate) -> bool:
+    return " ".join(a.text.lower().split()) == " ".join(b.text.lower().split())
 
 
 def by_evidence(

@@ -14,8 +14,8 @@ from gpudoctor.explain.answer import build
 CASES = load()
 # The floors: what the corpus scored when they were set (see CHANGELOG); raise them as explain improves,
 # never lower them to let a change through.
-TOP1_FLOOR = 0.0
-TOP3_FLOOR = 0.0
+TOP1_FLOOR = 0.74
+TOP3_FLOOR = 0.80
 SOURCE = re.compile(r"^https://\S+$")
 
 

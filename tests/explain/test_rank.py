@@ -134,3 +134,19 @@ def test_a_log_line_is_grouped_under_the_cause_that_applies_here(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "CCC-TEST-001 · Cause that applies on the H200" in r.stdout
     assert "AAA-TEST-001" not in r.stdout and "BBB-TEST-001" not in r.stdout
+
+
+def test_on_the_very_same_text_the_generic_cause_comes_first_and_a_weaker_specific_one_does_not_demote_it():
+    # "CUDA_ERROR_NO_DEVICE" alone says no more than the symptom both rules list: the symptom's rule, which
+    # names its specific causes, leads (the host's evidence then orders them); a rule that refines it but
+    # matched only on a few shared words does not push it down.
+    m = Matcher(
+        [
+            Known("GD-MIG", "specific", ("CUDA_ERROR_NO_DEVICE",), ("GD-SYMPTOM",)),
+            Known("GD-SYMPTOM", "symptom", ("CUDA_ERROR_NO_DEVICE",), catch_all=True),
+            Known("GD-WEAK", "weak", ("failed call to cuInit with no device found",), ("GD-SYMPTOM",)),
+            *filler(),
+        ]
+    )
+    ranked = m.rank("failed call to cuInit: CUDA_ERROR_NO_DEVICE")
+    assert ids(ranked)[:2] == ["GD-SYMPTOM", "GD-MIG"]
