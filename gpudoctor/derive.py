@@ -48,7 +48,7 @@ from typing import Any, Callable, Optional
 
 from . import cuda_consumers
 from .facts import Fact, Facts, head, known, list_facts, unknown
-from .table_digest import TableError, digest, host_compiler_limits, newest_row
+from .table_digest import TableError, digest, gpu_floors, host_compiler_limits, newest_row
 
 # Every fact this stage adds, as facts.SCHEMA names them (their docs start with "derived:").
 DERIVED = (
@@ -469,21 +469,23 @@ FloorAnswer = tuple[Optional[tuple[str, list[int]]], Optional[str]]
 
 def gpus_below_cuda_floor(cuda: str, ccs: Sequence[str]) -> FloorAnswer:
     """((the oldest compute capability CUDA `cuda`'s major builds for, the indexes of the GPUs of capability
-    `ccs` below it), None), or (None, why not): the table gives that major no floor, or cannot be read."""
-    from .compat import toolkit_supports_gpu, version_tuple  # lazy for speed, as in compiled_arch
-    from .knowledge import KnowledgeError, cuda_min_cc, knowledge
-
-    if not version_tuple(cuda):
+    `ccs` below it), None), or (None, why not): the table gives that major no floor, or cannot be read.
+    Through the table digest (no knowledge tables loaded on a check); compat.toolkit_supports_gpu gives the
+    same answer from the loaded tables (tests/test_compat.py holds the two together)."""
+    major = re.match(r"(\d+)", cuda.strip())
+    if not major:
         return None, f"not a CUDA version: {cuda}"
-    major = version_tuple(cuda)[0]
     try:
-        kb = knowledge()
-    except KnowledgeError as e:
-        return None, str(e).splitlines()[0][:120]
-    floor = cuda_min_cc(major, kb)
+        floor = gpu_floors().get(major.group(1))
+    except TableError as e:
+        return None, str(e)
     if floor is None:
-        return None, f"the cuda_drivers table gives no oldest GPU for CUDA {major}.x"
-    return (floor, [g for g, cc in enumerate(ccs) if not toolkit_supports_gpu(cuda, cc, kb)]), None
+        return None, f"the cuda_drivers table gives no oldest GPU for CUDA {major.group(1)}.x"
+    return (floor, [g for g, cc in enumerate(ccs) if _cc_tuple(cc) < _cc_tuple(floor)]), None
+
+
+def _cc_tuple(cc: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", cc)[:2])
 
 
 def _floor(facts: Facts, cuda_fact: str, names: list[str]) -> dict[str, Fact]:

@@ -82,6 +82,16 @@ def host_compiler_limits() -> dict[str, dict[str, Optional[int]]]:
     return digest("host_compilers", compute)
 
 
+def gpu_floors() -> dict[str, str]:
+    """{"12": "5.0", "13": "7.5"}: per CUDA major, the oldest compute capability it builds for, as
+    knowledge.cuda_min_cc reads the cuda_drivers table (gpu_floors)."""
+
+    def compute(kb: Any) -> dict[str, str]:
+        return {str(row.cuda_major): str(row.min_cc) for row in kb.cuda_gpu_floors}
+
+    return digest("cuda_drivers", compute, "gpu-floors")
+
+
 # What the newest row of a table is, for the tables whose releases a host can outrun: (the rows' versions,
 # how messages name the newest). jax.yaml has no release rows (one per CUDA plugin), so it has none.
 NEWEST_OF = {

@@ -105,3 +105,17 @@ def test_arch_specific_and_family_code():
     assert compat.covers("12.0", ["10.0f"]) is False
     assert compat.ptx_for("10.3", ["10.0a"]) is None
     assert compat.ptx_for("12.0", ["10.0a", "9.0"]) == "9.0"
+
+
+@pytest.mark.parametrize(
+    "cc", ["3.7", "5.0", "5.2", "6.1", "7.0", "7.2", "7.5", "8.0", "9.0", "10.3", "12.1"]
+)
+@pytest.mark.parametrize("cuda", ["12.9", "13.0", "13.5"])
+def test_the_derived_floor_and_compat_give_one_answer(cuda, cc):
+    # derive.gpus_below_cuda_floor reads the table through its digest (a check loads no tables); it must
+    # say what compat.toolkit_supports_gpu says from the loaded tables.
+    from gpudoctor.derive import gpus_below_cuda_floor
+
+    (floor, below), why = gpus_below_cuda_floor(cuda, [cc])
+    assert why is None
+    assert (below == []) is compat.toolkit_supports_gpu(cuda, cc, knowledge())

@@ -142,7 +142,7 @@ def test_ignored_findings_leave_the_findings_and_the_exit_code_but_are_reported(
     assert "Ignored by policy\n  WARNING GD-FW-004  CPU-only ONNX Runtime on a GPU host\n" in text
     assert "    reason: onnxruntime runs our CPU tokenizer only\n" in text
     assert (
-        "1 ignored by policy, 12 not evaluated (runtime checks need --deep) · exit 0 (--fail-on warning)"
+        "1 ignored by policy, 13 not evaluated (runtime checks need --deep) · exit 0 (--fail-on warning)"
         in text
     )
 
@@ -253,10 +253,13 @@ def test_preflight_does_not_evaluate_requirements_on_facts_it_does_not_collect()
     # Preflight reads the Python environment's metadata (the frameworks), not the cuDNN copies on disk.
     assert "POLICY-FW-TORCH" not in result.skipped_rules and "POLICY-CUDNN-RANGE" in result.skipped_rules
     assert "POLICY-GPU-COUNT" in _statuses(result) and "POLICY-DRIVER-MIN" in _statuses(result)
-    # The only rules it cannot judge: GD-ENV-007, for want of LD_PRELOAD, and the recovery action rules,
-    # for want of NVML's field values (neither in the H200 capture).
+    # The only rules it cannot judge, each for want of what the H200 capture did not record: GD-GPU-005
+    # the GPU's uevent, the recovery action rules NVML's field values, GD-ENV-007 LD_PRELOAD, the /dev/shm
+    # rules a listing of /dev and /proc/self/status.
     unknown = [r.rule.id for r in result.results if r.status == "unknown"]
-    assert unknown == ["GD-GPU-006", "GD-GPU-007", "GD-GPU-008", "GD-ENV-007"]
+    assert unknown == [
+        "GD-GPU-005", "GD-GPU-006", "GD-GPU-007", "GD-GPU-008", "GD-ENV-007", "GD-SHM-002", "GD-SHM-004"
+    ]  # fmt: skip
 
 
 # --- through the command line -------------------------------------------------------------------------

@@ -23,6 +23,8 @@ ROOT = Path(__file__).parents[1]
 # The rules that read facts only probes outside preflight collect: cuda, libraries, monitoring, storage,
 # gpu_health (the counters), interconnect (and the environment rules judged against it), kernel_log.
 PREFLIGHT_SKIPS = [
+    "GD-BUILD-001",
+    "GD-BUILD-002",
     "GD-COUNTER-001",
     "GD-COUNTER-002",
     "GD-COUNTER-003",
@@ -33,6 +35,7 @@ PREFLIGHT_SKIPS = [
     "GD-CUDA-005",
     "GD-CUDA-006",
     "GD-CUDA-007",
+    "GD-CUDA-008",
     "GD-CUDNN-001",
     "GD-CUDNN-002",
     "GD-IB-005",

@@ -281,7 +281,8 @@ def test_a_default_target_that_cannot_be_read_is_unknown_never_none(tmp_path):
     # The ci profile cannot vouch for the frameworks: exit 2, and the result line says which rules.
     assert r.returncode == 2, r.stdout
     assert (
-        "exit 2 (could not check: error-level rule(s) GD-CONTAINER-004, GD-CUDA-001, GD-FW-001," in r.stdout
+        "exit 2 (could not check: error-level rule(s) GD-CONTAINER-004, GD-CUDA-001, GD-CUDA-009, GD-FW-001,"
+        in r.stdout
     )
     data = json.loads(gd("check", "--format", "json", env={"VIRTUAL_ENV": str(broken)}).stdout)
     assert data["facts"]["frameworks"] == {"unknown": why}
