@@ -13,7 +13,7 @@ import json
 import re
 import tarfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -162,23 +162,22 @@ class RecordingHost:
 
     def framework_runtime(self, interpreter: str, framework: str, timeout: float = 20.0) -> dict:
         table = self.recording.runtime.setdefault("frameworks", {}).setdefault(interpreter, {})
-        try:
-            answer = self.inner.framework_runtime(interpreter, framework, timeout)
-        except HostError as e:
-            table[framework] = {"error": e.reason, "detail": e.detail}
-            raise
-        table[framework] = dict(answer)
-        return answer
+        return _kept(table, framework, lambda: self.inner.framework_runtime(interpreter, framework, timeout))
 
     def cuda_binaries(self, interpreter: str, directories: Sequence[str], timeout: float = 15.0) -> dict:
         table = self.recording.runtime.setdefault("cuda_binaries", {})
-        try:
-            answer = self.inner.cuda_binaries(interpreter, directories, timeout)
-        except HostError as e:
-            table[interpreter] = {"error": e.reason, "detail": e.detail}
-            raise
-        table[interpreter] = dict(answer)
-        return answer
+        return _kept(table, interpreter, lambda: self.inner.cuda_binaries(interpreter, directories, timeout))
+
+
+def _kept(table: dict, key: str, ask: Callable[[], dict]) -> dict:
+    """ask()'s answer, recorded in table[key]; a HostError recorded as such, and raised again."""
+    try:
+        answer = ask()
+    except HostError as e:
+        table[key] = {"error": e.reason, "detail": e.detail}
+        raise
+    table[key] = dict(answer)
+    return answer
 
 
 class SnapshotHost:
