@@ -51,5 +51,5 @@ def test_the_onnxruntime_message_puts_the_library_rules_before_the_generic_one(s
         "libcublasLt.so.11: cannot open shared object file: No such file or directory"
     )
     ids = [c.known.id for c in shipped.rank(message)]
-    assert set(ids[:2]) == {"GD-LIBS-001", "GD-LIBS-002"}
+    assert set(ids[:2]) == {"GD-LIBS-003", "GD-LIBS-002"}
     assert "GD-RUNTIME-012" not in ids[:2]

@@ -55,6 +55,7 @@ PREFLIGHT_SKIPS = [
     "GD-XID-006",
     "GD-KLOG-001",
     "GD-LIBS-001",
+    "GD-LIBS-003",
     "GD-LIBS-002",
     "GD-DCGM-002",
     "GD-NCCL-001",

@@ -279,7 +279,8 @@ def _rule(raw: Any, path: tuple, lines: dict, name: str) -> tuple[Optional[Rule]
 
 def error_texts(value: Any, where: str, found: list[tuple[str, str]]) -> tuple[ErrorText, ...]:
     """The `errors:` list of a rule or an explain entry: each item the text alone, or `{text: ..., source:
-    ...}` with where that wording was seen. Problems go into `found`."""
+    ...}` with where that wording was seen; its whitespace (a message pasted over two lines) read as one
+    space, as explain reads messages. Problems go into `found`."""
     if not isinstance(value, list):
         found.append((where, "expected a list of error texts"))
         return ()
@@ -287,7 +288,7 @@ def error_texts(value: Any, where: str, found: list[tuple[str, str]]) -> tuple[E
     for n, item in enumerate(value):
         at = f"{where}[{n}]"
         if isinstance(item, str) and item.strip():
-            out.append(ErrorText(item.strip()))
+            out.append(ErrorText(" ".join(item.split())))
         elif isinstance(item, dict):
             found += key_problems(item, ("text",), ("source",))
             text, source = item.get("text"), item.get("source", "")
@@ -296,7 +297,7 @@ def error_texts(value: Any, where: str, found: list[tuple[str, str]]) -> tuple[E
             elif not isinstance(source, str):
                 found.append((f"{at}.source", "expected a string (a URL, or repository@commit:path:line)"))
             else:
-                out.append(ErrorText(text.strip(), source.strip()))
+                out.append(ErrorText(" ".join(text.split()), source.strip()))
         else:
             found.append((at, "expected an error text, or a mapping with 'text' and 'source'"))
     return tuple(out)
