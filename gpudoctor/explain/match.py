@@ -43,7 +43,6 @@ CODE = re.compile(
 XID = re.compile(r"\bxid\b\W{0,3}(?:\([^)]*\)\W{0,3})?(\d{1,3})\b", re.IGNORECASE)
 FOUND_VERSION = re.compile(r"found version (\d{4,6})", re.IGNORECASE)
 SM = re.compile(r"\bsm_(\d{2,3})\b", re.IGNORECASE)
-DIGITS = re.compile(r"\d+")
 # Numbers that name a thing rather than a version of it keep their digits when a text is masked: an
 # architecture (`sm_120`, `compute_50`, `sm_90a`) is another GPU, not another release of the same library.
 MASKABLE = re.compile(r"\b(?:sm|compute)_\d+[a-z]?\b|\d+")
