@@ -152,19 +152,6 @@ def candidates_by_line(lines: Iterable[str], matcher: Matcher) -> list[tuple[str
     return out
 
 
-def triage(lines: Iterable[str], matcher: Matcher) -> dict[str, tuple[Candidate, list[str]]]:
-    """A log's lines by the cause the text alone ranks first for each (each distinct line once), in order
-    met: before the host is judged."""
-    groups: dict[str, tuple[Candidate, list[str]]] = {}
-    for line, ranked in candidates_by_line(lines, matcher):
-        top = ranked[0]
-        cand, hits = groups.setdefault(top.known.id, (top, []))
-        hits.append(line)
-        if top.score > cand.score:
-            groups[top.known.id] = (top, hits)
-    return groups
-
-
 def judged_triage(
     per_line: Sequence[tuple[str, list[Candidate]]], result: Any, plan: Any, entries: dict[str, Entry]
 ) -> list[tuple[Answer, list[str]]]:

@@ -23,11 +23,11 @@ def explain_failure(tail: str, timeout: float = 10.0, target: Optional[Any] = No
     each cause its error output matches, and whether it applies on this host. `target` is the command's
     interpreter (host/command_python.Judged): that Python environment is judged, and the block says which
     and why; without one (or where the command names none) the default target is judged, and said so."""
-    from .answer import answer, build, triage
+    from .answer import build, candidates_by_line, judged_triage
 
     matcher, entries = build()
-    groups = triage(tail.splitlines(), matcher)
-    if not groups:
+    per_line = candidates_by_line(tail.splitlines(), matcher)
+    if not per_line:
         return ""
     from ..check import run_checks
     from ..host.base import Deadline
@@ -45,8 +45,8 @@ def explain_failure(tail: str, timeout: float = 10.0, target: Optional[Any] = No
     plan = build_plan(result.findings, result.facts)
     lines = ["gpudoctor: the command failed; what its error output points at on this host:"]
     lines.append("  " + judged_line(target, host))
-    for cand, _hits in list(groups.values())[:MAX_CAUSES]:
-        lines += _short(answer([cand], result, plan, entries)[0])
+    for found, _hits in judged_triage(per_line, result, plan, entries)[:MAX_CAUSES]:
+        lines += _short(found)
     python = f" --python {chosen}" if chosen else ""
     lines.append(
         f"  (gpudoctor explain --log FILE{python} reads a whole log; gpudoctor check judges the whole host)"
