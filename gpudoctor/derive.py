@@ -481,11 +481,7 @@ def gpus_below_cuda_floor(cuda: str, ccs: Sequence[str]) -> FloorAnswer:
         return None, str(e)
     if floor is None:
         return None, f"the cuda_drivers table gives no oldest GPU for CUDA {major.group(1)}.x"
-    return (floor, [g for g, cc in enumerate(ccs) if _cc_tuple(cc) < _cc_tuple(floor)]), None
-
-
-def _cc_tuple(cc: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", cc)[:2])
+    return (floor, [g for g, cc in enumerate(ccs) if _cc(cc) < _cc(floor)]), None
 
 
 def _floor(facts: Facts, cuda_fact: str, names: list[str]) -> dict[str, Fact]:
