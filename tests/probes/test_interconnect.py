@@ -93,6 +93,13 @@ def _write(root: Path, path: str, text: str) -> None:
     target.write_text(text)
 
 
+def _interfaces(root: Path, *interfaces: tuple[str, str, str]) -> None:
+    """Network interfaces under root/sys/class/net: (name, flags, operstate) each, as sysfs writes them."""
+    for name, flags, operstate in interfaces:
+        _write(root, f"/sys/class/net/{name}/flags", flags + "\n")
+        _write(root, f"/sys/class/net/{name}/operstate", operstate + "\n")
+
+
 def _pci(root: Path, bdf: str, vendor: str, cls: str, numa: int, parent: str = "") -> None:
     # Devices behind a bridge are subdirectories of its directory, as under /sys/devices/pci0000:16/...
     _write(root, f"/sys/bus/pci/devices/{bdf}/vendor", vendor + "\n")
@@ -128,13 +135,7 @@ def hgx_tree(root: Path, uid: int = 1000) -> None:
     )
     # flags and operstate as the helper machine's sysfs had them (2026-12-05): eth0 "0x1003" "up", lo "0x9"
     # "unknown", ifb0 "0x82" "down"; ib0 here as that eth0.
-    for name, flags, operstate in (
-        ("eth0", "0x1003", "up"),
-        ("ib0", "0x1003", "up"),
-        ("lo", "0x9", "unknown"),
-    ):
-        _write(root, f"/sys/class/net/{name}/flags", flags + "\n")
-        _write(root, f"/sys/class/net/{name}/operstate", operstate + "\n")
+    _interfaces(root, ("eth0", "0x1003", "up"), ("ib0", "0x1003", "up"), ("lo", "0x9", "unknown"))
     _write(root, "/proc/modules", "mlx5_ib 495616 0 - Live 0x0\nib_core 479232 8 mlx5_ib, Live 0x0\n")
     _write(root, "/proc/cmdline", "BOOT_IMAGE=/vmlinuz-6.8.0 root=/dev/sda1 ro intel_iommu=on\n")
     _write(root, "/proc/self/status", f"Name:\tgpudoctor\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\n")
@@ -265,13 +266,7 @@ def test_is_running(flags, operstate, expected):
 
 
 def test_only_loopback_and_docker_running(tmp_path):
-    for name, flags, operstate in (
-        ("eth0", "0x1003", "down"),
-        ("lo", "0x9", "unknown"),
-        ("docker0", "0x1003", "up"),
-    ):
-        _write(tmp_path, f"/sys/class/net/{name}/flags", flags + "\n")
-        _write(tmp_path, f"/sys/class/net/{name}/operstate", operstate + "\n")
+    _interfaces(tmp_path, ("eth0", "0x1003", "down"), ("lo", "0x9", "unknown"), ("docker0", "0x1003", "up"))
     facts = _values(ic._net(RootedHost(tmp_path)))
     assert facts == {
         "interconnect.net_interfaces": ["docker0", "eth0", "lo"],
