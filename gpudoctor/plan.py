@@ -371,7 +371,7 @@ def build_plan(
     kb: Optional[Knowledge] = None,
     mirrors: tuple[tuple[str, str], ...] = (),
 ) -> FixPlan:
-    """The plan for `findings` (as CheckResult.findings orders them: most severe first). `mirrors` are
+    """The plan for `findings` (as Result.findings orders them: most severe first). `mirrors` are
     (original, mirror) URL prefixes: an index URL that starts with an original is planned on its mirror
     (`--index-mirror`, for hosts that reach the package indexes through a mirror)."""
     if kb is None:

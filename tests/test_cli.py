@@ -110,7 +110,8 @@ def test_facts_command(tmp_path):
 
 
 def test_internal_error_exits_3_with_a_crash_log(monkeypatch, capsys):
-    from gpudoctor import check, entry
+    from gpudoctor import entry
+    from gpudoctor.pipeline import check
 
     def boom(*_a, **_k):
         raise RuntimeError("simulated bug")

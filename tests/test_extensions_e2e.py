@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.check import run_check
 from gpudoctor.host.base import Deadline
 from gpudoctor.host.cuda_binaries import scan
 from gpudoctor.host.snapshot import SnapshotHost, load
+from gpudoctor.pipeline.check import run_check
 
 from conftest import H200
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.check import run_check
 from gpudoctor.host.base import Deadline
 from gpudoctor.host.snapshot import SnapshotHost, load
+from gpudoctor.pipeline.check import run_check
+from gpudoctor.pipeline.verdict import decide
 from gpudoctor.profiles import PROFILES
 from gpudoctor.report import json_report, junit, markdown, oneline, prometheus
 from gpudoctor.report.text import render_plain
@@ -41,19 +42,24 @@ def _compare(actual: str, golden: Path) -> None:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_text_report(name):
-    _compare(render_plain(_result(name), "error", width=100), GOLDEN / f"{name}-check.txt")
+    result = _result(name)
+    _compare(render_plain(result, decide(result, "error"), width=100), GOLDEN / f"{name}-check.txt")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_json_report(name):
-    _compare(json_report.render(_result(name), "error", include_timing=False), GOLDEN / f"{name}-check.json")
+    result = _result(name)
+    _compare(
+        json_report.render(result, decide(result, "error"), include_timing=False),
+        GOLDEN / f"{name}-check.json",
+    )
 
 
 # Each output format, from the same two snapshots. JUnit uses --fail-on warning so that one case fails.
 FORMATS = {
-    "junit.xml": lambda r: junit.render(r, "warning", include_timing=False),
-    "md": lambda r: markdown.render(r, "error"),
-    "prom": lambda r: prometheus.render(r, "error", include_timing=False),
+    "junit.xml": lambda r: junit.render(r, decide(r, "warning"), include_timing=False),
+    "md": lambda r: markdown.render(r, decide(r, "error")),
+    "prom": lambda r: prometheus.render(r, decide(r, "error"), include_timing=False),
 }
 
 
@@ -66,5 +72,6 @@ def test_other_formats(name, fmt):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_preflight_line_and_json(name):
     result = _result(name, "preflight")
-    _compare(oneline.render(result, "error"), GOLDEN / f"{name}-preflight.txt")
-    _compare(json_report.render(result, "error", include_timing=False), GOLDEN / f"{name}-preflight.json")
+    verdict = decide(result, "error")
+    _compare(oneline.render(result, verdict), GOLDEN / f"{name}-preflight.txt")
+    _compare(json_report.render(result, verdict, include_timing=False), GOLDEN / f"{name}-preflight.json")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from gpudoctor.check import exit_code, run_check
 from gpudoctor.collect import collect
 from gpudoctor.host.base import Deadline
+from gpudoctor.pipeline.check import run_check
+from gpudoctor.pipeline.verdict import exit_code
 
 from conftest import H200
 

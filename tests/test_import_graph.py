@@ -29,6 +29,33 @@ def test_no_import_runs_up_a_layer(ig):
     assert ig.upward(ig.graph()) == []
 
 
+def test_no_renderer_imports_the_verdict_threshold(ig):
+    assert ig.forbidden(ig.graph()) == []
+
+
+def test_a_renderer_importing_the_verdict_is_reported(ig, tmp_path):
+    pkg = tmp_path / "gpudoctor"
+    (pkg / "report").mkdir(parents=True)
+    (pkg / "pipeline").mkdir()
+    for init in (pkg / "__init__.py", pkg / "report" / "__init__.py", pkg / "pipeline" / "__init__.py"):
+        init.write_text("")
+    (pkg / "pipeline" / "verdict.py").write_text("FAIL_ON = ()\n")
+    (pkg / "pipeline" / "result.py").write_text("class Verdict: ...\n")
+    (pkg / "report" / "text.py").write_text("from ..pipeline.result import Verdict\n")  # allowed
+    (pkg / "report" / "oneline.py").write_text("def f():\n    from ..pipeline.verdict import FAIL_ON\n")
+    (pkg / "report" / "junit.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..pipeline import verdict\n"
+    )
+    edges = ig.graph(pkg)
+    assert ig.upward(edges) == []  # the layers allow it: only FORBIDDEN catches it
+    assert ig.forbidden(edges) == [
+        "gpudoctor.report.junit imports gpudoctor.pipeline.verdict: "
+        "a renderer receives the verdict; the threshold is pipeline/verdict.py's",
+        "gpudoctor.report.oneline imports gpudoctor.pipeline.verdict: "
+        "a renderer receives the verdict; the threshold is pipeline/verdict.py's",
+    ]
+
+
 def test_every_module_is_in_a_layer(ig):
     for module in ig.modules():
         ig.layer_of(module)

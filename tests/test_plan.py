@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpudoctor.check import CheckResult
 from gpudoctor.engine.evaluate import evaluate
 from gpudoctor.engine.loader import load_rules, parse_rules
 from gpudoctor.facts import Facts, known
 from gpudoctor.knowledge import knowledge
+from gpudoctor.pipeline.result import Result
 from gpudoctor.plan import INSTALLER_NOTES, PlanStep, build_plan, package_name
 from gpudoctor.report.plan_report import render_text
 
@@ -50,7 +50,7 @@ def plan_for(facts: Facts, user_rules: str = ""):
         extra, problems = parse_rules(user_rules, "user.yaml")
         assert problems == []
         rules += extra
-    result = CheckResult(facts, evaluate(rules, facts), [], "test", "test", 0.0)
+    result = Result(facts, evaluate(rules, facts), [], "test", "test", 0.0)
     return build_plan(result.findings, facts, knowledge())
 
 
@@ -343,7 +343,7 @@ def test_a_losing_resolver_install_takes_its_uninstall_with_it():
 def test_an_index_mirror_replaces_the_start_of_the_index_url():
     rules = load_rules([])
     facts = h100_535()
-    result = CheckResult(facts, evaluate(rules, facts), [], "test", "test", 0.0)
+    result = Result(facts, evaluate(rules, facts), [], "test", "test", 0.0)
     mirror = (("https://download.pytorch.org/whl/", "https://mirror.internal:8443/pytorch/"),)
     (step,) = build_plan(result.findings, facts, knowledge(), mirrors=mirror).steps
     assert step.argv == (

@@ -9,12 +9,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Optional
 
-from gpudoctor.check import CheckResult
 from gpudoctor.derive import derive
 from gpudoctor.engine.evaluate import evaluate
 from gpudoctor.engine.loader import load_rules
 from gpudoctor.facts import Facts, known
 from gpudoctor.knowledge import Knowledge, knowledge
+from gpudoctor.pipeline.result import Result
 from gpudoctor.plan import FixPlan, build_plan
 
 EXE = "/venv/bin/python"
@@ -58,7 +58,7 @@ def host_facts(
 
 
 def plan(facts: Facts, kb: Optional[Knowledge] = None) -> tuple[list[str], FixPlan]:
-    result = CheckResult(facts, evaluate(load_rules([]), facts), [], "test", "test", 0.0)
+    result = Result(facts, evaluate(load_rules([]), facts), [], "test", "test", 0.0)
     errors = [f.rule.id for f in result.findings if f.severity == "error"]
     return errors, build_plan(result.findings, facts, kb or knowledge())
 
@@ -193,9 +193,7 @@ def test_two_h100_pcie_with_their_unwired_links_inactive_get_no_nvlink_finding()
         values.update({f"gpus[{i}].nvlink.links_up": 11, f"gpus[{i}].nvlink.links_down": 7,
                        f"gpus[{i}].nvlink.down": [4, 5, 7, 10, 11, 16, 17]})  # fmt: skip
     facts = derive(Facts({name: known(value, "test") for name, value in values.items()}))
-    fired = [
-        f.rule.id for f in CheckResult(facts, evaluate(load_rules([]), facts), [], "t", "t", 0.0).findings
-    ]
+    fired = [f.rule.id for f in Result(facts, evaluate(load_rules([]), facts), [], "t", "t", 0.0).findings]
     assert fired.count("GD-NVLINK-001") == 2
 
 

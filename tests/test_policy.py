@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.check import exit_code, run_check
 from gpudoctor.engine import conditions
 from gpudoctor.engine.loader import ID_PATTERN
 from gpudoctor.engine.model import CATEGORIES
 from gpudoctor.host.base import Deadline
 from gpudoctor.host.snapshot import SnapshotHost, load
+from gpudoctor.pipeline.check import run_check
+from gpudoctor.pipeline.verdict import decide, exit_code
 from gpudoctor.policy import PolicyError, parse
 from gpudoctor.policy import load as load_policy
 from gpudoctor.profiles import PROFILES
@@ -131,14 +132,14 @@ def test_ignored_findings_leave_the_findings_and_the_exit_code_but_are_reported(
     result = _check(policy)
     assert [f.rule.id for f in result.findings] == ["GD-CUDNN-002"]
     assert exit_code(result.findings, "warning") == 0
-    data = json.loads(json_report.render(result, "warning", include_timing=False))
+    data = json.loads(json_report.render(result, decide(result, "warning"), include_timing=False))
     assert data["summary"]["ignored"] == 1 and data["summary"]["warning"] == 0
     assert [(i["rule"], i["reason"]) for i in data["ignored"]] == [
         ("GD-FW-004", "onnxruntime runs our CPU tokenizer only")
     ]
     assert {r["id"]: r["status"] for r in data["rules"]}["GD-FW-004"] == "ignored"
     assert data["policy"] == "gpudoctor.toml"
-    text = render_plain(result, "warning")
+    text = render_plain(result, decide(result, "warning"))
     assert "Ignored by policy\n  WARNING GD-FW-004  CPU-only ONNX Runtime on a GPU host\n" in text
     assert "    reason: onnxruntime runs our CPU tokenizer only\n" in text
     assert (

@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.check import CheckResult, run_check
 from gpudoctor.engine.evaluate import evaluate
 from gpudoctor.engine.loader import load_rules
 from gpudoctor.facts import Facts, known, unknown
 from gpudoctor.host.base import Deadline
 from gpudoctor.host.snapshot import SnapshotHost, load
+from gpudoctor.pipeline.check import run_check
+from gpudoctor.pipeline.result import Result
+from gpudoctor.pipeline.verdict import unknown_errors
 from gpudoctor.probes import registry
 from gpudoctor.profiles import PROFILES, resolve_fail_on, resolve_timeout, rule_facts, select_rules
 
@@ -266,8 +268,8 @@ def test_only_what_a_snapshot_did_not_record_is_let_be_unknown():
             "gpus.count": known(1, "t"), "gpus[0].index": known(0, "t"),
             "gpus[0].recovery_action": unknown(why, "nvml"),
         })  # fmt: skip
-        result = CheckResult(facts, evaluate(rules, facts), [], "t", "t", 0.0, fail_unknown=True, **options)
-        return [r.rule.id for r in result.unknown_errors()]
+        result = Result(facts, evaluate(rules, facts), [], "t", "t", 0.0, fail_unknown=True, **options)
+        return [r.rule.id for r in unknown_errors(result)]
 
     assert gate("not recorded in snapshot", unrecorded_ok=True) == []
     assert gate("not recorded in snapshot") == ["GD-GPU-006"]  # --fail-on-unknown, or another profile

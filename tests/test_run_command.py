@@ -356,7 +356,7 @@ def test_no_explanation_on_success_without_stderr_or_with_no_explain(explain, ca
 
 def test_the_commands_interpreter_is_the_checks_target(monkeypatch):
     """explain_failure judges the interpreter run found, and the facts say the command chose it."""
-    import gpudoctor.check as check
+    import gpudoctor.pipeline.check as check
     from gpudoctor.explain.failure import explain_failure
     from gpudoctor.host.command_python import Judged
 

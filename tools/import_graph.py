@@ -1,8 +1,9 @@
 """The import graph of the gpudoctor package, read from the source with `ast`, checked against its layers.
 
     python tools/import_graph.py            rewrite the generated section of docs/architecture.md
-    python tools/import_graph.py --check    exit 1 when the section is stale, an import cycle exists, or a
-                                            module imports from a higher layer
+    python tools/import_graph.py --check    exit 1 when the section is stale, an import cycle exists, a
+                                            module imports from a higher layer, or one imports what
+                                            FORBIDDEN forbids it (a renderer, the verdict's threshold)
 
 Every import counts: at the top of a module, inside a function (a lazy import for speed), under
 `if TYPE_CHECKING:`. A module may import from its own layer and the layers below it, never from a layer
@@ -36,13 +37,19 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("derive", ("derive", "collect", "container_verdict")),
     ("resolvers", ("resolvers",)),
     ("plan", ("plan", "plan_file", "policy", "profiles")),
-    ("check", ("check",)),
     ("bench", ("bench",)),  # measurements in the target interpreter, judged against the catalogue
+    ("pipeline", ("pipeline",)),  # check and bench: choose, fan out, judge; the one verdict
     ("report", ("report", "fleet")),
     ("explain", ("explain",)),  # from a failure a command met to what on this host explains it
     ("remedy", ("remedy",)),  # the only layer that changes the machine; only commands use it
     ("commands", ("commands",)),
     ("cli", ("cli", "check_argv", "entry", "__main__")),
+)
+
+# Imports the layers allow but the design does not: (importer, imported, why), each a module or package
+# relative to gpudoctor. A renderer shows the verdict it is handed; it never applies the threshold itself.
+FORBIDDEN: tuple[tuple[str, str, str], ...] = (
+    ("report", "pipeline.verdict", "a renderer receives the verdict; the threshold is pipeline/verdict.py's"),
 )
 
 
@@ -165,6 +172,24 @@ def upward(edges: Mapping[str, set[str]]) -> list[str]:
     return sorted(set(problems))
 
 
+def _within(module: str, member: str) -> bool:
+    rel = module.split(".", 1)[1] if "." in module else "__init__"
+    return rel == member or rel.startswith(member + ".")
+
+
+def forbidden(
+    edges: Mapping[str, set[str]], rules: tuple[tuple[str, str, str], ...] = FORBIDDEN
+) -> list[str]:
+    """Every import FORBIDDEN names, wherever in the module it is."""
+    return sorted(
+        f"{src} imports {dst}: {why}"
+        for src in edges
+        for dst in edges[src]
+        for importer, imported, why in rules
+        if _within(src, importer) and _within(dst, imported)
+    )
+
+
 def render(edges: Mapping[str, set[str]]) -> str:
     """The generated section: the layers, highest first, each with its modules and the layers it uses."""
     by_layer: dict[int, list[str]] = {}
@@ -213,7 +238,7 @@ def refreshed(text: str, section: str) -> str:
 
 def main(argv: list[str]) -> int:
     edges = graph()
-    problems = [f"import cycle: {' -> '.join(c)}" for c in cycles(edges)] + upward(edges)
+    problems = [f"import cycle: {' -> '.join(c)}" for c in cycles(edges)] + upward(edges) + forbidden(edges)
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:

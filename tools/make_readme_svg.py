@@ -76,9 +76,10 @@ def render_svg() -> str:
     """The SVG of `gpudoctor check` on the H200 snapshot with the CPU-only torch."""
     from rich.console import Console
 
-    from gpudoctor.check import run_check
     from gpudoctor.host.base import Deadline
     from gpudoctor.host.snapshot import SnapshotHost, load
+    from gpudoctor.pipeline.check import run_check
+    from gpudoctor.pipeline.verdict import decide
     from gpudoctor.profiles import PROFILES, resolve_fail_on
     from gpudoctor.report.text import print_rich
 
@@ -103,7 +104,7 @@ def render_svg() -> str:
         legacy_windows=False,
         _environ={},
     )
-    print_rich(result, fail_on, console=console, verdict=result.verdict(fail_on))
+    print_rich(result, decide(result, fail_on), console=console)
     svg = console.export_svg(title=TITLE, unique_id="gpudoctor-check")
     return HEADER.format(version=rich_version()) + svg
 

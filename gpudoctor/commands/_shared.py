@@ -47,8 +47,8 @@ def check_one(
 ) -> Any:
     """One check (the workstation profile) of one environment, for the commands that act on its result
     (fix, explain); bad rule files and policies, and an unusable --python, are CommandErrors."""
-    from ..check import run_checks
     from ..engine.loader import RuleLoadError
+    from ..pipeline.check import run_checks
     from ..policy import PolicyError, load
 
     try:
@@ -59,20 +59,23 @@ def check_one(
         raise problems("rule files have", e) from None
     except PolicyError as e:
         raise problems("policy has", e) from None
-    refuse_bad_python(results, python)
+    refuse_bad_python(results)
     return results[0]
 
 
-def refuse_bad_python(results: list, pythons: list[str]) -> None:
-    """An interpreter named with --python that could not be inspected: exit 2, one line, no report."""
-    for result, python in zip(results, pythons):
+def refuse_bad_python(results: list) -> None:
+    """An interpreter named with --python that could not be inspected: exit 2, one line, no report. Each
+    Result names the target it judged (Result.target), and what chose it."""
+    for result in results:
+        if result.target.chosen_by != "--python":
+            continue
         exe = result.facts.get("python.executable")
         if not exe.known:
             why = exe.unknown or "unknown"
             raise CommandError(
                 f"--python: {why}"
                 if why.startswith("inspecting ")
-                else f"--python: inspecting {python} failed: {why}"
+                else f"--python: inspecting {result.target.python} failed: {why}"
             )
 
 

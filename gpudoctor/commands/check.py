@@ -58,8 +58,9 @@ def run(
     host, source, deadline = collect(snapshot, python, resolve_timeout(prof, timeout, deep), inspects)
     # The rest is imported and read once the host is inspecting the Python environment, so that both go on
     # together (a child process left running by an error below is killed on the way out: entry.console).
-    from ..check import run_checks
     from ..engine.loader import RuleLoadError
+    from ..pipeline.check import run_checks
+    from ..pipeline.verdict import decide
     from ..policy import PolicyError, load
 
     try:
@@ -86,18 +87,17 @@ def run(
         raise problems("rule files have", e) from None
     except PolicyError as e:
         raise problems("policy has", e) from None
-    refuse_bad_python(results, python)
-    # The verdict, computed once and handed to every renderer.
-    codes = [r.verdict(fail) for r in results]
+    refuse_bad_python(results)
+    verdicts = [decide(r, fail) for r in results]  # decided once, handed to every renderer
     if len(results) == 1:
-        render_check(results[0], fmt, fail, codes[0], prof)
+        render_check(results[0], fmt, verdicts[0], prof)
     else:
-        render_checks(results, fmt, fail, codes, prof)
+        render_checks(results, fmt, verdicts, prof)
     if plan:
         for result in results:
             sys.stdout.write("\n")
             print_plan(result, "text")
-    return Outcome(max(codes), results[0].unanswered())
+    return Outcome(max(v.code for v in verdicts), results[0].unanswered())
 
 
 def warn_empty_rule_dirs(paths: tuple[str, ...] | list[str]) -> None:
@@ -109,59 +109,58 @@ def warn_empty_rule_dirs(paths: tuple[str, ...] | list[str]) -> None:
             warn(f"--rules {path}: no *.yaml rule files in this directory; checking with the other rules")
 
 
-def render_checks(results: list, fmt: str, fail_on: str, codes: list[int], prof: Any) -> None:
+def render_checks(results: list, fmt: str, verdicts: list, prof: Any) -> None:
     """Several environments (--python repeated): one report each, in the order given."""
     if fmt == "json":
         from ..report import json_report
 
-        sys.stdout.write(json_report.render_many(results, fail_on, verdicts=codes))
+        sys.stdout.write(json_report.render_many(results, verdicts))
         return
     from ..report.safe import terminal_text
 
-    for n, (result, code) in enumerate(zip(results, codes), 1):
+    for n, (result, verdict) in enumerate(zip(results, verdicts), 1):
         exe = result.facts.value("python.executable") or result.facts.get("python.executable").unknown
         if not prof.one_line:
             heading = f"Environment {n} of {len(results)}: {terminal_text(str(exe))}"
             sys.stdout.write(
                 ("\n" if n > 1 else "") + (f"## {heading}\n\n" if fmt == "markdown" else f"{heading}\n")
             )
-        render_check(result, fmt, fail_on, code, prof)
+        render_check(result, fmt, verdict, prof)
 
 
-def render_check(result: Any, fmt: str, fail_on: str, code: int, prof: Any) -> None:
+def render_check(result: Any, fmt: str, verdict: Any, prof: Any) -> None:
+    """One environment's report; `verdict` (pipeline/verdict.py) is the run's, the renderers only show it."""
     if fmt == "json":
         from ..report import json_report
 
-        sys.stdout.write(json_report.render(result, fail_on, verdict=code))
+        sys.stdout.write(json_report.render(result, verdict))
     elif fmt == "junit":
         from ..report import junit
 
-        sys.stdout.write(junit.render(result, fail_on))  # junit judges per rule; no exit code in it
+        sys.stdout.write(junit.render(result, verdict))
     elif fmt == "markdown":
         from ..report import markdown
 
-        text = markdown.render(result, fail_on, verdict=code)
+        text = markdown.render(result, verdict)
         sys.stdout.write(text)
         _append_step_summary(text)
     elif fmt == "prometheus":
         from ..report import prometheus
 
-        sys.stdout.write(prometheus.render(result, fail_on, verdict=code))
+        sys.stdout.write(prometheus.render(result, verdict))
     elif prof.one_line:
         from ..report import oneline
 
         # stderr: an entrypoint's stdout belongs to the command it runs next.
-        sys.stderr.write(oneline.render(result, fail_on, verdict=code))
+        sys.stderr.write(oneline.render(result, verdict))
     elif use_color() and not prof.plain:
         from ..report.text import print_rich
 
-        print_rich(result, fail_on, verdict=code)
+        print_rich(result, verdict)
     else:
         from ..report.text import render_plain
 
-        sys.stdout.write(
-            render_plain(result, fail_on, verdict=code, width=report_width(), wrap=sys.stdout.isatty())
-        )
+        sys.stdout.write(render_plain(result, verdict, width=report_width(), wrap=sys.stdout.isatty()))
 
 
 def _append_step_summary(text: str) -> None:

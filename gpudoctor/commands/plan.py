@@ -21,8 +21,8 @@ def run(
     index_mirror: tuple[str, ...] = (),
     output: Optional[str] = None,
 ) -> Outcome:
-    from ..check import run_checks
     from ..engine.loader import RuleLoadError
+    from ..pipeline.check import run_checks
     from ..policy import PolicyError, load
 
     python = list(python)
@@ -40,7 +40,7 @@ def run(
         raise problems("rule files have", e) from None
     except PolicyError as e:
         raise problems("policy has", e) from None
-    refuse_bad_python(results, python)
+    refuse_bad_python(results)
     for n, result in enumerate(results):
         sys.stdout.write("\n" if n else "")
         print_plan(result, fmt, mirrors, output)

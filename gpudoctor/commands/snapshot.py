@@ -18,10 +18,10 @@ def run(
     deep: bool = False,
 ) -> Outcome:
     """`output` "-" writes the archive to stdout (the summary line then goes to stderr)."""
-    from ..check import run_checks
     from ..host.base import Deadline
     from ..host.live import LiveHost
     from ..host.snapshot import RecordingHost, redact, save
+    from ..pipeline.check import run_checks
     from ..redact import this_machine
 
     deadline = Deadline(timeout)

@@ -29,9 +29,9 @@ def explain_failure(tail: str, timeout: float = 10.0, target: Optional[Any] = No
     per_line = candidates_by_line(tail.splitlines(), matcher)
     if not per_line:
         return ""
-    from ..check import run_checks
     from ..host.base import Deadline
     from ..host.open import open_host
+    from ..pipeline.check import run_checks
     from ..plan import build_plan
 
     deadline = Deadline(timeout)

@@ -15,10 +15,11 @@ from typing import Any, NamedTuple, Optional
 
 from ..engine.model import SEVERITY_RANK
 from ..facts import Facts
+from ..pipeline.verdict import EXIT_CANNOT_CHECK
+from ..pipeline.verdict import exit_code as findings_exit_code
 from .load import Invalid, Loaded, NodeFinding, NodeReport, facts_of
 from .rules import FLEET_RULES, MIN_VALUES, FleetRule, percent
 
-EXIT_OK, EXIT_FINDINGS, EXIT_CANNOT_CHECK = 0, 1, 2
 NAMES_IN_MESSAGE = 20  # nodes a message names before "and N more" (JSON carries them all)
 
 
@@ -136,11 +137,7 @@ def exit_code(fleet: Fleet, fail_on: str, skip_invalid: bool = False) -> int:
     """2 when no report could be read, or any could not be and skip_invalid is off; else like check."""
     if not fleet.nodes or (fleet.invalid and not skip_invalid):
         return EXIT_CANNOT_CHECK
-    if fail_on == "never":
-        return EXIT_OK
-    threshold = SEVERITY_RANK[fail_on]
-    severities = [f.severity for f in fleet.findings] + [f.severity for n in fleet.nodes for f in n.findings]
-    return EXIT_FINDINGS if any(SEVERITY_RANK[s] >= threshold for s in severities) else EXIT_OK
+    return findings_exit_code([*fleet.findings, *(f for n in fleet.nodes for f in n.findings)], fail_on)
 
 
 def sorted_node_findings(node: NodeReport) -> list[NodeFinding]:

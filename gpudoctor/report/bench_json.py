@@ -10,8 +10,9 @@ from typing import Any, Optional
 from .json_report import report_data
 
 
-def bench_data(result: Any, report: Any, diag: Optional[Any] = None) -> dict[str, Any]:
-    data = report_data(result, report.fail_on, verdict=report.verdict)
+def bench_data(result: Any, verdict: Any, report: Any, diag: Optional[Any] = None) -> dict[str, Any]:
+    """`verdict`: the run's, decided once by the bench pipeline (pipeline/verdict.py)."""
+    data = report_data(result, verdict)
     run = report.run
     data["bench"] = {
         "status": run.status,

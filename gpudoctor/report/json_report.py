@@ -6,11 +6,11 @@ Consumers may rely on every key listed there; new keys may appear within a versi
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any
 
 from .. import __version__
-from ..check import CheckResult
 from ..engine.model import Finding, FixStep
+from ..pipeline.result import Result, Verdict
 
 SCHEMA = "gpudoctor.report"
 SCHEMA_VERSION = 1
@@ -39,10 +39,8 @@ def finding_data(f: Finding) -> dict[str, Any]:
     }
 
 
-def report_data(
-    result: CheckResult, fail_on: str, include_timing: bool = True, verdict: Optional[int] = None
-) -> dict[str, Any]:
-    """`verdict`: the run's exit code, computed once by the caller (result.verdict(fail_on) if not given)."""
+def report_data(result: Result, verdict: Verdict, include_timing: bool = True) -> dict[str, Any]:
+    """`verdict`: the run's, decided once by the caller (pipeline/verdict.py)."""
     counts = result.counts()
     data: dict[str, Any] = {
         "schema": SCHEMA,
@@ -53,9 +51,7 @@ def report_data(
             "source": result.source,
             "hostname": result.facts.value("host.hostname"),
         },
-        "summary": dict(
-            counts, fail_on=fail_on, exit_code=result.verdict(fail_on) if verdict is None else verdict
-        ),
+        "summary": dict(counts, fail_on=verdict.fail_on, exit_code=verdict.code),
         "findings": [finding_data(f) for f in result.findings],
         "ignored": [dict(finding_data(f), reason=reason) for f, reason in result.ignored_findings],
         "rules": [
@@ -88,37 +84,27 @@ def report_data(
     return data
 
 
-def override_data(result: CheckResult) -> list[dict[str, str]]:
+def override_data(result: Result) -> list[dict[str, str]]:
     """Each shipped rule another rule replaced (`overrides: true`): its id, where the shipped one is, and
     where the rule that replaced it came from."""
     return [{"id": r.id, "shipped": r.replaces, "by": f"{r.file}:{r.line}"} for r in result.overrides]
 
 
-def render(
-    result: CheckResult, fail_on: str, include_timing: bool = True, verdict: Optional[int] = None
-) -> str:
+def render(result: Result, verdict: Verdict, include_timing: bool = True) -> str:
     return (
-        json.dumps(
-            report_data(result, fail_on, include_timing, verdict), indent=2, sort_keys=False, default=str
-        )
+        json.dumps(report_data(result, verdict, include_timing), indent=2, sort_keys=False, default=str)
         + "\n"
     )
 
 
-def render_many(
-    results: list[CheckResult],
-    fail_on: str,
-    include_timing: bool = True,
-    verdicts: Optional[list[int]] = None,
-) -> str:
+def render_many(results: list[Result], verdicts: list[Verdict], include_timing: bool = True) -> str:
     """Several environments (`--python` given more than once): one report each, under `environments`,
     with the exit code of the whole run (the worst of theirs)."""
-    codes = [r.verdict(fail_on) for r in results] if verdicts is None else verdicts
     data = {
         "schema": SCHEMA + ".environments",
         "schema_version": SCHEMA_VERSION,
         "gpudoctor": __version__,
-        "exit_code": max(codes),
-        "environments": [report_data(r, fail_on, include_timing, c) for r, c in zip(results, codes)],
+        "exit_code": max(v.code for v in verdicts),
+        "environments": [report_data(r, v, include_timing) for r, v in zip(results, verdicts)],
     }
     return json.dumps(data, indent=2, sort_keys=False, default=str) + "\n"

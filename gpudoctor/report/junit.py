@@ -11,8 +11,8 @@ import re
 import xml.etree.ElementTree as ET
 
 from .. import __version__
-from ..check import CheckResult
-from ..engine.model import CATEGORIES, NOT_APPLICABLE, SEVERITY_RANK, Finding, RuleResult
+from ..engine.model import CATEGORIES, NOT_APPLICABLE, Finding, RuleResult
+from ..pipeline.result import Result, Verdict
 from .lines import command_text
 
 # Characters XML 1.0 cannot carry at all, even escaped.
@@ -33,11 +33,7 @@ def _finding_text(f: Finding) -> str:
     return "\n".join(lines)
 
 
-def _fails(result: RuleResult, fail_on: str) -> bool:
-    return fail_on != "never" and SEVERITY_RANK[result.rule.severity] >= SEVERITY_RANK[fail_on]
-
-
-def _case(suite: ET.Element, check: CheckResult, r: RuleResult, fail_on: str) -> tuple[int, int]:
+def _case(suite: ET.Element, check: Result, r: RuleResult, verdict: Verdict) -> tuple[int, int]:
     """Adds the rule's test case; returns (failures, skipped) it counts for."""
     case = ET.SubElement(
         suite,
@@ -61,18 +57,18 @@ def _case(suite: ET.Element, check: CheckResult, r: RuleResult, fail_on: str) ->
         return 0, 1
     if status == "fired":
         body = _clean("\n\n".join(_finding_text(f) for f in r.findings))
-        if _fails(r, fail_on):
+        if verdict.fails(r.rule.id):
             failure = ET.SubElement(
                 case, "failure", {"type": r.rule.severity, "message": _clean(r.findings[0].message)}
             )
             failure.text = body
             return 1, 0
         out = ET.SubElement(case, "system-out")
-        out.text = _clean(f"{r.rule.severity} (below --fail-on {fail_on}):\n{body}")
+        out.text = _clean(f"{r.rule.severity} (below --fail-on {verdict.fail_on}):\n{body}")
     return 0, 0
 
 
-def _properties(result: CheckResult, fail_on: str) -> list[tuple[str, str]]:
+def _properties(result: Result, fail_on: str) -> list[tuple[str, str]]:
     props = [
         ("gpudoctor.version", __version__),
         ("host", result.source if result.host_kind == "snapshot" else "live"),
@@ -86,7 +82,8 @@ def _properties(result: CheckResult, fail_on: str) -> list[tuple[str, str]]:
     return props
 
 
-def render(result: CheckResult, fail_on: str, include_timing: bool = True) -> str:
+def render(result: Result, verdict: Verdict, include_timing: bool = True) -> str:
+    """`verdict`: the run's, decided once by the caller (pipeline/verdict.py); it says which rules fail."""
     hostname = result.facts.value("host.hostname")
     root = ET.Element("testsuites", {"name": "gpudoctor"})
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
@@ -96,11 +93,11 @@ def render(result: CheckResult, fail_on: str, include_timing: bool = True) -> st
             continue
         suite = ET.SubElement(root, "testsuite", {"name": f"gpudoctor.{category}"})
         props = ET.SubElement(suite, "properties")
-        for name, value in _properties(result, fail_on):
+        for name, value in _properties(result, verdict.fail_on):
             ET.SubElement(props, "property", {"name": name, "value": _clean(value)})
         failures = skipped = 0
         for r in rules:
-            f, s = _case(suite, result, r, fail_on)
+            f, s = _case(suite, result, r, verdict)
             failures, skipped = failures + f, skipped + s
         counts = {"tests": len(rules), "failures": failures, "errors": 0, "skipped": skipped}
         for key, value in counts.items():

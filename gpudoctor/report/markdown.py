@@ -3,11 +3,9 @@ at a glance, and a table of findings with their fixes."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from .. import __version__
-from ..check import CheckResult
 from ..engine.model import Finding
+from ..pipeline.result import Result, Verdict
 from .lines import command_text
 from .summary import summary
 from .text import AREA_NAMES, exit_reason, overridden, skipped_because
@@ -40,23 +38,22 @@ def _fix(f: Finding) -> str:
     return "<br>".join(parts)
 
 
-def headline(result: CheckResult, fail_on: str, verdict: Optional[int] = None) -> str:
+def headline(result: Result, verdict: Verdict) -> str:
     c = result.counts()
-    code_ = result.verdict(fail_on) if verdict is None else verdict
-    mark = "❌" if code_ else ("⚠️" if c["error"] or c["warning"] else "✅")
+    mark = "❌" if verdict.code else ("⚠️" if c["error"] or c["warning"] else "✅")
     return (
         f"{mark} gpudoctor: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info"
-        f" · exit {code_} ({exit_reason(result, fail_on, code_)})"
+        f" · exit {verdict.code} ({exit_reason(verdict)})"
     )
 
 
-def render(result: CheckResult, fail_on: str, verdict: Optional[int] = None) -> str:
-    """`verdict`: the run's exit code, computed once by the caller."""
+def render(result: Result, verdict: Verdict) -> str:
+    """`verdict`: the run's, decided once by the caller (pipeline/verdict.py)."""
     c = result.counts()
     where = "live check" if result.host_kind == "live" else f"snapshot `{result.source}`"
     host = result.facts.value("host.hostname")
     lines = [
-        f"## {headline(result, fail_on, verdict)}",
+        f"## {headline(result, verdict)}",
         "",
         f"gpudoctor {__version__} · {where}"
         + (f" of `{host}`" if host else "")

@@ -8,11 +8,9 @@ something does. Meant for container entrypoints and job prologs, where a log has
 
 from __future__ import annotations
 
-from typing import Optional
-
-from ..check import EXIT_CANNOT_CHECK, CheckResult
-from ..engine.model import SEVERITY_RANK, Finding
+from ..engine.model import Finding
 from ..facts import Facts
+from ..pipeline.result import Result, Verdict
 from .lines import command_text
 from .safe import terminal_lines
 
@@ -48,12 +46,6 @@ def cuda_part(facts: Facts) -> str:
     return f"CUDA {cuda.value}" if cuda.known else ""
 
 
-def failing(result: CheckResult, fail_on: str) -> list[Finding]:
-    if fail_on == "never":
-        return []
-    return [f for f in result.findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on]]
-
-
 def finding_line(f: Finding) -> str:
     line = f"gpudoctor: {f.severity.upper()} {f.rule.id}: {_flat(f.message)}"
     if f.fix:
@@ -62,13 +54,13 @@ def finding_line(f: Finding) -> str:
     return line
 
 
-def render(result: CheckResult, fail_on: str, verdict: Optional[int] = None) -> str:
-    """`verdict`: the run's exit code, computed once by the caller."""
-    return terminal_lines(_render(result, fail_on, result.verdict(fail_on) if verdict is None else verdict))
+def render(result: Result, verdict: Verdict) -> str:
+    """`verdict`: the run's, decided once by the caller (pipeline/verdict.py)."""
+    return terminal_lines(_render(result, verdict))
 
 
-def _render(result: CheckResult, fail_on: str, code: int) -> str:
-    bad = failing(result, fail_on)
+def _render(result: Result, verdict: Verdict) -> str:
+    bad = verdict.failing
     timed_out = result.unanswered()
     if bad:
         lines = [finding_line(f) for f in bad]
@@ -76,7 +68,7 @@ def _render(result: CheckResult, fail_on: str, code: int) -> str:
             lines.append(f"gpudoctor: timed out: {', '.join(timed_out)}")
         return "\n".join(lines) + "\n"
     facts = result.facts
-    cannot = code == EXIT_CANNOT_CHECK
+    cannot = verdict.code == 2  # could not check (pipeline/verdict.py)
     head = "could not check" if cannot else ("ok" if not timed_out else "incomplete")
     parts = [head, gpus_part(facts), driver_part(facts), cuda_part(facts)]
     for severity in ("error", "warning"):  # below --fail-on, or they would be failing
@@ -87,7 +79,7 @@ def _render(result: CheckResult, fail_on: str, code: int) -> str:
         parts.append(f"timed out: {', '.join(timed_out)}")
     unknown = sum(1 for r in result.results if r.status == "unknown")
     if cannot:
-        ids = ", ".join(r.rule.id for r in result.unknown_errors())
+        ids = ", ".join(verdict.unknown_errors)
         parts.append(f"{unknown} rule(s) could not be evaluated, error-level: {ids}")
     elif unknown:
         parts.append(f"{unknown} rule(s) could not be evaluated")

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .. import __version__
-from ..check import CheckResult
 from ..engine.model import SEVERITIES
+from ..pipeline.result import Result, Verdict
 
 Labels = dict[str, str]
 
@@ -102,10 +102,8 @@ GPU_GAUGES = (
 )
 
 
-def render(
-    result: CheckResult, fail_on: str, include_timing: bool = True, verdict: Optional[int] = None
-) -> str:
-    """`verdict`: the run's exit code, computed once by the caller."""
+def render(result: Result, verdict: Verdict, include_timing: bool = True) -> str:
+    """`verdict`: the run's, decided once by the caller (pipeline/verdict.py)."""
     m = _Metrics()
     facts = result.facts
     m.add(
@@ -116,8 +114,8 @@ def render(
     )
     m.add(
         "gpudoctor_exit_code",
-        f"Exit code of the check under --fail-on {fail_on}",
-        result.verdict(fail_on) if verdict is None else verdict,
+        f"Exit code of the check under --fail-on {verdict.fail_on}",
+        verdict.code,
     )
     if include_timing:
         m.add("gpudoctor_check_duration_seconds", "Wall time of the check", round(result.elapsed, 4))

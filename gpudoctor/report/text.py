@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Optional
 
 from .. import __version__
-from ..check import CheckResult
 from ..engine.model import CATEGORIES
+from ..pipeline.result import Result, Verdict
 from .lines import Line, finding_lines, plain_text, wrap_text
 from .safe import safe_line
 from .summary import summary
@@ -27,14 +27,13 @@ LABEL_WIDTH = 12
 
 
 def build_lines(
-    result: CheckResult,
-    fail_on: str,
+    result: Result,
+    verdict: Verdict,
     width: int = 100,
-    verdict: Optional[int] = None,
     wrap: bool = False,
 ) -> list[Line]:
-    """The report's lines, every piece made safe for a terminal; `verdict` is the run's exit code. `wrap`
-    (a terminal) wraps the summary's text inside its column, so that the label column stays whole;
+    """The report's lines, every piece made safe for a terminal; `verdict` is the run's (pipeline/verdict.py).
+    `wrap` (a terminal) wraps the summary's text inside its column, so that the label column stays whole;
     files and pipes keep one line per area."""
     lines: list[Line] = []
     where = "live check" if result.host_kind == "live" else f"snapshot {result.source}"
@@ -91,16 +90,16 @@ def build_lines(
                 for n, chunk in enumerate(wrap_text(reason, 12, width))
             ]
         lines.append([])
-    lines.append(_verdict(result, fail_on, result.verdict(fail_on) if verdict is None else verdict))
+    lines.append(_verdict(result, verdict))
     return [safe_line(line) for line in lines]
 
 
-def overridden(result: CheckResult) -> list[str]:
+def overridden(result: Result) -> list[str]:
     """One line for each shipped rule a rule pack replaced (`overrides: true`), and where from."""
     return [f"{r.id} (shipped, {r.replaces}) replaced by {r.file}:{r.line}" for r in result.overrides]
 
 
-def _verdict(result: CheckResult, fail_on: str, code: int) -> Line:
+def _verdict(result: Result, verdict: Verdict) -> Line:
     c = result.counts()
     words = (
         f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info; {c['passed']} rule(s) passed"
@@ -117,11 +116,11 @@ def _verdict(result: CheckResult, fail_on: str, code: int) -> Line:
     return [
         ("Result".ljust(LABEL_WIDTH), "bold"),
         (words, style),
-        (f" · exit {code} ({exit_reason(result, fail_on, code)})", ""),
+        (f" · exit {verdict.code} ({exit_reason(verdict)})", ""),
     ]
 
 
-def skipped_because(result: CheckResult) -> str:
+def skipped_because(result: Result) -> str:
     """Why some rules were not evaluated: the probes the profile skips, and the runtime probe's rules
     without --deep."""
     profile = [p for p in result.skipped_probes if p != "runtime"]
@@ -131,27 +130,23 @@ def skipped_because(result: CheckResult) -> str:
     return "; ".join(parts)
 
 
-def exit_reason(result: CheckResult, fail_on: str, code: int) -> str:
+def exit_reason(verdict: Verdict) -> str:
     """Why the exit code is what it is, in a few words."""
-    if code == 2:
-        ids = ", ".join(r.rule.id for r in result.unknown_errors())
+    if verdict.code == 2:
+        ids = ", ".join(verdict.unknown_errors)
         return f"could not check: error-level rule(s) {ids} could not be evaluated"
-    return f"--fail-on {fail_on}"
+    return f"--fail-on {verdict.fail_on}"
 
 
-def render_plain(
-    result: CheckResult, fail_on: str, width: int = 100, verdict: Optional[int] = None, wrap: bool = False
-) -> str:
-    lines = build_lines(result, fail_on, width, verdict, wrap)
+def render_plain(result: Result, verdict: Verdict, width: int = 100, wrap: bool = False) -> str:
+    lines = build_lines(result, verdict, width, wrap)
     return plain_text(lines)
 
 
-def print_rich(
-    result: CheckResult, fail_on: str, console: Optional[object] = None, verdict: Optional[int] = None
-) -> None:
+def print_rich(result: Result, verdict: Verdict, console: Optional[object] = None) -> None:
     from rich.console import Console
     from rich.text import Text
 
     con = console or Console(highlight=False)
-    for line in build_lines(result, fail_on, con.width, verdict, wrap=True):  # type: ignore[attr-defined]
+    for line in build_lines(result, verdict, con.width, wrap=True):  # type: ignore[attr-defined]
         con.print(Text.assemble(*line) if line else "")  # type: ignore[attr-defined]

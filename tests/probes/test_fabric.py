@@ -24,6 +24,7 @@ from gpudoctor.engine.evaluate import evaluate_rule
 from gpudoctor.facts import Facts, known
 from gpudoctor.host.base import NOT_RECORDED, NvmlError
 from gpudoctor.host.snapshot import Recording, RecordingHost, SnapshotHost, cluster_uuids, redact
+from gpudoctor.pipeline.verdict import decide, unknown_errors
 from gpudoctor.probes import fabric as fb
 from gpudoctor.probes.gpus import Implausible
 
@@ -464,9 +465,9 @@ def test_a_container_on_an_nvswitch_board_does_not_fail_the_ci_gate_for_the_serv
     """The H200 capture made into an HGX board seen from a container: four NVSwitches on the PCI bus, the
     GPU's fabric completed, systemd not visible. GD-FABRIC-003 and GD-FABRIC-004 cannot be judged; the ci
     and preflight profiles do not exit 2 for that alone (Profile.unknown_ok), --fail-on-unknown still does."""
-    from gpudoctor.check import run_check
     from gpudoctor.host.base import Deadline
     from gpudoctor.host.snapshot import load
+    from gpudoctor.pipeline.check import run_check
     from gpudoctor.profiles import PROFILES
 
     from conftest import H200
@@ -488,10 +489,10 @@ def test_a_container_on_an_nvswitch_board_does_not_fail_the_ci_gate_for_the_serv
         assert status["GD-FABRIC-001"] == ("passed", [])
         assert status["GD-FABRIC-003"] == ("unknown", ["fabric_manager.state"])
         assert status["GD-FABRIC-004"] == ("unknown", ["fabric_manager.installed", "fabric_manager.version"])
-        assert not {"GD-FABRIC-003", "GD-FABRIC-004"} & {r.rule.id for r in result.unknown_errors()}, name
-        assert result.verdict("error") == 0, name
+        assert not {"GD-FABRIC-003", "GD-FABRIC-004"} & {r.rule.id for r in unknown_errors(result)}, name
+        assert decide(result, "error").code == 0, name
     strict = run_check(
         hgx_in_a_container(), "hgx", Deadline(10), [], profile=PROFILES["ci"], fail_unknown=True
     )
-    assert {"GD-FABRIC-003", "GD-FABRIC-004"} <= {r.rule.id for r in strict.unknown_errors()}
-    assert strict.verdict("error") == 2
+    assert {"GD-FABRIC-003", "GD-FABRIC-004"} <= {r.rule.id for r in unknown_errors(strict)}
+    assert decide(strict, "error").code == 2

@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from gpudoctor.check import CheckResult
 from gpudoctor.engine.evaluate import evaluate
 from gpudoctor.engine.loader import load_rules, parse_rules
 from gpudoctor.facts import Facts, known, unknown
+from gpudoctor.pipeline.result import Result
 
 
 def facts_of(values: dict) -> Facts:
@@ -34,9 +34,9 @@ def result_of(
     rules: Optional[list] = None,
     ignore: Optional[dict] = None,
     timed_out: tuple = (),
-) -> CheckResult:
+) -> Result:
     facts = facts_of(values)
-    return CheckResult(
+    return Result(
         facts=facts,
         results=evaluate(rules if rules is not None else load_rules([]), facts),
         probes=[],

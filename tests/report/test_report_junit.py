@@ -6,10 +6,11 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import Counter
 
-from gpudoctor.check import run_check
 from gpudoctor.engine.loader import load_rules
 from gpudoctor.host.base import Deadline
 from gpudoctor.host.snapshot import SnapshotHost, load
+from gpudoctor.pipeline.check import run_check
+from gpudoctor.pipeline.verdict import decide
 from gpudoctor.report import junit
 
 from conftest import FIXTURES, H200
@@ -65,14 +66,14 @@ def test_h200_golden_has_the_expected_suites_and_cases():
 
 def test_fail_on_decides_what_is_a_failure():
     result = run_check(SnapshotHost(load(str(H200)), "h"), "h", Deadline(10), [])
-    assert ET.fromstring(junit.render(result, "error")).get("failures") == "0"
-    assert ET.fromstring(junit.render(result, "info")).get("failures") == "2"
-    assert ET.fromstring(junit.render(result, "never")).get("failures") == "0"
+    assert ET.fromstring(junit.render(result, decide(result, "error"))).get("failures") == "0"
+    assert ET.fromstring(junit.render(result, decide(result, "info"))).get("failures") == "2"
+    assert ET.fromstring(junit.render(result, decide(result, "never"))).get("failures") == "0"
 
 
 def test_unknown_rules_are_skipped_with_the_unknown_facts_as_reason():
     result = result_of({"gpus.count": {"unknown": "timed out"}})
-    root = ET.fromstring(junit.render(result, "error"))
+    root = ET.fromstring(junit.render(result, decide(result, "error")))
     skipped = _cases(root)["GD-PCIE-001"].find("skipped")
     assert skipped.get("message") == "could not be evaluated: gpus.count: timed out"
     assert int(root.get("skipped")) == sum(1 for r in result.results if r.status == "unknown") > 0
@@ -84,7 +85,7 @@ def test_ignored_rules_are_skipped_with_the_policy_reason():
         "    when: {fact: gpus.count, eq: 0}\n    message: no GPU\n    why: w\n"
     )
     result = result_of({"gpus.count": 0}, rules, ignore={"T-X-001": "CPU runner"})
-    root = ET.fromstring(junit.render(result, "error"))
+    root = ET.fromstring(junit.render(result, decide(result, "error")))
     case = _cases(root)["T-X-001"]
     assert case.find("failure") is None
     assert case.find("skipped").get("message") == "ignored by policy: CPU runner"
@@ -98,7 +99,7 @@ def test_text_that_xml_cannot_carry_still_gives_well_formed_xml():
         "    when: {fact: system.os, exists: true}\n    message: 'os is {system.os}'\n    why: w\n"
     )
     result = result_of({"system.os": 'Evil <os> & "quotes" \x01\x1b]]>'}, rules)
-    root = ET.fromstring(junit.render(result, "error"))
+    root = ET.fromstring(junit.render(result, decide(result, "error")))
     case = _cases(root)["T-X-002"]
     assert case.get("name") == 'T-X-002 a <b> & "c"'
     assert case.find("failure").get("message") == 'os is Evil <os> & "quotes" \ufffd\ufffd]]>'

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gpudoctor.pipeline.verdict import decide
 from gpudoctor.report import markdown, oneline
 
 from conftest import H200
@@ -36,7 +37,7 @@ def test_findings_ignored_and_unknown_sections():
         "    when: {fact: 'gpus[0].name', eq: x}\n    message: m\n    why: w\n"
     )
     result = result_of({"gpus.count": 1}, rules, ignore={"T-X-002": "known"})
-    text = markdown.render(result, "error")
+    text = markdown.render(result, decide(result, "error"))
     assert text.startswith("## ❌ gpudoctor: 1 error(s), 0 warning(s), 0 info · exit 1 (--fail-on error)\n")
     assert "| **error** | T-X-001 | GPUs | bad \\| pipe | `nvidia-smi -q 'a b'` |\n" in text
     assert (
@@ -74,11 +75,14 @@ def test_oneline_groups_gpus_and_lists_findings_below_fail_on():
         },
         rules_of(RULE.format(n="001", sev="warning", msg="w")),
     )
-    assert oneline.render(result, "error") == (
+    assert oneline.render(result, decide(result, "error")) == (
         "gpudoctor: ok · 2 × NVIDIA A100, 1 × Tesla T4 · driver 550.54.15 · CUDA 12.4"
         " · 1 warning(s): T-X-001\n"
     )
-    assert oneline.render(result, "warning") == "gpudoctor: WARNING T-X-001: w · fix: nvidia-smi -q 'a b'\n"
+    assert (
+        oneline.render(result, decide(result, "warning"))
+        == "gpudoctor: WARNING T-X-001: w · fix: nvidia-smi -q 'a b'\n"
+    )
 
 
 def test_oneline_incomplete_names_what_timed_out():
@@ -91,7 +95,7 @@ def test_oneline_incomplete_names_what_timed_out():
         rules_of(RULE.format(n="001", sev="error", msg="m")),
         timed_out=("NVML nvmlInit",),
     )
-    assert oneline.render(result, "error") == (
+    assert oneline.render(result, decide(result, "error")) == (
         "gpudoctor: incomplete · GPUs unknown (timed out) · driver unknown (timed out)"
         " · timed out: NVML nvmlInit · 1 rule(s) could not be evaluated\n"
     )

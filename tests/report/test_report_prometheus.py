@@ -5,6 +5,7 @@ from __future__ import annotations
 from prometheus_client.parser import text_string_to_metric_families
 
 from gpudoctor.engine.loader import load_rules
+from gpudoctor.pipeline.verdict import decide
 from gpudoctor.report import prometheus
 
 from conftest import FIXTURES
@@ -69,7 +70,7 @@ def test_label_values_are_escaped():
             "driver.version": 'v"1\\',
         }
     )
-    text = prometheus.render(result, "error", include_timing=False)
+    text = prometheus.render(result, decide(result, "error"), include_timing=False)
     assert '\\"GPU\\" \\\\ model\\nsecond line' in text
     families = _families(text)
     assert _samples(families, "gpudoctor_gpu_info") == [({"gpu": "0", "name": name, "bus_id": ""}, 1.0)]
@@ -84,7 +85,7 @@ def test_escape_helpers():
 
 def test_ignored_and_exit_code():
     result = result_of({"gpus.count": 0, "pci.nvidia_gpus": 0}, ignore={"GD-HOST-001": "CPU runner"})
-    families = _families(prometheus.render(result, "info", include_timing=False))
+    families = _families(prometheus.render(result, decide(result, "info"), include_timing=False))
     assert _samples(families, "gpudoctor_findings_ignored") == [({}, 1.0)]
     assert ({"rule": "GD-HOST-001", "status": "ignored"}, 1.0) in _samples(families, "gpudoctor_rule_status")
     assert "gpudoctor_finding" not in families
