@@ -44,16 +44,36 @@ def decide(result: Result, fail_on: str) -> Verdict:
 
 def unknown_errors(result: Result) -> list[RuleResult]:
     """Error-level rules that could not be evaluated (not those the policy ignores, nor those unknown
-    only for want of the facts the profile lets be unknown: `unknown_ok`, `unrecorded_ok`)."""
+    only for want of the facts the profile lets be unknown: `unknown_ok`, `unrecorded_ok`, nor for want of
+    the driver's facts on a host with no driver and no GPU: there they do not exist, GD-HOST-001 says so and
+    that a CPU run is expected)."""
+    no_driver = _no_driver(result)
     return [
         r
         for r in result.results
         if r.status == "unknown"
         and r.rule.severity == "error"
         and r.rule.id not in result.ignore
-        and not (r.unknown_facts and all(_unknown_ok(result, name, why) for name, why in r.unknown_facts))
+        and not (
+            r.unknown_facts
+            and all(_unknown_ok(result, name, why, no_driver) for name, why in r.unknown_facts)
+        )
     ]
 
 
-def _unknown_ok(result: Result, name: str, why: str) -> bool:
-    return head(name) in result.unknown_ok or (result.unrecorded_ok and why.endswith(NOT_RECORDED))
+def _no_driver(result: Result) -> bool:
+    """No NVIDIA driver loaded and no GPU, on the PCI bus or through NVML (GD-HOST-001's case)."""
+    facts = result.facts
+    return (
+        facts.value("driver.loaded") is False
+        and facts.value("gpus.count") == 0
+        and facts.value("pci.nvidia_gpus") in (0, None)
+    )
+
+
+def _unknown_ok(result: Result, name: str, why: str, no_driver: bool) -> bool:
+    return (
+        head(name) in result.unknown_ok
+        or (result.unrecorded_ok and why.endswith(NOT_RECORDED))
+        or (no_driver and head(name) == "driver")
+    )
