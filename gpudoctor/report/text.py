@@ -90,8 +90,26 @@ def build_lines(
                 for n, chunk in enumerate(wrap_text(reason, 12, width))
             ]
         lines.append([])
+    unknown = unknown_lines(result)
+    if unknown:  # "could not check" never reads as "fine": which rules, and why
+        lines.append([("Could not be evaluated", "bold underline")])
+        for text in unknown:
+            chunks = wrap_text(text, 4, width)
+            lines += [[("  " if n == 0 else "    ", ""), (chunk, "")] for n, chunk in enumerate(chunks)]
+        lines.append([])
     lines.append(_verdict(result, verdict))
     return [safe_line(line) for line in lines]
+
+
+def unknown_lines(result: Result) -> list[str]:
+    """The rules that could not be evaluated, by reason: each reason a fact was unknown for, then the rules
+    it kept from being evaluated (the facts themselves are in the JSON and Markdown reports)."""
+    by_reason: dict[str, list[str]] = {}
+    for r in result.results:
+        if r.status == "unknown":
+            for why in dict.fromkeys(why for _name, why in r.unknown_facts) or ["facts unknown"]:
+                by_reason.setdefault(why, []).append(r.rule.id)
+    return [f"{why}: {', '.join(ids)}" for why, ids in by_reason.items()]
 
 
 def overridden(result: Result) -> list[str]:
