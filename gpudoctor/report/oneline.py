@@ -4,6 +4,8 @@ something does. Meant for container entrypoints and job prologs, where a log has
     gpudoctor: ok · 1 × NVIDIA H200 · driver 580.159.04 · CUDA 13.0
     gpudoctor: ERROR GD-CONTAINER-001: The image requires 'cuda>=13.1' ... · fix: Run an image built for ...
     gpudoctor: could not check · GPUs unknown (timed out) · ... · 26 rule(s) could not be evaluated, ...
+
+A shipped rule a rule pack replaced is named on the line (or on a line of its own after the failures).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from ..facts import Facts
 from ..pipeline.result import Result, Verdict
 from .lines import command_text
 from .safe import terminal_lines
+from .text import overridden
 
 
 def _flat(text: str) -> str:
@@ -66,6 +69,8 @@ def _render(result: Result, verdict: Verdict) -> str:
         lines = [finding_line(f) for f in bad]
         if timed_out:
             lines.append(f"gpudoctor: timed out: {', '.join(timed_out)}")
+        if result.overrides:
+            lines.append(f"gpudoctor: overridden: {'; '.join(overridden(result))}")
         return "\n".join(lines) + "\n"
     facts = result.facts
     cannot = verdict.code == 2  # could not check (pipeline/verdict.py)
@@ -83,4 +88,6 @@ def _render(result: Result, verdict: Verdict) -> str:
         parts.append(f"{unknown} rule(s) could not be evaluated, error-level: {ids}")
     elif unknown:
         parts.append(f"{unknown} rule(s) could not be evaluated")
+    if result.overrides:  # no shipped rule is replaced silently, not even in one line
+        parts.append(f"overridden: {'; '.join(overridden(result))}")
     return "gpudoctor: " + " · ".join(p for p in parts if p) + "\n"
