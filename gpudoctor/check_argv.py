@@ -34,6 +34,7 @@ OPTIONS: dict[str, tuple[str, str, Optional[tuple[str, ...]]]] = {
     "--no-python": ("no_python", "flag", None),
     "--fail-on-unknown": ("fail_on_unknown", "flag", None),
     "--no-fail-on-unknown": ("fail_on_unknown", "off", None),
+    "--no-redact": ("no_redact", "flag", None),
 }
 DEFAULTS: dict[str, Any] = {
     "snapshot": None,
@@ -50,6 +51,7 @@ DEFAULTS: dict[str, Any] = {
     "no_python": False,
     "fail_on_unknown": None,
     "since": None,
+    "no_redact": False,
 }
 
 

@@ -171,6 +171,9 @@ def check(
         help="Exit 2 when an error-level rule could not be evaluated (default: on for the ci and preflight "
         "profiles).",
     ),
+    no_redact: bool = typer.Option(
+        False, "--no-redact", help="--format json: keep home directories and user names."
+    ),
 ) -> None:
     """Check this host (or a snapshot) and print what is wrong, with the command that fixes it."""
     _run(
@@ -189,6 +192,7 @@ def check(
         no_python=no_python,
         fail_on_unknown=fail_on_unknown,
         since=since,
+        no_redact=no_redact,
     )
 
 

@@ -1,4 +1,4 @@
-"""Redaction of what is meant to be shared: snapshots, `gpudoctor facts`, crash logs.
+"""Redaction of what is meant to be shared: snapshots, `gpudoctor facts`, crash logs, `check --format json`.
 
 What identifies a machine or a person is replaced, the same way everywhere in one piece of output, so
 that a redacted snapshot still replays (a path the probes build from a redacted value is the redacted path
@@ -13,7 +13,9 @@ that was recorded) and the same thing always reads the same:
 - secrets in URLs: the user and password of `https://user:pass@host` -> `https://<redacted>@host`, and
   the value of query parameters that carry a credential (`?token=`, `key=`, `password=`, `sig=` ...).
 
-Everything else is left alone: a redacted report should still say what is wrong.
+Everything else is left alone: a redacted report should still say what is wrong. A check's JSON report
+(redact_report) keeps the hostname and GPU UUIDs: `gpudoctor fleet` tells nodes apart by them, and a node's
+report is about that node; its home directories, user names and URL secrets are redacted.
 """
 
 from __future__ import annotations
@@ -104,7 +106,10 @@ def redact_url_secrets(text: str) -> str:
 class Redactor:
     """Replaces identifying values consistently across everything it is given (one instance per output)."""
 
-    def __init__(self, identity: Identity = Identity(), serials: Optional[dict[str, str]] = None) -> None:
+    def __init__(
+        self, identity: Identity = Identity(), serials: Optional[dict[str, str]] = None, uuids: bool = True
+    ) -> None:
+        self.redacts_uuids = uuids
         self.uuids: dict[str, str] = {}
         self._used_uuid_numbers: set[int] = set()
         # Literal replacements, applied where the value stands as a whole word.
@@ -134,7 +139,8 @@ class Redactor:
     def text(self, text: str) -> str:
         if not isinstance(text, str) or not text:
             return text
-        text = _UUID.sub(self._uuid, text)
+        if self.redacts_uuids:
+            text = _UUID.sub(self._uuid, text)
         for secret, placeholder in self.words.items():
             if secret in text:  # a whole word, not a path component: a host named vm keeps /proc/sys/vm
                 text = re.sub(rf"(?<![\w./-]){re.escape(secret)}(?![\w/-])", placeholder, text)
@@ -204,3 +210,9 @@ def redact_facts(facts: Any, identity: Identity) -> Any:
         for name, fact in facts.items()
     }
     return Facts(items, {k: r.text(v) for k, v in facts.missing.items()})
+
+
+def redact_report(data: Any, identity: Identity) -> Any:
+    """A check's JSON report data (report/json_report.py), its home directories, user names and URL secrets
+    redacted as `facts` redacts them; the hostname and GPU UUIDs are kept (see above)."""
+    return Redactor(Identity((), identity.homes, identity.users), uuids=False).value(data)

@@ -27,6 +27,7 @@ def run(
     no_python: bool = False,
     fail_on_unknown: Optional[bool] = None,
     since: Optional[str] = None,
+    no_redact: bool = False,
 ) -> Outcome:
     from ..profiles import PROFILES, resolve_fail_on, resolve_timeout
 
@@ -89,10 +90,11 @@ def run(
         raise problems("policy has", e) from None
     refuse_bad_python(results)
     verdicts = [decide(r, fail) for r in results]  # decided once, handed to every renderer
+    redact = None if no_redact or fmt != "json" else _redactor()
     if len(results) == 1:
-        render_check(results[0], fmt, verdicts[0], prof)
+        render_check(results[0], fmt, verdicts[0], prof, redact)
     else:
-        render_checks(results, fmt, verdicts, prof)
+        render_checks(results, fmt, verdicts, prof, redact)
     if plan:
         for result in results:
             sys.stdout.write("\n")
@@ -109,12 +111,20 @@ def warn_empty_rule_dirs(paths: tuple[str, ...] | list[str]) -> None:
             warn(f"--rules {path}: no *.yaml rule files in this directory; checking with the other rules")
 
 
-def render_checks(results: list, fmt: str, verdicts: list, prof: Any) -> None:
+def _redactor() -> Any:
+    """The JSON report is made to be shared: home directories and user names redacted, as `facts` does."""
+    from ..redact import redact_report, this_machine
+
+    identity = this_machine()
+    return lambda data: redact_report(data, identity)
+
+
+def render_checks(results: list, fmt: str, verdicts: list, prof: Any, redact: Any = None) -> None:
     """Several environments (--python repeated): one report each, in the order given."""
     if fmt == "json":
         from ..report import json_report
 
-        sys.stdout.write(json_report.render_many(results, verdicts))
+        sys.stdout.write(json_report.render_many(results, verdicts, redact=redact))
         return
     from ..report.safe import terminal_text
 
@@ -128,12 +138,12 @@ def render_checks(results: list, fmt: str, verdicts: list, prof: Any) -> None:
         render_check(result, fmt, verdict, prof)
 
 
-def render_check(result: Any, fmt: str, verdict: Any, prof: Any) -> None:
+def render_check(result: Any, fmt: str, verdict: Any, prof: Any, redact: Any = None) -> None:
     """One environment's report; `verdict` (pipeline/verdict.py) is the run's, the renderers only show it."""
     if fmt == "json":
         from ..report import json_report
 
-        sys.stdout.write(json_report.render(result, verdict))
+        sys.stdout.write(json_report.render(result, verdict, redact=redact))
     elif fmt == "junit":
         from ..report import junit
 

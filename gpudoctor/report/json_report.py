@@ -6,7 +6,7 @@ Consumers may rely on every key listed there; new keys may appear within a versi
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable, Optional
 
 from .. import __version__
 from ..engine.model import Finding, FixStep
@@ -90,14 +90,18 @@ def override_data(result: Result) -> list[dict[str, str]]:
     return [{"id": r.id, "shipped": r.replaces, "by": f"{r.file}:{r.line}"} for r in result.overrides]
 
 
-def render(result: Result, verdict: Verdict, include_timing: bool = True) -> str:
-    return (
-        json.dumps(report_data(result, verdict, include_timing), indent=2, sort_keys=False, default=str)
-        + "\n"
-    )
+# The report's data -> what is printed: `check` redacts home directories and user names (gpudoctor/redact.py).
+Redact = Optional[Callable[[Any], Any]]
 
 
-def render_many(results: list[Result], verdicts: list[Verdict], include_timing: bool = True) -> str:
+def render(result: Result, verdict: Verdict, include_timing: bool = True, redact: Redact = None) -> str:
+    data = report_data(result, verdict, include_timing)
+    return json.dumps(redact(data) if redact else data, indent=2, sort_keys=False, default=str) + "\n"
+
+
+def render_many(
+    results: list[Result], verdicts: list[Verdict], include_timing: bool = True, redact: Redact = None
+) -> str:
     """Several environments (`--python` given more than once): one report each, under `environments`,
     with the exit code of the whole run (the worst of theirs)."""
     data = {
@@ -107,4 +111,4 @@ def render_many(results: list[Result], verdicts: list[Verdict], include_timing: 
         "exit_code": max(v.code for v in verdicts),
         "environments": [report_data(r, v, include_timing) for r, v in zip(results, verdicts)],
     }
-    return json.dumps(data, indent=2, sort_keys=False, default=str) + "\n"
+    return json.dumps(redact(data) if redact else data, indent=2, sort_keys=False, default=str) + "\n"
