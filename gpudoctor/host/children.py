@@ -1,13 +1,14 @@
 """The child process groups the live Host has running, so that an interrupted check leaves none behind.
 
-Every command, interpreter inspection and `--deep` runtime child starts in a session of its own (so that a
-timeout can kill it with everything it started); a Ctrl-C or a SIGTERM to gpudoctor would otherwise leave
-those groups running. `track` and `untrack` bracket each child's life; on SIGINT or SIGTERM the handler
-`install_signal_handlers` sets kills every tracked group (SIGKILL), flushes what was written and ends the
-process at once with exit code 130 (SIGINT) or 143 (SIGTERM). It does not raise an exception to unwind:
-one raised from a signal handler can land in a place that swallows it ("Exception ignored in ..."), and
-the check would go on without its children. A child started after the signal is killed at once, so a
-probe thread still running cannot start a new one.
+Every command, interpreter inspection, `--deep` runtime child and bench worker starts in a session of its
+own (so that a timeout can kill it with everything it started); a Ctrl-C, a SIGTERM or a closed terminal's
+SIGHUP to gpudoctor would otherwise leave those groups running. `track` and `untrack` bracket each child's
+life; on SIGINT, SIGTERM or SIGHUP the handler `install_signal_handlers` sets kills every tracked group
+(SIGKILL), flushes what was written and ends the process at once with exit code 130, 143 or 129 (128 + the
+signal). It does not raise an exception to unwind: one raised from a signal handler can land in a place
+that swallows it ("Exception ignored in ..."), and the check would go on without its children. A child
+started after the signal is killed at once, so a probe thread still running cannot start a new one. A
+signal gpudoctor was started with ignored (`nohup` ignores SIGHUP) stays ignored.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ _started = threading.Condition(_lock)  # notified when a child being started has
 _groups: set[int] = set()
 _starting = 0  # children between fork and track(): a signal then must wait for their process ids
 _closing = False
-# What SIGINT and SIGTERM were when install_signal_handlers replaced them (ignored_at_start).
+# The signals that end gpudoctor, its children first.
+ENDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# What those signals were when install_signal_handlers replaced them (ignored_at_start).
 _at_start: dict[int, object] = {}
 # How long the signal handler waits for a child being started to be tracked.
 START_WAIT_S = 2.0
@@ -86,7 +89,7 @@ def _kill(pgid: int) -> None:
 
 
 def exit_code(signum: int) -> int:
-    """130 for SIGINT, 143 for SIGTERM, as shells report a process ended by them."""
+    """130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, as shells report a process ended by them."""
     return 128 + signum
 
 
@@ -106,9 +109,12 @@ def _on_signal(signum: int, _frame: object) -> None:
 
 
 def install_signal_handlers() -> None:
-    """SIGINT and SIGTERM: kill the children, then end the process (130, 143)."""
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    """SIGINT, SIGTERM and SIGHUP: kill the children, then end the process (130, 143, 129). SIGHUP ignored
+    at start (`nohup gpudoctor bench`) stays ignored: whoever started it asked to outlive the terminal."""
+    for signum in ENDING:
         _at_start.setdefault(signum, signal.getsignal(signum))
+        if signum == signal.SIGHUP and ignored_at_start(signum):
+            continue
         signal.signal(signum, _on_signal)
 
 
