@@ -14,10 +14,12 @@ signal gpudoctor was started with ignored (`nohup` ignores SIGHUP) stays ignored
 from __future__ import annotations
 
 import os
+import selectors
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Optional
@@ -32,6 +34,9 @@ _closing = False
 ENDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # What those signals were when install_signal_handlers replaced them (ignored_at_start).
 _at_start: dict[int, object] = {}
+# What is read of each output stream of a child, at most (communicate).
+MAX_OUTPUT = 8 * 1024 * 1024
+CHUNK = 64 * 1024
 # How long the signal handler waits for a child being started to be tracked.
 START_WAIT_S = 2.0
 
@@ -152,23 +157,59 @@ def kill_group(proc: subprocess.Popen) -> None:
         proc.kill()
 
 
-def communicate(proc: subprocess.Popen, timeout: float) -> tuple[bytes, bytes]:
-    """Wait at most `timeout` seconds for a spawned child's output; untracks it. On timeout the whole
-    group is killed and, when a grandchild in another session still holds the pipes, they are closed
-    rather than waited on (subprocess.run would wait); then subprocess.TimeoutExpired is raised."""
+class TooMuchOutput(OSError):
+    """A child printed more than `limit` bytes to `stream` ("stdout" or "stderr"); its group was killed.
+    An OSError, so that a caller that handles a child it could not run handles this one too."""
+
+    def __init__(self, stream: str, limit: int) -> None:
+        super().__init__(f"printed more than {_size(limit)} to {stream}")
+        self.stream, self.limit = stream, limit
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n} bytes"
+
+
+def communicate(proc: subprocess.Popen, timeout: float, limit: int = MAX_OUTPUT) -> tuple[bytes, bytes]:
+    """Wait at most `timeout` seconds for a spawned child's output, at most `limit` bytes of each stream;
+    untracks it. Past the limit the whole group is killed and TooMuchOutput raised: a child printing without
+    end (a hostile `--python`) costs gpudoctor `limit` bytes, not its memory. On timeout the whole group is
+    killed and, when a grandchild in another session still holds the pipes, they are closed rather than
+    waited on (subprocess.run would wait); then subprocess.TimeoutExpired is raised."""
+    end = time.monotonic() + timeout
+    names = {proc.stdout: "stdout", proc.stderr: "stderr"}
+    names.pop(None, None)  # a stream the child was not given a pipe for
+    read = {"stdout": bytearray(), "stderr": bytearray()}
     try:
-        return proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
+        with selectors.DefaultSelector() as selector:
+            for stream in names:
+                selector.register(stream, selectors.EVENT_READ)
+            while selector.get_map():
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise subprocess.TimeoutExpired(proc.args, timeout)
+                for key, _events in selector.select(left):
+                    chunk = os.read(key.fd, CHUNK)
+                    data = read[names[key.fileobj]]
+                    if not chunk:
+                        selector.unregister(key.fileobj)
+                    elif len(data) + len(chunk) > limit:
+                        raise TooMuchOutput(names[key.fileobj], limit)
+                    else:
+                        data += chunk
+        proc.wait(max(0.0, end - time.monotonic()))
+        return bytes(read["stdout"]), bytes(read["stderr"])
+    except (subprocess.TimeoutExpired, TooMuchOutput):
         kill_group(proc)
         try:
-            proc.communicate(timeout=0.2)
+            proc.wait(timeout=0.2)
         except subprocess.TimeoutExpired:
-            for stream in (proc.stdout, proc.stderr):
-                try:
-                    if stream is not None:
-                        stream.close()
-                except OSError:
-                    pass
+            pass
         raise
     finally:
+        for stream in names:  # closed, not drained: a grandchild in another session may still hold them
+            try:
+                stream.close()
+            except OSError:
+                pass
         untrack(proc.pid)

@@ -28,7 +28,6 @@ from .nvml_live import NvmlSession
 MAX_READ = 4 * 1024 * 1024
 KMSG = "/dev/kmsg"  # read record by record, without blocking (_read_kmsg)
 MAX_KMSG = 4 * 1024 * 1024  # the newest bytes of it kept
-MAX_OUTPUT = 8 * 1024 * 1024
 # Commands run with a fixed, minimal locale so that their output parses the same everywhere.
 _CHILD_ENV_KEEP = ("PATH", "HOME", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "VIRTUAL_ENV", "CONDA_PREFIX")
 # The runtime children (check --deep) also keep what decides which CUDA a framework finds and how devices
@@ -210,14 +209,16 @@ class LiveHost:
         except subprocess.TimeoutExpired:
             self._note_timed_out(label)
             raise HostError(TIMED_OUT, f"{label} did not finish within {limit:.1f} s") from None
+        except children.TooMuchOutput as e:
+            raise HostError(TOO_LARGE, f"{label} {e}; gpudoctor stopped reading and killed it") from None
         finally:
             with self._timed_out_lock:
                 self._commands_running.discard(label)
         return CommandResult(
             argv=argv,
             rc=proc.returncode,
-            stdout=out[:MAX_OUTPUT].decode("utf-8", errors="replace"),
-            stderr=err[:MAX_OUTPUT].decode("utf-8", errors="replace"),
+            stdout=out.decode("utf-8", errors="replace"),
+            stderr=err.decode("utf-8", errors="replace"),
         )
 
     # --- NVML -------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from fake_cuda import fakes
 
+from gpudoctor.host import children
 from tests.bench.torchfake import scenario
 from tests.test_reliability import SCENARIOS, fake_lib  # noqa: F401 - the session fixture
 
@@ -200,3 +201,27 @@ def test_started_with_sighup_ignored_a_hangup_does_not_end_it(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+# --- output read into memory is bounded ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_communicate_stops_reading_a_child_past_its_limit(stream):
+    """`yes` prints without end: communicate stops at the limit, kills the group and says which stream."""
+    argv = ["yes"] if stream == "stdout" else ["sh", "-c", "yes >&2"]
+    proc = children.spawn(argv)
+    start = time.monotonic()
+    with pytest.raises(children.TooMuchOutput) as e:
+        children.communicate(proc, 30, limit=1 << 20)
+    assert time.monotonic() - start < 5
+    assert (e.value.stream, e.value.limit) == (stream, 1 << 20)
+    assert str(e.value) == f"printed more than 1 MiB to {stream}"
+    assert proc.returncode == -signal.SIGKILL
+    assert not alive(proc.pid) and proc.pid not in children.running()
+
+
+def test_communicate_returns_what_fits_its_limit():
+    proc = children.spawn(["sh", "-c", "printf 'abc'; printf 'de' >&2"])
+    assert children.communicate(proc, 30, limit=3) == (b"abc", b"de")
+    assert proc.returncode == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -165,3 +166,50 @@ def test_an_early_inspection_that_fails_fails_the_probes_call_the_same_way(tmp_p
     with pytest.raises(HostError) as e:
         host.python()
     assert (e.value.reason, "broken" in e.value.detail) == ("python failed", True)
+
+
+def test_an_interpreter_flooding_its_output_cannot_be_inspected(tmp_path):
+    """A hostile `--python` printing without end: gpudoctor stops reading at MAX_OUTPUT, kills it, exits 2
+    with the reason, and its own memory stays small. The address space is capped so that a gpudoctor that
+    read it all fails here rather than exhausting the machine."""
+    import resource
+    import subprocess
+
+    flood = tmp_path / "python"
+    flood.write_text('#!/bin/sh\nexec yes "$0"\n')  # its command line names it
+    flood.chmod(0o755)
+    cap = 2 << 30
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    root = Path(__file__).parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root), NO_COLOR="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpudoctor", "check", "--python", str(flood)],
+        cwd=str(tmp_path),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=limited,
+    )
+    try:
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert proc.returncode == 2, err
+    assert err == (
+        f"gpudoctor: --python: inspecting {flood} failed: printed more than 8 MiB to stdout; gpudoctor "
+        "stopped reading and killed it\n"
+    )
+    assert usage.ru_maxrss < 400 * 1024  # KiB: the largest child this test process waited for
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and str(flood).encode() in _cmdline(p)]
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
