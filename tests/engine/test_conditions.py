@@ -93,4 +93,3 @@ def test_evaluation_remembers_what_it_read():
     ev({"all": [TRUE, UNKNOWN]})
     assert ev.read == {"driver.max_cuda_major": 13}
     assert ev.unknown == {"gpus[0].ecc.uncorrected_volatile": "not supported"}
-
