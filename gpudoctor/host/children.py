@@ -170,12 +170,16 @@ def _size(n: int) -> str:
     return f"{n >> 20} MiB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n} bytes"
 
 
-def communicate(proc: subprocess.Popen, timeout: float, limit: int = MAX_OUTPUT) -> tuple[bytes, bytes]:
+def communicate(
+    proc: subprocess.Popen, timeout: float, limit: int = MAX_OUTPUT, stop_past_limit: bool = True
+) -> tuple[bytes, bytes]:
     """Wait at most `timeout` seconds for a spawned child's output, at most `limit` bytes of each stream;
-    untracks it. Past the limit the whole group is killed and TooMuchOutput raised: a child printing without
-    end (a hostile `--python`) costs gpudoctor `limit` bytes, not its memory. On timeout the whole group is
-    killed and, when a grandchild in another session still holds the pipes, they are closed rather than
-    waited on (subprocess.run would wait); then subprocess.TimeoutExpired is raised."""
+    untracks it. A child printing without end (a hostile `--python`) costs gpudoctor `limit` bytes, not its
+    memory: past the limit the whole group is killed and TooMuchOutput raised, or, with stop_past_limit
+    False, what follows is read and dropped and the first `limit` bytes returned when the child ends. On
+    timeout the whole group is killed and, when a grandchild in another session still holds the pipes, they
+    are closed rather than waited on (subprocess.run would wait); then subprocess.TimeoutExpired is
+    raised."""
     end = time.monotonic() + timeout
     names = {proc.stdout: "stdout", proc.stderr: "stderr"}
     names.pop(None, None)  # a stream the child was not given a pipe for
@@ -193,10 +197,12 @@ def communicate(proc: subprocess.Popen, timeout: float, limit: int = MAX_OUTPUT)
                     data = read[names[key.fileobj]]
                     if not chunk:
                         selector.unregister(key.fileobj)
-                    elif len(data) + len(chunk) > limit:
+                    elif len(data) + len(chunk) <= limit:
+                        data += chunk
+                    elif stop_past_limit:
                         raise TooMuchOutput(names[key.fileobj], limit)
                     else:
-                        data += chunk
+                        data += chunk[: limit - len(data)]
         proc.wait(max(0.0, end - time.monotonic()))
         return bytes(read["stdout"]), bytes(read["stderr"])
     except (subprocess.TimeoutExpired, TooMuchOutput):

@@ -181,10 +181,13 @@ class LiveHost:
         timeout: float,
         label: Optional[str] = None,
         extra_env: Optional[dict[str, str]] = None,
+        stop_past_limit: bool = False,
     ) -> CommandResult:
         """Run argv (never through a shell) in its own session; on timeout kill the whole group, and
         abandon the pipes if a process that escaped the group still holds them. The child's environment
-        is _CHILD_ENV_KEEP's variables and LC_ALL=C, plus `extra_env`."""
+        is _CHILD_ENV_KEEP's variables and LC_ALL=C, plus `extra_env`. Of each output stream the first
+        children.MAX_OUTPUT bytes are kept; with stop_past_limit, more is a HostError (too large) and the
+        child is killed at once."""
         argv = tuple(argv)
         label = label or " ".join(argv)  # how reports name it
         limit = self.deadline.clamp(timeout)
@@ -205,7 +208,7 @@ class LiveHost:
         with self._timed_out_lock:
             self._commands_running.add(label)
         try:
-            out, err = children.communicate(proc, limit)
+            out, err = children.communicate(proc, limit, stop_past_limit=stop_past_limit)
         except subprocess.TimeoutExpired:
             self._note_timed_out(label)
             raise HostError(TIMED_OUT, f"{label} did not finish within {limit:.1f} s") from None
@@ -269,9 +272,9 @@ class LiveHost:
         if not os.path.exists(target):
             raise HostError(NOT_FOUND, f"{target}: no such file")
         # Named by its target, not its argv: the argv holds the whole inspection program.
-        result = self._run(
-            pyinspect.argv(target, dict(os.environ)), 5.0, label=f"python inspection of {target}"
-        )
+        # Its answer is a few hundred KiB at most: an interpreter printing more is not answering.
+        argv = pyinspect.argv(target, dict(os.environ))
+        result = self._run(argv, 5.0, label=f"python inspection of {target}", stop_past_limit=True)
         return inspection_result(target, result)
 
     # --- runtime truth (check --deep) -------------------------------------------------------------

@@ -225,3 +225,10 @@ def test_communicate_returns_what_fits_its_limit():
     proc = children.spawn(["sh", "-c", "printf 'abc'; printf 'de' >&2"])
     assert children.communicate(proc, 30, limit=3) == (b"abc", b"de")
     assert proc.returncode == 0
+
+
+def test_past_its_limit_communicate_can_drop_the_rest_and_let_the_child_end():
+    """As commands were read before the bound (the first bytes kept): the child ends by itself."""
+    proc = children.spawn(["sh", "-c", "head -c 3000000 /dev/zero; printf 'end' >&2"])
+    out, err = children.communicate(proc, 30, limit=1 << 20, stop_past_limit=False)
+    assert (out, err, proc.returncode) == (b"\0" * (1 << 20), b"end", 0)

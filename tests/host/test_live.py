@@ -213,3 +213,12 @@ def _cmdline(pid: str) -> bytes:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def test_a_command_printing_past_the_bound_keeps_its_first_bytes_and_status():
+    """A command (not an inspection) that prints more than MAX_OUTPUT: its first MAX_OUTPUT bytes are kept,
+    as before the bound, and the rest is read and dropped, never held."""
+    from gpudoctor.host.children import MAX_OUTPUT
+
+    result = LiveHost().run(("sh", "-c", f"head -c {MAX_OUTPUT + 5000} /dev/zero | tr '\\0' x"), timeout=30)
+    assert (result.rc, len(result.stdout), result.stdout.strip("x")) == (0, MAX_OUTPUT, "")
