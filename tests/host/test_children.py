@@ -154,22 +154,60 @@ def test_a_signal_during_bench_kills_the_worker(fake_lib, fake_torch_python, tmp
     signal_and_check(argv, env, tmp_path, workers, signum, code)
 
 
+# An interpreter to inspect that hangs, with a child of its own in its process group.
 HANGING_PYTHON = """#!/bin/sh
 echo $$ > {pidfile}
+sleep 3600 &
 sleep 3600
 """
 
 
+def group_members(pgid: int) -> list[int]:
+    """The processes of group `pgid` that are not zombies."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        state, _ppid, pgrp = stat.rsplit(")", 1)[1].split()[:3]
+        if int(pgrp) == pgid and state != "Z":
+            members.append(int(entry))
+    return members
+
+
 @pytest.mark.parametrize("signum, code", SIGNALS)
-def test_a_signal_during_the_python_inspection_kills_it(tmp_path, signum, code):
+def test_a_signal_during_the_python_inspection_kills_its_whole_group(tmp_path, signum, code):
     pidfile = tmp_path / "inspection.pid"
     python = tmp_path / "python"
     python.write_text(HANGING_PYTHON.format(pidfile=pidfile))
     python.chmod(0o755)
     env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
 
+    def started(gpudoctor: int) -> list[int]:
+        script = written_to(pidfile)(gpudoctor)
+        members = group_members(script[0]) if script else []
+        return members if len(members) >= 2 else []  # the script and its sleep
+
     argv = ["check", "--python", str(python), "--timeout", "30"]
-    signal_and_check(argv, env, tmp_path, written_to(pidfile), signum, code)
+    signal_and_check(argv, env, tmp_path, started, signum, code)
+
+
+def test_a_child_started_after_the_signal_is_killed_at_once():
+    """A probe thread still running when the signal came cannot start a child that outlives gpudoctor."""
+    child = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    saved = children._closing
+    try:
+        children._closing = True
+        children.track(child.pid)
+        assert child.wait(timeout=5) == -signal.SIGKILL
+        assert child.pid not in children.running()
+    finally:
+        children._closing = saved
+        child.kill()
+        child.wait()
 
 
 def test_started_with_sighup_ignored_a_hangup_does_not_end_it(tmp_path):
