@@ -12,6 +12,8 @@ from typing import Any, Callable, NamedTuple, Optional
 
 
 class Operator(NamedTuple):
+    """An operator as the engine validates, evaluates, selects and documents it."""
+
     words: tuple[str, ...]  # the values a rule may give it ("met", "unmet")
     fits: tuple[str, ...]  # the declared fact types (facts.py) it judges
     reads: tuple[str, ...]  # the facts it reads besides the one it judges (profiles select rules by them)
