@@ -8,20 +8,31 @@ that providing an operator costs a command nothing until a rule uses it.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Any, Callable, Optional
 
 
-class Operator(NamedTuple):
-    """An operator as the engine validates, evaluates, selects and documents it."""
+class Operator:
+    """An operator as the engine validates, evaluates, selects and documents it. A plain class: a NamedTuple
+    or a dataclass would cost every command a few hundred microseconds to define."""
 
-    words: tuple[str, ...]  # the values a rule may give it ("met", "unmet")
-    fits: tuple[str, ...]  # the declared fact types (facts.py) it judges
-    reads: tuple[str, ...]  # the facts it reads besides the one it judges (profiles select rules by them)
-    # (the fact's value, the rule's word, the Facts) -> (True, False or None when unknown facts decide; those
-    # facts, each with why it is unknown)
-    judge: Callable[[Any, str, Any], tuple[Optional[bool], dict[str, str]]]
-    # (the fact's name as the docs show it, the rule's word) -> the condition as a sentence (rules docs)
-    text: Callable[[str, str], str]
+    __slots__ = ("words", "fits", "reads", "judge", "text")
+
+    def __init__(
+        self,
+        words: tuple[str, ...],
+        fits: tuple[str, ...],
+        reads: tuple[str, ...],
+        judge: Callable[[Any, str, Any], tuple[Optional[bool], dict[str, str]]],
+        text: Callable[[str, str], str],
+    ) -> None:
+        self.words = words  # the values a rule may give it ("met", "unmet")
+        self.fits = fits  # the declared fact types (facts.py) it judges
+        self.reads = reads  # the facts it reads besides the one it judges (profiles select rules by them)
+        # (the fact's value, the rule's word, the Facts) -> (True, False, or None when unknown facts
+        # decide; those facts, each with why it is unknown)
+        self.judge = judge
+        # (the fact's name as the docs show it, the rule's word) -> the condition as a sentence (rule docs)
+        self.text = text
 
 
 OPERATORS: dict[str, Operator] = {}
