@@ -34,7 +34,7 @@ does not run), so that a preflight report does not fill up with facts nobody ask
     cuda.host_compilers[i].max_major  the newest gcc/clang major the toolkit's nvcc accepts (the
                                     host_compilers table, through table_digest)
     container.require_*             the NVIDIA container runtime's verdict on NVIDIA_REQUIRE_* and where it
-                                    is enforced (container_verdict.py)
+                                    is enforced (container/require_verdict.py)
     knowledge.newer, .newer_count   what on this host is newer than the knowledge tables: a torch or
                                     tensorflow release (major.minor) past the newest row of its table, a
                                     driver branch past the newest of cuda_drivers (through table_digest)
@@ -119,7 +119,7 @@ DERIVED = (
     # issue 11, part 1: GPUs the nvidia module holds that NVML does not list
     "pci.missing_from_nvml",
     "pci.missing_from_nvml_count",
-    # issue 15: the NVIDIA container runtime's verdict on NVIDIA_REQUIRE_* (container_verdict.py)
+    # issue 15: the NVIDIA container runtime's verdict on NVIDIA_REQUIRE_* (container/require_verdict.py)
     "container.require_verdict",
     "container.require_failed",
     "container.require_gpu",
@@ -313,7 +313,7 @@ def derive(facts: Facts) -> Facts:
     if _collected(facts, "frameworks.count", "python.ctranslate2", "cuda_libs.loader_sonames"):
         out.update(_cuda_consumers(facts))
     if _collected(facts, "container.nvidia_requires"):
-        from .container_verdict import derive as container_requirements
+        from .container.require_verdict import derive as container_requirements
 
         out.update(container_requirements(facts))
     return Facts(out, facts.missing)

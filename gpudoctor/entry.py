@@ -6,7 +6,7 @@ through commands.dispatch, so both paths end the same.
 
 Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 could not check (bad usage, bad
 rule file, unreadable snapshot), 3 internal error (a crash log is written), 130 interrupted (Ctrl-C),
-143 terminated (SIGTERM).
+143 terminated (SIGTERM), 129 hung up (SIGHUP: the terminal closed).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from . import check_argv
 
 
 def main() -> None:
-    """130 on Ctrl-C, 143 on SIGTERM (the child process groups killed first), 3 with a crash log on
-    anything unexpected."""
+    """130 on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP (the child process groups killed first), 3 with a crash
+    log on anything unexpected."""
     from .host import children
 
     # Our own handlers, so that Ctrl-C is not turned into a click Abort (exit 1) and no child outlives us.

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .engine import nvidia_require, template
+from .engine import extensions, template
 from .engine.model import Rule
 from .facts import head
 
@@ -119,8 +119,8 @@ def _condition_facts(cond: Any) -> Iterable[str]:
         for op, value in cond.items():
             if isinstance(value, dict) and "fact" in value:
                 yield value["fact"]
-            if op == "nvidia_require":
-                yield from nvidia_require.FACTS
+            if op in extensions.OPERATORS:
+                yield from extensions.OPERATORS[op].reads
 
 
 def rule_facts(rule: Rule) -> set[str]:

@@ -64,6 +64,17 @@ def fake_host(**parts) -> SnapshotHost:
     return SnapshotHost(Recording(**parts), source="test")
 
 
+@pytest.fixture(autouse=True)
+def _engine_operators_only():
+    """Every test starts with the rule engine's own operators: one that needs a provided operator (the
+    container package's nvidia_require) provides it, as commands.dispatch does, and it is gone after."""
+    from gpudoctor.engine import extensions
+
+    extensions.OPERATORS.clear()
+    yield
+    extensions.OPERATORS.clear()
+
+
 @pytest.fixture
 def h200_host() -> SnapshotHost:
     return SnapshotHost(load(str(H200)), source=str(H200))

@@ -316,7 +316,9 @@ def onnx_env(site, pip_template, tmp_path) -> Path:
     return python
 
 
-def test_ctrl_c_during_a_step_rolls_back_what_earlier_steps_did(site, state, onnx_env):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGHUP])
+def test_ctrl_c_during_a_step_rolls_back_what_earlier_steps_did(site, state, onnx_env, signum):
+    """Ctrl-C, or the terminal closing (SIGHUP), while pip installs: the run rolls back, then ends."""
     before = tree_hash(onnx_env)
     index = site["index"]
     hold_the_second_download(index, "onnxruntime_gpu-")
@@ -331,7 +333,7 @@ def test_ctrl_c_during_a_step_rolls_back_what_earlier_steps_did(site, state, onn
     try:
         assert index.held.wait(60), "pip never reached the held download"
         time.sleep(0.2)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         out, err = proc.communicate(timeout=60)
     finally:
         index.release()

@@ -88,3 +88,54 @@ def test_imports_inside_functions_and_type_checking_count(ig, tmp_path):
 def test_a_module_in_no_layer_is_reported(ig):
     with pytest.raises(ValueError, match="no layer"):
         ig.layer_of("gpudoctor.somewhere_new")
+
+
+def imports_of_package(edges, importer: str, imported: str) -> list[tuple[str, str]]:
+    """The imports from a module of package `importer` of a module of package `imported`."""
+
+    def within(module: str, package: str) -> bool:
+        return module == package or module.startswith(package + ".")
+
+    return sorted(
+        (src, dst)
+        for src, dsts in edges.items()
+        if within(src, importer)
+        for dst in dsts
+        if within(dst, imported)
+    )
+
+
+def test_the_engine_imports_nothing_from_container(ig):
+    """The rule engine is generic: the container package provides its operator (engine/extensions.py)."""
+    assert imports_of_package(ig.graph(), "gpudoctor.engine", "gpudoctor.container") == []
+
+
+def test_an_engine_import_of_container_is_found_wherever_it_is(ig, tmp_path):
+    pkg = tmp_path / "gpudoctor"
+    (pkg / "engine").mkdir(parents=True)
+    (pkg / "container").mkdir()
+    for init in (pkg / "__init__.py", pkg / "engine" / "__init__.py", pkg / "container" / "__init__.py"):
+        init.write_text("")
+    (pkg / "container" / "require.py").write_text("")
+    (pkg / "engine" / "conditions.py").write_text("def judge():\n    from ..container import require\n")
+    (pkg / "engine" / "loader.py").write_text("import gpudoctor.container\n")
+    edges = ig.graph(pkg)
+    assert imports_of_package(edges, "gpudoctor.engine", "gpudoctor.container") == [
+        ("gpudoctor.engine.conditions", "gpudoctor.container.require"),
+        ("gpudoctor.engine.loader", "gpudoctor.container"),
+    ]
+    assert ig.upward(edges) == [
+        "gpudoctor.engine.conditions (engine) imports gpudoctor.container.require (container), "
+        "a higher layer",
+        "gpudoctor.engine.loader (engine) imports gpudoctor.container (container), a higher layer",
+    ]
+
+
+def test_every_package_in_the_graph_is_installed(ig):
+    """A package missing from pyproject.toml's list works from the source tree and fails once installed
+    (`No module named 'gpudoctor.container'` from a real pip install, tests/test_target_python.py)."""
+    from gpudoctor.toml_reader import toml
+
+    listed = toml().loads((ig.ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    packages = {ig.module_name(p) for p in ig.PACKAGE.rglob("__init__.py")}
+    assert sorted(packages - set(listed)) == []

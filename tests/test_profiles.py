@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from gpudoctor.container import operator
 from gpudoctor.engine.evaluate import evaluate
 from gpudoctor.engine.loader import load_rules
 from gpudoctor.facts import Facts, known, unknown
@@ -106,6 +107,7 @@ def test_rule_facts_cover_condition_iteration_texts_and_nvidia_require():
         rules["GD-CONTAINER-001"]
     )
     rule = rules["GD-CONTAINER-002"]
+    operator.provide()
     nvidia_require = replace(rule, when={"fact": "container.nvidia_require_cuda", "nvidia_require": "unmet"})
     assert {"driver.max_cuda", "driver.version", "gpus.count"} <= rule_facts(nvidia_require)
     assert "frameworks.count" in rule_facts(rules["GD-FW-004"])  # its for_each

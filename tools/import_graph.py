@@ -32,9 +32,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("host", ("host",)),
     ("probes", ("probes",)),
     ("engine", ("engine",)),
+    ("container", ("container",)),  # the container runtime's judgement; gives the engine nvidia_require
     ("knowledge", ("knowledge",)),
     ("compat", ("compat", "table_digest", "cuda_consumers")),
-    ("derive", ("derive", "collect", "container_verdict")),
+    ("derive", ("derive", "collect")),
     ("resolvers", ("resolvers",)),
     ("plan", ("plan", "plan_file", "policy", "profiles")),
     ("bench", ("bench",)),  # measurements in the target interpreter, judged against the catalogue

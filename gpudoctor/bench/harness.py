@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 from ..host import children
 from ..host.base import Deadline
 from .model import FAILED, LABELS, OK, SKIPPED, TESTS, TIMED_OUT, BenchRun, Measurement, Samples
-from .protocol import ProtocolError, parse_event
+from .protocol import MAX_LINE, ProtocolError, parse_event
 
 STDERR_KEPT = 4000  # characters of the worker's stderr kept for the reason of a crash
 HELLO_TIMEOUT = 120.0  # importing torch on a GPU host takes seconds; CUDA's first context, more
@@ -109,13 +109,15 @@ def map_devices(devices: list[dict], gpus: list[Gpu]) -> dict[int, int]:
 
 
 def _reader(stream: Any, lines: queue.Queue) -> None:
-    for raw in iter(stream.readline, b""):
+    """The worker's lines; one longer than the protocol allows is cut one past MAX_LINE, which parse_event
+    refuses (the worker is then stopped), so that a stream without newlines is never held whole."""
+    for raw in iter(lambda: stream.readline(MAX_LINE + 1), b""):
         lines.put(raw.decode("utf-8", "replace").rstrip("\n"))
     lines.put(None)
 
 
 def _collector(stream: Any, kept: list) -> None:
-    for raw in iter(stream.readline, b""):
+    for raw in iter(lambda: stream.readline(STDERR_KEPT), b""):
         kept.append(raw.decode("utf-8", "replace"))
         while sum(len(k) for k in kept) > STDERR_KEPT and len(kept) > 1:
             kept.pop(0)

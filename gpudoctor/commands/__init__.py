@@ -58,6 +58,9 @@ def problems(what: str, e: Any) -> CommandError:
 
 def dispatch(name: str, **kwargs: Any) -> NoReturn:
     """Run the command `name` (a key of COMMANDS) and exit with what it returns or raises."""
+    from ..container import operator
+
+    operator.provide()  # the rule language's nvidia_require, before any rule loads
     module = importlib.import_module(f"{__name__}.{COMMANDS[name]}")
     entry = getattr(module, "run_" + name.split()[-1]) if " " in name else module.run
     try:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 from packaging.version import Version
 
 from ..facts import Facts, spec_for
-from . import nvidia_require, template
+from . import extensions, template
 
 
 def _num(v: Any) -> bool:
@@ -134,7 +134,6 @@ OPERATORS: dict[str, tuple[str, Callable[[Any, Any], Optional[bool]]]] = {
     "bits_none": ("mask", _bits(lambda a, b: a & b == 0)),
     "exists": ("bool", lambda a, b: a),  # handled before evaluation: see _compare
     "unknown": ("bool", lambda a, b: a),
-    "nvidia_require": ("require", lambda a, b: a),
 }
 LOGIC = ("all", "any", "not")
 
@@ -151,7 +150,6 @@ FITS: dict[str, tuple[str, ...]] = {
     "contains": ("str", "list[str]", "list[int]"),
     "matches": ("str", "version"),
     **{op: ("int",) for op in ("bits_any", "bits_all", "bits_none")},
-    "nvidia_require": ("str",),
 }
 
 
@@ -195,9 +193,11 @@ def _type_of(name: str) -> Optional[str]:
 def _check_types(op: str, name: str, value: Any, where: str, errors: list) -> None:
     """The operator must fit the fact's declared type, and a literal value the type it is compared with."""
     type_ = _type_of(name)
-    if type_ is None or op not in FITS:
+    extended = extensions.OPERATORS.get(op)
+    fit = extended.fits if extended is not None else FITS.get(op)
+    if type_ is None or fit is None:
         return
-    if type_ not in FITS[op]:
+    if type_ not in fit:
         errors.append((where, f"'{op}' does not fit {name}, declared {type_}: {_instead(op, type_)}"))
         return
     if isinstance(value, dict):  # {fact: OTHER}: the other fact's type must fit as well
@@ -290,8 +290,9 @@ def validate(cond: Any, where: str, for_each: Optional[str], errors: list[tuple[
         errors.append((where, f"a comparison needs exactly one operator, got {ops or 'none'}"))
         return
     op = ops[0]
-    if op not in OPERATORS:
-        errors.append((f"{where}.{op}", f"unknown operator '{op}'; expected one of: {', '.join(OPERATORS)}"))
+    if op not in OPERATORS and op not in extensions.OPERATORS:
+        known = ", ".join([*OPERATORS, *extensions.OPERATORS])
+        errors.append((f"{where}.{op}", f"unknown operator '{op}'; expected one of: {known}"))
         return
     before = len(errors)
     _validate_value(op, cond[op], f"{where}.{op}", for_each, errors)
@@ -300,9 +301,15 @@ def validate(cond: Any, where: str, for_each: Optional[str], errors: list[tuple[
 
 
 def _validate_value(op: str, value: Any, where: str, for_each: Optional[str], errors: list) -> None:
+    extended = extensions.OPERATORS.get(op)
+    if extended is not None:  # one of its words, never {fact: NAME}
+        if isinstance(value, (dict, list)) or value not in extended.words:
+            words = " or ".join(repr(w) for w in extended.words)
+            errors.append((where, f"'{op}' expects {words}, got {value!r}"))
+        return
     kind = OPERATORS[op][0]
     if isinstance(value, dict):
-        if set(value) == {"fact"} and kind not in ("bool", "regex", "require"):
+        if set(value) == {"fact"} and kind not in ("bool", "regex"):
             check_fact_name(value["fact"], f"{where}.fact", for_each, errors)
         else:
             errors.append((where, f"'{op}' takes a value or {{fact: NAME}}, got {value!r}"))
@@ -314,7 +321,6 @@ def _validate_value(op: str, value: Any, where: str, for_each: Optional[str], er
         "list": not isinstance(value, list) or not all(isinstance(v, (str, int, float, bool)) for v in value),
         "mask": _mask(value) is None,
         "bool": not isinstance(value, bool),
-        "require": value not in ("met", "unmet"),
         "regex": not isinstance(value, str),
     }[kind]
     hint = {
@@ -323,7 +329,6 @@ def _validate_value(op: str, value: Any, where: str, for_each: Optional[str], er
         "list": "a list of plain values",
         "mask": "an integer or a string such as '0xE8'",
         "bool": "true or false",
-        "require": "'met' or 'unmet'",
         "regex": "a regular expression string",
         "scalar": "a plain value",
     }[kind]
@@ -418,12 +423,12 @@ class Evaluation:
         ok, actual = self.fact(cond["fact"])
         if not ok:
             return None
-        if op == "nvidia_require":
-            met, missing = nvidia_require.satisfied(str(actual), self.facts)
-            if met is None:
+        extended = extensions.OPERATORS.get(op)
+        if extended is not None:
+            result, missing = extended.judge(actual, expected, self.facts)
+            if result is None:
                 self.unknown.update(missing or {name: "cannot be judged"})
-                return None
-            return met if expected == "met" else not met
+            return result
         if isinstance(expected, dict):
             ok, expected = self.fact(expected["fact"])
             if not ok:

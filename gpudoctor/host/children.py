@@ -1,22 +1,25 @@
 """The child process groups the live Host has running, so that an interrupted check leaves none behind.
 
-Every command, interpreter inspection and `--deep` runtime child starts in a session of its own (so that a
-timeout can kill it with everything it started); a Ctrl-C or a SIGTERM to gpudoctor would otherwise leave
-those groups running. `track` and `untrack` bracket each child's life; on SIGINT or SIGTERM the handler
-`install_signal_handlers` sets kills every tracked group (SIGKILL), flushes what was written and ends the
-process at once with exit code 130 (SIGINT) or 143 (SIGTERM). It does not raise an exception to unwind:
-one raised from a signal handler can land in a place that swallows it ("Exception ignored in ..."), and
-the check would go on without its children. A child started after the signal is killed at once, so a
-probe thread still running cannot start a new one.
+Every command, interpreter inspection, `--deep` runtime child and bench worker starts in a session of its
+own (so that a timeout can kill it with everything it started); a Ctrl-C, a SIGTERM or a closed terminal's
+SIGHUP to gpudoctor would otherwise leave those groups running. `track` and `untrack` bracket each child's
+life; on SIGINT, SIGTERM or SIGHUP the handler `install_signal_handlers` sets kills every tracked group
+(SIGKILL), flushes what was written and ends the process at once with exit code 130, 143 or 129 (128 + the
+signal). It does not raise an exception to unwind: one raised from a signal handler can land in a place
+that swallows it ("Exception ignored in ..."), and the check would go on without its children. A child
+started after the signal is killed at once, so a probe thread still running cannot start a new one. A
+signal gpudoctor was started with ignored (`nohup` ignores SIGHUP) stays ignored.
 """
 
 from __future__ import annotations
 
 import os
+import selectors
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Optional
@@ -27,8 +30,13 @@ _started = threading.Condition(_lock)  # notified when a child being started has
 _groups: set[int] = set()
 _starting = 0  # children between fork and track(): a signal then must wait for their process ids
 _closing = False
-# What SIGINT and SIGTERM were when install_signal_handlers replaced them (ignored_at_start).
+# The signals that end gpudoctor, its children first.
+ENDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# What those signals were when install_signal_handlers replaced them (ignored_at_start).
 _at_start: dict[int, object] = {}
+# What is read of each output stream of a child, at most (communicate).
+MAX_OUTPUT = 8 * 1024 * 1024
+CHUNK = 64 * 1024
 # How long the signal handler waits for a child being started to be tracked.
 START_WAIT_S = 2.0
 
@@ -86,7 +94,7 @@ def _kill(pgid: int) -> None:
 
 
 def exit_code(signum: int) -> int:
-    """130 for SIGINT, 143 for SIGTERM, as shells report a process ended by them."""
+    """130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, as shells report a process ended by them."""
     return 128 + signum
 
 
@@ -106,9 +114,12 @@ def _on_signal(signum: int, _frame: object) -> None:
 
 
 def install_signal_handlers() -> None:
-    """SIGINT and SIGTERM: kill the children, then end the process (130, 143)."""
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    """SIGINT, SIGTERM and SIGHUP: kill the children, then end the process (130, 143, 129). SIGHUP ignored
+    at start (`nohup gpudoctor bench`) stays ignored: whoever started it asked to outlive the terminal."""
+    for signum in ENDING:
         _at_start.setdefault(signum, signal.getsignal(signum))
+        if signum == signal.SIGHUP and ignored_at_start(signum):
+            continue
         signal.signal(signum, _on_signal)
 
 
@@ -146,23 +157,65 @@ def kill_group(proc: subprocess.Popen) -> None:
         proc.kill()
 
 
-def communicate(proc: subprocess.Popen, timeout: float) -> tuple[bytes, bytes]:
-    """Wait at most `timeout` seconds for a spawned child's output; untracks it. On timeout the whole
-    group is killed and, when a grandchild in another session still holds the pipes, they are closed
-    rather than waited on (subprocess.run would wait); then subprocess.TimeoutExpired is raised."""
+class TooMuchOutput(OSError):
+    """A child printed more than `limit` bytes to `stream` ("stdout" or "stderr"); its group was killed.
+    An OSError, so that a caller that handles a child it could not run handles this one too."""
+
+    def __init__(self, stream: str, limit: int) -> None:
+        super().__init__(f"printed more than {_size(limit)} to {stream}")
+        self.stream, self.limit = stream, limit
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n} bytes"
+
+
+def communicate(
+    proc: subprocess.Popen, timeout: float, limit: int = MAX_OUTPUT, stop_past_limit: bool = True
+) -> tuple[bytes, bytes]:
+    """Wait at most `timeout` seconds for a spawned child's output, at most `limit` bytes of each stream;
+    untracks it. A child printing without end (a hostile `--python`) costs gpudoctor `limit` bytes, not its
+    memory: past the limit the whole group is killed and TooMuchOutput raised, or, with stop_past_limit
+    False, what follows is read and dropped and the first `limit` bytes returned when the child ends. On
+    timeout the whole group is killed and, when a grandchild in another session still holds the pipes, they
+    are closed rather than waited on (subprocess.run would wait); then subprocess.TimeoutExpired is
+    raised."""
+    end = time.monotonic() + timeout
+    names = {proc.stdout: "stdout", proc.stderr: "stderr"}
+    names.pop(None, None)  # a stream the child was not given a pipe for
+    read = {"stdout": bytearray(), "stderr": bytearray()}
     try:
-        return proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
+        with selectors.DefaultSelector() as selector:
+            for stream in names:
+                selector.register(stream, selectors.EVENT_READ)
+            while selector.get_map():
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise subprocess.TimeoutExpired(proc.args, timeout)
+                for key, _events in selector.select(left):
+                    chunk = os.read(key.fd, CHUNK)
+                    data = read[names[key.fileobj]]
+                    if not chunk:
+                        selector.unregister(key.fileobj)
+                    elif len(data) + len(chunk) <= limit:
+                        data += chunk
+                    elif stop_past_limit:
+                        raise TooMuchOutput(names[key.fileobj], limit)
+                    else:
+                        data += chunk[: limit - len(data)]
+        proc.wait(max(0.0, end - time.monotonic()))
+        return bytes(read["stdout"]), bytes(read["stderr"])
+    except (subprocess.TimeoutExpired, TooMuchOutput):
         kill_group(proc)
         try:
-            proc.communicate(timeout=0.2)
+            proc.wait(timeout=0.2)
         except subprocess.TimeoutExpired:
-            for stream in (proc.stdout, proc.stderr):
-                try:
-                    if stream is not None:
-                        stream.close()
-                except OSError:
-                    pass
+            pass
         raise
     finally:
+        for stream in names:  # closed, not drained: a grandchild in another session may still hold them
+            try:
+                stream.close()
+            except OSError:
+                pass
         untrack(proc.pid)

@@ -28,7 +28,6 @@ from .nvml_live import NvmlSession
 MAX_READ = 4 * 1024 * 1024
 KMSG = "/dev/kmsg"  # read record by record, without blocking (_read_kmsg)
 MAX_KMSG = 4 * 1024 * 1024  # the newest bytes of it kept
-MAX_OUTPUT = 8 * 1024 * 1024
 # Commands run with a fixed, minimal locale so that their output parses the same everywhere.
 _CHILD_ENV_KEEP = ("PATH", "HOME", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "VIRTUAL_ENV", "CONDA_PREFIX")
 # The runtime children (check --deep) also keep what decides which CUDA a framework finds and how devices
@@ -182,10 +181,13 @@ class LiveHost:
         timeout: float,
         label: Optional[str] = None,
         extra_env: Optional[dict[str, str]] = None,
+        stop_past_limit: bool = False,
     ) -> CommandResult:
         """Run argv (never through a shell) in its own session; on timeout kill the whole group, and
         abandon the pipes if a process that escaped the group still holds them. The child's environment
-        is _CHILD_ENV_KEEP's variables and LC_ALL=C, plus `extra_env`."""
+        is _CHILD_ENV_KEEP's variables and LC_ALL=C, plus `extra_env`. Of each output stream the first
+        children.MAX_OUTPUT bytes are kept; with stop_past_limit, more is a HostError (too large) and the
+        child is killed at once."""
         argv = tuple(argv)
         label = label or " ".join(argv)  # how reports name it
         limit = self.deadline.clamp(timeout)
@@ -206,18 +208,20 @@ class LiveHost:
         with self._timed_out_lock:
             self._commands_running.add(label)
         try:
-            out, err = children.communicate(proc, limit)
+            out, err = children.communicate(proc, limit, stop_past_limit=stop_past_limit)
         except subprocess.TimeoutExpired:
             self._note_timed_out(label)
             raise HostError(TIMED_OUT, f"{label} did not finish within {limit:.1f} s") from None
+        except children.TooMuchOutput as e:
+            raise HostError(TOO_LARGE, f"{label} {e}; gpudoctor stopped reading and killed it") from None
         finally:
             with self._timed_out_lock:
                 self._commands_running.discard(label)
         return CommandResult(
             argv=argv,
             rc=proc.returncode,
-            stdout=out[:MAX_OUTPUT].decode("utf-8", errors="replace"),
-            stderr=err[:MAX_OUTPUT].decode("utf-8", errors="replace"),
+            stdout=out.decode("utf-8", errors="replace"),
+            stderr=err.decode("utf-8", errors="replace"),
         )
 
     # --- NVML -------------------------------------------------------------------------------------
@@ -268,9 +272,9 @@ class LiveHost:
         if not os.path.exists(target):
             raise HostError(NOT_FOUND, f"{target}: no such file")
         # Named by its target, not its argv: the argv holds the whole inspection program.
-        result = self._run(
-            pyinspect.argv(target, dict(os.environ)), 5.0, label=f"python inspection of {target}"
-        )
+        # Its answer is a few hundred KiB at most: an interpreter printing more is not answering.
+        argv = pyinspect.argv(target, dict(os.environ))
+        result = self._run(argv, 5.0, label=f"python inspection of {target}", stop_past_limit=True)
         return inspection_result(target, result)
 
     # --- runtime truth (check --deep) -------------------------------------------------------------

@@ -28,6 +28,9 @@ FORMAT = 1
 MARKER = "GPUDOCTOR-INVENTORY "
 TAIL = 600  # characters of a failed interpreter's stderr quoted in the error
 
+# The most read of an inventory or `pip inspect` answer. An inventory lists every installed file, about 100
+# bytes each (0.36 MB for a venv of 3,500 files; torch's RECORD alone has 15,000 lines): room to spare.
+MAX_ANSWER = 256 * 1024 * 1024
 SCRIPT = r"""
 import csv, hashlib, io, json, os, re, sys, sysconfig
 MARKER = "GPUDOCTOR-INVENTORY "
@@ -175,10 +178,10 @@ class Inventory:
 
 def run_child(argv: list[str], timeout: float) -> subprocess.CompletedProcess:
     """Run argv (never a shell) in a session of its own and wait at most `timeout` seconds; on timeout the
-    whole group is killed (children.communicate). Raises OSError when it cannot start and
-    subprocess.TimeoutExpired when it does not finish."""
+    whole group is killed (children.communicate). Raises OSError when it cannot start or prints more than
+    MAX_ANSWER bytes (children.TooMuchOutput), and subprocess.TimeoutExpired when it does not finish."""
     proc = children.spawn(argv)
-    out, err = children.communicate(proc, timeout)
+    out, err = children.communicate(proc, timeout, limit=MAX_ANSWER)
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 

@@ -22,6 +22,7 @@ from typing import Callable, Optional
 from ..host import children
 
 TAIL_LINES = 40
+MAX_LINE = 64 * 1024  # a longer line is passed on in pieces: a step's output is never held whole
 KILL_WAIT_S = 5.0
 
 
@@ -36,7 +37,7 @@ class Ran:
 
 def _read(stream, lines: queue.Queue) -> None:
     try:
-        for raw in iter(stream.readline, b""):
+        for raw in iter(lambda: stream.readline(MAX_LINE), b""):
             lines.put(raw.decode("utf-8", "replace").rstrip("\r\n"))
     except (OSError, ValueError):  # the pipe was closed under it: the command is over
         pass

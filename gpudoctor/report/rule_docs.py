@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..engine import extensions
 from ..engine.model import Rule
 from ..engine.template import PLACEHOLDER, size
 from ..facts import SCHEMA, head, spec_for
@@ -91,9 +92,8 @@ def comparison_text(cond: dict) -> str:
         return f"{code(fact)} is {'known' if value else 'unknown'}"
     if op == "unknown":
         return f"{code(fact)} is {'unknown' if value else 'known'}"
-    if op == "nvidia_require":
-        verdict = "met" if value == "met" else "not met"
-        return f"the requirement in {code(fact)} is {verdict} by this host's driver and GPUs"
+    if op in extensions.OPERATORS:
+        return extensions.OPERATORS[op].text(code(fact), value)
     if op in ("bits_any", "bits_all", "bits_none") and not isinstance(value, dict):
         return f"{code(fact)} {_INFIX[op]} {code(str(value))}"
     return f"{code(fact)} {_INFIX.get(op, op)} {_value(value, fact)}"

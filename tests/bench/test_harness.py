@@ -197,3 +197,18 @@ def test_torch_is_preferred_and_backend_chooses(fake_torch_python, tmp_path):
     )
     cupy = harness.Options(tests=("d2d",), backend="cupy")
     assert bench(fake_torch_python, path, cupy, gpus=one).backend == "cupy 13.3.0"
+
+
+def test_a_worker_line_without_end_is_cut_at_the_protocols_bound(tmp_path):
+    """A target interpreter that prints megabytes without a newline: the harness reads at most one
+    protocol line's bound (MAX_LINE) of it, not the whole stream, and says what it read."""
+    flood = tmp_path / "python"
+    flood.write_text("#!/bin/sh\nhead -c 3000000 /dev/zero | tr '\\0' x\nsleep 60\n")
+    flood.chmod(0o755)
+    start = time.monotonic()
+    run = harness.run(str(flood), [harness.Gpu(0)], FAST, Deadline(5.0))
+    assert (run.status, run.reason) == (
+        "not run",
+        "the worker's output cannot be read: a line of 1048577 characters",
+    )
+    assert time.monotonic() - start < 4

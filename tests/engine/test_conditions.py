@@ -93,9 +93,3 @@ def test_evaluation_remembers_what_it_read():
     ev({"all": [TRUE, UNKNOWN]})
     assert ev.read == {"driver.max_cuda_major": 13}
     assert ev.unknown == {"gpus[0].ecc.uncorrected_volatile": "not supported"}
-
-
-def test_nvidia_require_operator():
-    f = Facts(dict(F.items()) | {"container.nvidia_require_cuda": known("cuda>=13.1", "env")})
-    assert Evaluation(f, None)({"fact": "container.nvidia_require_cuda", "nvidia_require": "unmet"}) is True
-    assert Evaluation(f, None)({"fact": "container.nvidia_require_cuda", "nvidia_require": "met"}) is False

@@ -67,7 +67,7 @@ def test_every_problem_is_reported_with_file_line_and_rule_id():
         "bad.yaml:9: USR-X-001: at when.all[1].lte: unknown operator 'lte'; "
         "expected one of: eq, ne, lt, le, gt, "
         "ge, version_eq, version_ne, version_lt, version_le, version_gt, version_ge, in, not_in, contains, "
-        "matches, bits_any, bits_all, bits_none, exists, unknown, nvidia_require",
+        "matches, bits_any, bits_all, bits_none, exists, unknown",
         "bad.yaml:19: usr-lowercase: at colour: unknown key (expected: id, title, severity, category, when, "
         "message, why, for_each, references, errors, silent, refines, catch_all, fix, overrides)",
         "bad.yaml:12: usr-lowercase: at id: an id looks like GD-PCIE-001 (letters, digits, dashes), "

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpudoctor.engine import nvidia_require
+from gpudoctor.container import require as nvidia_require
 from gpudoctor.engine.conditions import Evaluation, validate
 from gpudoctor.engine.evaluate import evaluate_rule
 from gpudoctor.engine.model import Rule

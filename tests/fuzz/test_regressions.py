@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpudoctor.engine import conditions, nvidia_require, template, yamlsafe
+from gpudoctor.container import require as nvidia_require
+from gpudoctor.engine import conditions, template, yamlsafe
 from gpudoctor.engine.loader import parse_rules
 from gpudoctor.facts import Fact, Facts
 from gpudoctor.host.base import HostError, NvmlError

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -165,3 +167,63 @@ def test_an_early_inspection_that_fails_fails_the_probes_call_the_same_way(tmp_p
     with pytest.raises(HostError) as e:
         host.python()
     assert (e.value.reason, "broken" in e.value.detail) == ("python failed", True)
+
+
+def test_an_interpreter_flooding_its_output_cannot_be_inspected(tmp_path):
+    """A hostile `--python` printing without end: gpudoctor stops reading at MAX_OUTPUT, kills it, exits 2
+    with the reason, and its own memory stays small. The address space is capped so that a gpudoctor that
+    read it all fails here rather than exhausting the machine."""
+    import resource
+    import subprocess
+
+    flood = tmp_path / "python"
+    flood.write_text('#!/bin/sh\nexec yes "$0"\n')  # its command line names it
+    flood.chmod(0o755)
+    cap = 2 << 30
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    root = Path(__file__).parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root), NO_COLOR="1")
+    stderr = tmp_path / "stderr"
+    with stderr.open("wb") as err_file:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gpudoctor", "check", "--python", str(flood)],
+            cwd=str(tmp_path),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=err_file,
+            preexec_fn=limited,
+        )
+    stop = threading.Timer(60, proc.kill)  # wait4 has no timeout of its own
+    stop.start()
+    try:
+        _pid, status, usage = os.wait4(proc.pid, 0)  # this process's own peak memory, not its siblings'
+    finally:
+        stop.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = stderr.read_text()
+    assert proc.returncode == 2, err
+    assert err == (
+        f"gpudoctor: --python: inspecting {flood} failed: printed more than 8 MiB to stdout; gpudoctor "
+        "stopped reading and killed it\n"
+    )
+    assert usage.ru_maxrss < 400 * 1024  # KiB
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and str(flood).encode() in _cmdline(p)]
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def test_a_command_printing_past_the_bound_keeps_its_first_bytes_and_status():
+    """A command (not an inspection) that prints more than MAX_OUTPUT: its first MAX_OUTPUT bytes are kept,
+    as before the bound, and the rest is read and dropped, never held."""
+    from gpudoctor.host.children import MAX_OUTPUT
+
+    result = LiveHost().run(("sh", "-c", f"head -c {MAX_OUTPUT + 5000} /dev/zero | tr '\\0' x"), timeout=30)
+    assert (result.rc, len(result.stdout), result.stdout.strip("x")) == (0, MAX_OUTPUT, "")

@@ -288,9 +288,6 @@ def judge(requirements: Sequence[str], gpus: Iterable[Gpu], driver: Driver) -> V
 
 # --- from gpudoctor's facts -----------------------------------------------------------------------------
 
-# The facts a requirement is judged against, besides each GPU's brand and compute capability.
-FACTS = ("driver.max_cuda", "driver.version", "gpus.count")
-
 
 def _value(facts: Facts, name: str) -> Optional[str]:
     fact = facts.get(name)
@@ -351,9 +348,10 @@ def judge_on_host(
 
 
 def satisfied(expr: str, facts: Facts) -> tuple[Optional[bool], dict[str, str]]:
-    """The rule language's `nvidia_require` operator: (True when the runtime admits `expr` on this host's
-    GPUs, False when it refuses it, not met or invalid, None when unknown facts decide; those facts and
-    why each is unknown)."""
+    """Whether the runtime admits `expr` on this host's GPUs (the rule language's `nvidia_require`,
+    container/operator.py): True, False when it refuses it (not met, or invalid), None when unknown facts
+    decide; those facts and why each is unknown. Besides each GPU's brand and compute capability it reads
+    operator.READS."""
     verdict = judge_on_host([expr], facts)
     if verdict.status is not None:
         return verdict.status == MET, {}

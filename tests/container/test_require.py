@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudoctor.engine.nvidia_require import (
+from gpudoctor.container.require import (
     INVALID,
     MET,
     UNMET,

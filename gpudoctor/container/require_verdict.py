@@ -8,18 +8,17 @@ environment's NVIDIA_REQUIRE_* requirements on this host, and where that check r
     container.require_error        the runtime's message
     container.require_enforcement  which toolkit mode refuses it, as far as this host shows
 
-engine/nvidia_toolkit.py says which requirements the toolkit passes, engine/nvidia_require.py how
-nvidia-container-cli judges them.
+toolkit.py says which requirements the toolkit passes, require.py how nvidia-container-cli judges them.
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from .engine import nvidia_require as dsl
-from .engine import nvidia_toolkit as toolkit
-from .facts import Fact, Facts, known, unknown
-from .probes.container import NOT_SET, TOOLKIT_CONFIG
+from ..facts import Fact, Facts, known, unknown
+from ..probes.container import NOT_SET, TOOLKIT_CONFIG
+from . import require as dsl
+from . import toolkit
 
 INPUTS = (
     "container.nvidia_requires",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudoctor.engine.nvidia_toolkit import is_legacy, requested_devices, requirements, semver_major_minor
+from gpudoctor.container.toolkit import is_legacy, requested_devices, requirements, semver_major_minor
 
 
 @pytest.mark.parametrize(
