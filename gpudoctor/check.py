@@ -14,6 +14,7 @@ from .engine.model import NOT_APPLICABLE, SEVERITY_RANK, Finding, Rule, RuleResu
 from .facts import Facts, head
 from .host.base import NOT_RECORDED, Deadline
 from .policy import Policy
+from .probes import ENV_PROBES
 from .profiles import PROFILES, Profile, select_rules
 
 FAIL_ON = ("error", "warning", "info", "never")
@@ -101,10 +102,6 @@ def exit_code(findings: list[Finding], fail_on: str) -> int:
         return EXIT_OK
     threshold = SEVERITY_RANK[fail_on]
     return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in findings) else EXIT_OK
-
-
-# The probes that read the Python environment: run once per interpreter judged (`--python` repeated).
-ENV_PROBES = ("python", "libraries", "system", "runtime")
 
 
 def run_check(

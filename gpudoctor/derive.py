@@ -47,85 +47,26 @@ from collections.abc import Sequence
 from typing import Any, Callable, Optional
 
 from . import cuda_consumers
-from .facts import Fact, Facts, head, known, list_facts, unknown
+from .facts import SCHEMA, Fact, Facts, FactSpec, head, known, list_facts, unknown
 from .table_digest import TableError, digest, gpu_floors, host_compiler_limits, newest_row
 
-# Every fact this stage adds, as facts.SCHEMA names them (their docs start with "derived:").
-DERIVED = (
-    "system.cpus_per_gpu",
-    "python.rocm_frameworks",
-    "frameworks[].arch_list",
-    "frameworks[].unsupported_gpus",
-    "frameworks[].unsupported_gpu_count",
-    "frameworks[].unsupported_ccs",
-    "runtime.torch.unsupported_devices",
-    "runtime.torch.unsupported_device_count",
-    "runtime.torch.unsupported_ccs",
-    "runtime.torch.cudnn_pinned",
-    "extensions[].unsupported_gpus",
-    "extensions[].unsupported_gpu_count",
-    "extensions[].unsupported_ccs",
-    "extensions[].torch_covers",
-    "extensions[].rebuild_arch",
-    "gpus[].nvlink.links_wired",
-    "gpus[].nvlink.links_down_wired",
-    "gpus[].nvlink.down_wired",
-    "cuda.toolkit.driver_support",
-    "cuda.extension_nvcc.version",
-    "cuda.extension_nvcc.major",
-    "cuda.extension_nvcc.found_by",
-    "cuda.toolkit.min_cc",
-    "cuda.toolkit.unsupported_gpus",
-    "cuda.toolkit.unsupported_gpu_count",
-    "cuda.toolkit.unsupported_ccs",
-    "frameworks[].cuda_min_cc",
-    "frameworks[].cuda_unsupported_gpus",
-    "frameworks[].cuda_unsupported_gpu_count",
-    "frameworks[].cuda_unsupported_ccs",
-    "cuda.host_compilers[].max_major",
-    "knowledge.newer",
-    "knowledge.newer_count",
-    # issue 11, part B "kernel-log": the Xid events' GPU and catalogue entry
-    "xid[].gpu",
-    "xid[].where",
-    "xid[].catalogued",
-    "xid[].mnemonic",
-    "xid[].bucket",
-    "xid[].category",
-    "xid[].action",
-    "xid[].action_text",
-    "env.cuda_visible_devices_unmatched",
-    "env.cuda_visible_devices_unmatched_count",
-    "env.nccl_socket_ifname_matches",
-    "interconnect.nccl_auto_interfaces",
-    "interconnect.nccl_auto_fallback",
-    "interconnect.nccl_auto_interface_count",
-    "interconnect.nccl_auto_fallback_count",
-    # issue 23: GPUDirect RDMA as NCCL decides it
-    "nccl.newest",
-    "system.kernel_release",
-    "interconnect.gdr_path",
-    "interconnect.gdr_blockers",
-    # issue 23: runtimes that dlopen CUDA libraries by soname (cuda_consumers.py)
-    "cuda_libs.consumers.count",
-    "cuda_libs.consumers[].name",
-    "cuda_libs.consumers[].version",
-    "cuda_libs.consumers[].cuda_major",
-    "cuda_libs.consumers[].needs",
-    "cuda_libs.consumers[].missing",
-    "cuda_libs.consumers[].missing_count",
-    "cuda_libs.consumers[].wheel_only",
-    "cuda_libs.consumers[].wheel_only_count",
-    # issue 11, part 1: GPUs the nvidia module holds that NVML does not list
-    "pci.missing_from_nvml",
-    "pci.missing_from_nvml_count",
-    # issue 15: the NVIDIA container runtime's verdict on NVIDIA_REQUIRE_* (container_verdict.py)
-    "container.require_verdict",
-    "container.require_failed",
-    "container.require_gpu",
-    "container.require_error",
-    "container.require_enforcement",
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec(
+        "knowledge.newer",
+        "list[str]",
+        "",
+        "derived: what on this host is newer than gpudoctor's knowledge tables, e.g. `torch 2.16.0 (the "
+        "torch table ends at 2.15)`, `driver 630.10 (the driver table ends at R620)`: an installed torch or "
+        "tensorflow whose major.minor is past its table's newest release, a driver whose branch is past the "
+        "newest in cuda_drivers; listed when known even if another version is unknown, unknown when nothing "
+        "is known to be newer and a version is unknown",
+    ),
+    FactSpec("knowledge.newer_count", "int", "", "derived: how many entries knowledge.newer has"),
 )
+
+# Every fact this stage adds: those whose declaration (FACT_SPECS beside the probe that reads their inputs)
+# says "derived:".
+DERIVED = tuple(s.name for s in SCHEMA if s.doc.startswith("derived:"))
 
 # --- pure decisions -------------------------------------------------------------------------------------
 

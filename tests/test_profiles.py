@@ -79,12 +79,13 @@ def test_profile_probes_are_registry_names():
     for profile in PROFILES.values():
         assert set(profile.probes) <= names, profile.name
     assert set(PROFILES["workstation"].probes) == names == set(PROFILES["ci"].probes)
+    # In registry order: each probe module's PROBE names the profiles that run it.
     assert PROFILES["preflight"].probes == (
         "driver",
         "gpus",
-        "container",
-        "system",
         "python",
+        "system",
+        "container",
         "gpu_processes",
         "fabric",
     )

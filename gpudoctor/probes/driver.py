@@ -11,9 +11,68 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..facts import Fact, known, unknown
+from ..facts import Fact, FactSpec, known, unknown
 from ..host.base import NOT_FOUND, HostError, NvmlError
+from . import EVERY_PROFILE, ProbeSpec
 from .ldcache import find_soname, parse_ldconfig, versioned_name
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec(
+        "driver.loaded", "bool", "", "the NVIDIA kernel module is loaded (/proc/driver/nvidia/version exists)"
+    ),
+    FactSpec(
+        "driver.version", "version", "", "driver version as NVML reports it, else as the kernel module does"
+    ),
+    FactSpec(
+        "driver.kernel_version",
+        "version",
+        "",
+        "version of the loaded kernel module (/proc/driver/nvidia/version)",
+    ),
+    FactSpec("driver.kernel_module", "str", "", "`open` (NVIDIA open GPU kernel modules) or `proprietary`"),
+    FactSpec(
+        "driver.userspace_version", "version", "", "version of libnvidia-ml.so the loader finds (file name)"
+    ),
+    FactSpec("driver.nvml_version", "str", "", "NVML library version (nvmlSystemGetNVMLVersion)"),
+    FactSpec("driver.nvml_status", "str", "", "`ok`, or the NVML error name nvmlInit failed with"),
+    FactSpec(
+        "driver.max_cuda", "version", "", "newest CUDA the driver supports (cuDriverGetVersion), e.g. 13.0"
+    ),
+    FactSpec("driver.max_cuda_major", "int", "", "major part of driver.max_cuda"),
+    FactSpec("driver.branch", "int", "", "driver branch: the major part of driver.version, e.g. 580"),
+    FactSpec("pci.nvidia_gpus", "int", "", "NVIDIA display/3D controllers on the PCI bus (sysfs)"),
+    FactSpec("pci.unbound", "int", "", "of those, how many have no kernel driver bound"),
+    FactSpec("pci.unbound_addresses", "list[str]", "", "PCI addresses of NVIDIA GPUs with no driver bound"),
+    FactSpec(
+        "pci.nvidia_driver_addresses",
+        "list[str]",
+        "",
+        "PCI addresses of NVIDIA GPUs the nvidia kernel module is bound to (their uevent's DRIVER=nvidia)",
+    ),
+    FactSpec(
+        "pci.device_node_addresses",
+        "list[str]",
+        "",
+        "of pci.nvidia_driver_addresses, those whose /dev/nvidia<minor> is here (given to this container)",
+    ),
+    FactSpec(
+        "pci.missing_from_nvml",
+        "list[str]",
+        "",
+        "derived: GPUs the nvidia module is bound to that NVML does not list (in a container: of those it "
+        "was given, pci.device_node_addresses)",
+    ),
+    FactSpec(
+        "pci.missing_from_nvml_count", "int", "", "derived: how many addresses are in pci.missing_from_nvml"
+    ),
+    FactSpec(
+        "pci.amd_gpus",
+        "int",
+        "",
+        "AMD (vendor 0x1002) display controllers and accelerators on the PCI bus (sysfs)",
+    ),
+)
+PROBE = ProbeSpec("driver", profiles=EVERY_PROFILE)
 
 PROC_VERSION = "/proc/driver/nvidia/version"
 PROC_GPUS = "/proc/driver/nvidia/gpus"  # one directory per GPU the driver probed, named by PCI address

@@ -20,8 +20,136 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from ..facts import Fact, known, list_facts, unknown
+from ..facts import Fact, FactSpec, known, list_facts, unknown
 from ..host.base import NOT_FOUND, HostError
+from . import ProbeSpec
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec(
+        "interconnect.rdma.devices", "list[str]", "", "RDMA devices in /sys/class/infiniband, e.g. mlx5_0"
+    ),
+    FactSpec(
+        "interconnect.rdma.device_count", "int", "", "how many RDMA devices (InfiniBand or RoCE) there are"
+    ),
+    FactSpec("interconnect.ib_ports.count", "int", "", "RDMA ports (every port of every RDMA device)"),
+    FactSpec("interconnect.ib_ports[].name", "str", "", "device/port, e.g. mlx5_0/1"),
+    FactSpec(
+        "interconnect.ib_ports[].state",
+        "str",
+        "",
+        "logical port state: DOWN, INIT, ARMED, ACTIVE, ACTIVE_DEFER",
+    ),
+    FactSpec(
+        "interconnect.ib_ports[].phys_state",
+        "str",
+        "",
+        "physical port state: Sleep, Polling, Disabled, PortConfigurationTraining, LinkUp, LinkErrorRecovery",
+    ),
+    FactSpec(
+        "interconnect.ib_ports[].rate_gbps",
+        "float",
+        "Gb/s",
+        "the port's data rate (active width times speed)",
+    ),
+    FactSpec("interconnect.ib_ports[].link_layer", "str", "", "`InfiniBand`, or `Ethernet` for RoCE"),
+    FactSpec("interconnect.ib_ports_active", "int", "", "RDMA ports whose state is ACTIVE"),
+    FactSpec("interconnect.ib_rate_max_gbps", "float", "Gb/s", "the fastest rate of an active RDMA port"),
+    FactSpec(
+        "interconnect.peermem_loaded",
+        "bool",
+        "",
+        "the GPUDirect RDMA kernel module is loaded (nvidia_peermem, or legacy nv_peer_mem; /proc/modules)",
+    ),
+    FactSpec("interconnect.peermem_module", "str", "", "which of the two is loaded"),
+    FactSpec(
+        "interconnect.memory_peers_nv_mem",
+        "bool",
+        "",
+        "a peer-memory client is registered as nv_mem (/sys/kernel/mm/memory_peers/nv_mem{,_nc}/version): "
+        "what NCCL before 2.23.4 looks for to use GPUDirect RDMA",
+    ),
+    FactSpec(
+        "interconnect.gdr_path",
+        "str",
+        "",
+        "derived: how NCCL (nccl.newest) can reach GPU memory from the RDMA NIC: `nvidia-peermem` (a "
+        "peer-memory module it detects), `dma-buf` (possible: NCCL >= 2.13.4, Linux >= 5.12, a driver for "
+        "CUDA >= 11.7; the GPU and rdma-core must support it too) or `none`",
+    ),
+    FactSpec(
+        "interconnect.gdr_blockers",
+        "list[str]",
+        "",
+        "derived: why each way is closed, when interconnect.gdr_path is none",
+    ),
+    FactSpec(
+        "interconnect.iommu.mode",
+        "str",
+        "",
+        "the IOMMU as the kernel command line sets it: `off`, `passthrough` (iommu=pt), `translated` "
+        "(intel_iommu=on, amd_iommu=on, iommu.passthrough=0) or `default` (no IOMMU argument)",
+    ),
+    FactSpec("interconnect.iommu.args", "list[str]", "", "the IOMMU arguments of /proc/cmdline"),
+    FactSpec("interconnect.net_interfaces", "list[str]", "", "network interface names (/sys/class/net)"),
+    FactSpec(
+        "interconnect.net_running",
+        "list[str]",
+        "",
+        "network interfaces that are up and operational (IFF_UP in /sys/class/net/*/flags, operstate up or "
+        "unknown): those getifaddrs() reports RUNNING",
+    ),
+    FactSpec(
+        "interconnect.nccl_auto_interfaces",
+        "list[str]",
+        "",
+        "derived: running interfaces NCCL's own choice takes before its fallbacks when NCCL_SOCKET_IFNAME is "
+        "unset: names that start with neither docker, lo nor virbr (NCCL src/misc/socket.cc)",
+    ),
+    FactSpec(
+        "interconnect.nccl_auto_fallback",
+        "list[str]",
+        "",
+        "derived: running interfaces NCCL falls back to when there is none of those, in its order: docker*, "
+        "then lo*, then virbr*",
+    ),
+    FactSpec(
+        "interconnect.nccl_auto_interface_count",
+        "int",
+        "",
+        "derived: how many nccl_auto_interfaces there are",
+    ),
+    FactSpec(
+        "interconnect.nccl_auto_fallback_count", "int", "", "derived: how many nccl_auto_fallback there are"
+    ),
+    FactSpec(
+        "interconnect.acs.redirect_bridges",
+        "list[str]",
+        "",
+        "PCIe bridges above a GPU whose ACS control redirects peer-to-peer requests or completions "
+        "(ReqRedir+ or CmpltRedir+ in lspci -vvv, read as root only)",
+    ),
+    FactSpec(
+        "interconnect.acs.redirect_bridge_count",
+        "int",
+        "",
+        "how many are in interconnect.acs.redirect_bridges",
+    ),
+    FactSpec(
+        "interconnect.gpu_nics.count", "int", "", "NVIDIA GPUs on the PCI bus, when there is an RDMA NIC"
+    ),
+    FactSpec("interconnect.gpu_nics[].gpu", "str", "", "the GPU's PCI address"),
+    FactSpec("interconnect.gpu_nics[].nic", "str", "", "the RDMA device nearest it"),
+    FactSpec(
+        "interconnect.gpu_nics[].relation",
+        "str",
+        "",
+        "how near: `pcie switch` (a switch above both), `root port`, `same numa node`, `other numa node`, or "
+        "`unknown` (no NUMA information)",
+    ),
+    FactSpec("interconnect.gpu_nics[].gpu_numa", "int", "", "the GPU's NUMA node (-1: none reported)"),
+)
+# Not in preflight: it lists the PCI tree and, as root, runs lspci -vvv.
+PROBE = ProbeSpec("interconnect")
 
 IB_ROOT = "/sys/class/infiniband"
 NET_ROOT = "/sys/class/net"
