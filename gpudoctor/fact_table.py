@@ -445,21 +445,21 @@ FACTS = (
     ('dcgm[].message', 'str', '', 'the warning or information DCGM attached to the result'),
 )
 
-# (name, profiles, per_env, options, deep, module, heads), in the order the probes start
+# (name, profiles, per_env, options, deep, module, heads, derives), in the order the probes start
 PROBES = (
-    ('driver', ('workstation', 'ci', 'preflight'), False, (), False, 'driver', ('driver', 'pci')),
-    ('gpus', ('workstation', 'ci', 'preflight'), False, (), False, 'gpus', ('gpus',)),
-    ('cuda', ('workstation', 'ci'), False, (), False, 'cuda', ('cuda',)),
-    ('libraries', ('workstation', 'ci'), True, (), False, 'libraries', ('cudnn', 'nccl', 'cuda_libs')),
-    ('python', ('workstation', 'ci', 'preflight'), True, (), False, 'python_env', ('python', 'frameworks')),
-    ('system', ('workstation', 'ci', 'preflight'), True, (), False, 'system', ('system', 'env', 'host')),
-    ('container', ('workstation', 'ci', 'preflight'), False, (), False, 'container', ('container',)),
-    ('monitoring', ('workstation', 'ci'), False, (), False, 'monitoring', ('monitoring',)),
-    ('storage', ('workstation', 'ci'), False, ('data_dir',), False, 'storage', ('storage',)),
-    ('kernel_log', ('workstation', 'ci'), False, ('since',), False, 'kernel_log', ('kernel_log', 'xid', 'sxid')),
-    ('interconnect', ('workstation', 'ci'), False, (), False, 'interconnect', ('interconnect',)),
-    ('gpu_processes', ('workstation', 'ci', 'preflight'), False, (), False, 'gpu_processes', ('gpu_processes', 'gpu_mig')),
-    ('gpu_health', ('workstation', 'ci'), False, (), False, 'gpu_health', ('gpu_health',)),
-    ('fabric', ('workstation', 'ci', 'preflight'), False, (), False, 'fabric', ('fabric', 'fabric_manager', 'imex')),
-    ('runtime', (), True, (), True, 'runtime', ('runtime', 'extensions')),
+    ('driver', ('workstation', 'ci', 'preflight'), False, (), False, 'driver', ('driver', 'pci'), True),
+    ('gpus', ('workstation', 'ci', 'preflight'), False, (), False, 'gpus', ('gpus',), False),
+    ('cuda', ('workstation', 'ci'), False, (), False, 'cuda', ('cuda',), True),
+    ('libraries', ('workstation', 'ci'), True, (), False, 'libraries', ('cudnn', 'nccl', 'cuda_libs'), True),
+    ('python', ('workstation', 'ci', 'preflight'), True, (), False, 'python_env', ('python', 'frameworks'), True),
+    ('system', ('workstation', 'ci', 'preflight'), True, (), False, 'system', ('system', 'env', 'host'), True),
+    ('container', ('workstation', 'ci', 'preflight'), False, (), False, 'container', ('container',), False),
+    ('monitoring', ('workstation', 'ci'), False, (), False, 'monitoring', ('monitoring',), False),
+    ('storage', ('workstation', 'ci'), False, ('data_dir',), False, 'storage', ('storage',), False),
+    ('kernel_log', ('workstation', 'ci'), False, ('since',), False, 'kernel_log', ('kernel_log', 'xid', 'sxid'), False),
+    ('interconnect', ('workstation', 'ci'), False, (), False, 'interconnect', ('interconnect',), True),
+    ('gpu_processes', ('workstation', 'ci', 'preflight'), False, (), False, 'gpu_processes', ('gpu_processes', 'gpu_mig'), False),
+    ('gpu_health', ('workstation', 'ci'), False, (), False, 'gpu_health', ('gpu_health',), False),
+    ('fabric', ('workstation', 'ci', 'preflight'), False, (), False, 'fabric', ('fabric', 'fabric_manager', 'imex'), False),
+    ('runtime', (), True, (), True, 'runtime', ('runtime', 'extensions'), False),
 )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .fact_table import FACTS as FACT_ROWS
 
@@ -157,3 +157,39 @@ def list_facts(name: str, members: list[dict[str, Fact]], source: str) -> dict[s
         for field, fact in member.items():
             out[f"{name}[{i}].{field}"] = fact
     return out
+
+
+# --- derived facts -------------------------------------------------------------------------------------
+
+
+class Inputs:
+    """Reads the input facts of a derived fact, remembering where they came from and the first reason one
+    was unknown; result() is the derived fact, with the source `derived:<its inputs>`."""
+
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+        self.names: list[str] = []
+        self.why: Optional[str] = None
+
+    def __call__(self, name: str) -> Any:
+        fact = self.facts.get(name)
+        self.names.append(name)
+        if not fact.known and self.why is None:
+            self.why = fact.unknown or "unknown"
+        return fact.value
+
+    def result(self, compute: Callable[[], Any]) -> Fact:
+        source = "derived:" + ", ".join(dict.fromkeys(self.names))
+        if self.why is not None:
+            return unknown(self.why, source)
+        try:
+            value, why = compute()
+        except (TypeError, ValueError, ZeroDivisionError) as e:
+            return unknown(f"cannot be computed: {e}"[:120], source)
+        return known(value, source) if why is None else unknown(why, source)
+
+
+def collected(facts: Facts, *names: str) -> bool:
+    """Whether each of these facts was collected, or its probe ran and failed: a derived fact is left out
+    altogether when an input was never collected (a probe the profile does not run)."""
+    return all(n in facts or head(n) in facts.missing for n in names)

@@ -13,8 +13,10 @@ constants of gpudoctor/probes/__init__.py). The table holds:
     FACTS   (name, type, unit, doc) of every fact, grouped by section (a name's head: `gpus` for
             `gpus[].name`) in GROUPS order, each section in its module's order: facts.SCHEMA and the order
             of docs/facts.md
-    PROBES  (name, profiles, per_env, options, deep, module, heads) of every probe, in PROBE_ORDER: the
-            registry, the profiles' probe lists and ENV_PROBES; a probe owns the sections its facts are in
+    PROBES  (name, profiles, per_env, options, deep, module, heads, derives) of every probe, in
+            PROBE_ORDER: the registry, the profiles' probe lists, ENV_PROBES and the derivations beside
+            the probes (derives: the module has a top-level `def derive(facts)`); a probe owns the sections
+            its facts are in
 
 Each section is declared by one module only. A new section or probe goes after the pinned ones.
 """
@@ -106,7 +108,8 @@ def declarations(package: Path = PACKAGE) -> tuple[list[dict], list[dict]]:
         rel = path.relative_to(package).as_posix()
         if "FACT_SPECS" not in path.read_text(encoding="utf-8"):
             continue
-        found = _assigned(ast.parse(path.read_text(encoding="utf-8"), rel))
+        tree = ast.parse(path.read_text(encoding="utf-8"), rel)
+        found = _assigned(tree)
         if "FACT_SPECS" not in found:
             continue
         specs = found["FACT_SPECS"]
@@ -126,7 +129,9 @@ def declarations(package: Path = PACKAGE) -> tuple[list[dict], list[dict]]:
                 raise DeclarationError(f"{rel}: a PROBE is declared in gpudoctor/probes/ only")
             probe = _call(found["PROBE"], "ProbeSpec", PROBE_FIELDS, names, rel)
             heads = list(dict.fromkeys(head(f["name"]) for f in mine))
-            probes.append({**probe, "module": rel[len("probes/") : -len(".py")], "heads": heads})
+            derives = any(isinstance(n, ast.FunctionDef) and n.name == "derive" for n in tree.body)
+            module = rel[len("probes/") : -len(".py")]
+            probes.append({**probe, "module": module, "heads": heads, "derives": derives})
     return facts, probes
 
 
@@ -168,6 +173,7 @@ def table(facts: list[dict], probes: list[dict]) -> tuple[list[tuple], list[tupl
                 bool(p.get("deep", False)),
                 p["module"],
                 tuple(p["heads"]),
+                p["derives"],
             )
         )
     return rows, probe_rows
@@ -185,7 +191,7 @@ def render(rows: list[tuple], probe_rows: list[tuple]) -> str:
         *(f"    {row!r}," for row in rows),
         ")",
         "",
-        "# (name, profiles, per_env, options, deep, module, heads), in the order the probes start",
+        "# (name, profiles, per_env, options, deep, module, heads, derives), in the order the probes start",
         "PROBES = (",
         *(f"    {row!r}," for row in probe_rows),
         ")",

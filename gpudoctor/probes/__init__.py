@@ -3,7 +3,9 @@
 
 A probe module declares, beside its reading code, everything else gpudoctor needs to know of it: the facts
 it produces (FACT_SPECS: name, type, unit, meaning) and its PROBE (a ProbeSpec: its name, the profiles that
-run it, whether it reads the Python environment, its options). tools/gen_facts.py gathers them into
+run it, whether it reads the Python environment, its options), and, in a `derive(facts)` function, the facts
+it computes from facts alone (those that need the knowledge tables are computed in gpudoctor/derive.py).
+tools/gen_facts.py gathers them into
 gpudoctor/fact_table.py, so that the schema, the profiles and the registry are known without importing a
 probe; a probe that crashed or ran out of time leaves the facts of the sections it owns (the heads of its
 FACT_SPECS) unknown with that reason.
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from ..fact_table import PROBES as PROBE_ROWS
-from ..facts import Fact
+from ..facts import Fact, Facts
 
 Probe = Callable[..., "dict[str, Fact]"]
 
@@ -37,6 +39,7 @@ class ProbeSpec:
     deep: bool = False  # it runs with --deep only (child processes that import each framework)
     module: str = ""  # its module in gpudoctor/probes/
     heads: tuple[str, ...] = ()  # the fact sections it owns: the heads of its FACT_SPECS
+    derives: bool = False  # its module has derive(facts): facts computed from facts alone, after the probes
 
 
 DECLARED: tuple[ProbeSpec, ...] = tuple(ProbeSpec(*row) for row in PROBE_ROWS)
@@ -47,6 +50,12 @@ ENV_PROBES: tuple[str, ...] = tuple(p.name for p in DECLARED if p.per_env)
 def in_profile(profile: str) -> tuple[str, ...]:
     """The names of the probes `profile` runs, in registry order."""
     return tuple(p.name for p in DECLARED if profile in p.profiles)
+
+
+def derivations() -> list[Callable[[Facts], dict[str, Fact]]]:
+    """The derive() of each probe module that has one, in registry order (gpudoctor/derive.py runs them
+    first, each on the facts so far: a later one may read an earlier one's)."""
+    return [importlib.import_module(f"{__name__}.{p.module}").derive for p in DECLARED if p.derives]
 
 
 def registry(

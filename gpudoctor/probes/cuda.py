@@ -18,7 +18,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
-from ..facts import Fact, FactSpec, known, list_facts, unknown
+from ..facts import Fact, Facts, FactSpec, Inputs, collected, known, list_facts, unknown
 from ..host.base import NOT_FOUND, HostError, env_or_none
 from . import ProbeSpec
 from .ldcache import versioned_name
@@ -487,3 +487,37 @@ def _compat_version(host: Any, compat_dir: Optional[str], home_fact: Fact) -> Fa
     if version is None:
         return unknown(NOT_INSTALLED, compat_dir)
     return known(version, f"{compat_dir}/libcuda.so.{version}")
+
+
+def extension_nvcc(home_source: Any, on_path: Any) -> tuple[str, str]:
+    """Which nvcc torch.utils.cpp_extension builds with, as its _find_cuda_home() looks: CUDA_HOME, else
+    CUDA_PATH; else the nvcc on PATH (its directory's parent); else /usr/local/cuda. (what found it, the fact
+    holding that nvcc's version)."""
+    if home_source in ("CUDA_HOME", "CUDA_PATH"):
+        return str(home_source), "cuda.nvcc.home_version"
+    if on_path:
+        return "PATH", "cuda.nvcc.version"
+    return "/usr/local/cuda", "cuda.nvcc.home_version"
+
+
+def _extension_nvcc(facts: Facts) -> dict[str, Fact]:
+    get = Inputs(facts)
+    found_by, version_fact = extension_nvcc(get("cuda.home_source"), get("cuda.nvcc.on_path"))
+    names = ("version", "major", "found_by")
+    if get.why is not None:
+        return {f"cuda.extension_nvcc.{n}": get.result(lambda: (None, None)) for n in names}
+    version = facts.get(version_fact)
+    source = f"derived:cuda.home_source, cuda.nvcc.on_path, {version_fact}"
+    out = {"cuda.extension_nvcc.found_by": known(found_by, source)}
+    if not version.known:
+        out["cuda.extension_nvcc.version"] = unknown(version.unknown or "unknown", source)
+        out["cuda.extension_nvcc.major"] = unknown(version.unknown or "unknown", source)
+        return out
+    out["cuda.extension_nvcc.version"] = known(version.value, source)
+    out["cuda.extension_nvcc.major"] = known(int(str(version.value).split(".")[0]), source)
+    return out
+
+
+def derive(facts: Facts) -> dict[str, Fact]:
+    """cuda.extension_nvcc.* (gpudoctor/derive.py runs it)."""
+    return _extension_nvcc(facts) if collected(facts, "cuda.home_source", "cuda.nvcc.on_path") else {}

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..facts import Fact, FactSpec, known, unknown
+from ..facts import Fact, Facts, FactSpec, Inputs, collected, known, unknown
 from ..host.base import NOT_FOUND, HostError, NvmlError
 from . import EVERY_PROFILE, ProbeSpec
 from .ldcache import find_soname, parse_ldconfig, versioned_name
@@ -354,3 +355,38 @@ def _scan_pci(host: Any) -> PciScan:
         except HostError as e:
             scan.unread[addr] = e.reason
     return scan
+
+
+def missing_from_nvml(bound: Sequence[str], nvml_bus_ids: Sequence[str]) -> list[str]:
+    """The PCI addresses the nvidia module is bound to that no GPU NVML lists has (NVML spells addresses in
+    capitals, sysfs in lower case)."""
+    listed = {b.lower() for b in nvml_bus_ids}
+    return [addr for addr in bound if addr.lower() not in listed]
+
+
+def _missing_from_nvml(facts: Facts) -> dict[str, Fact]:
+    """On a host every GPU the nvidia module is bound to should be in NVML's list; in a container (whose
+    sysfs lists the machine's GPUs, NVML only those it was given) only those given to it, whose device node
+    it has."""
+    get = Inputs(facts)
+    bound, count = get("pci.nvidia_driver_addresses"), get("gpus.count")
+    bus_ids = [get(f"gpus[{i}].bus_id") for i in range(count if isinstance(count, int) else 0)]
+    if get("container.detected") is not False:
+        given = get("pci.device_node_addresses")
+        bound = (
+            [a for a in bound if a in given] if isinstance(bound, list) and isinstance(given, list) else bound
+        )
+    missing = get.result(lambda: (missing_from_nvml(bound, bus_ids), None))
+    return {
+        "pci.missing_from_nvml": missing,
+        "pci.missing_from_nvml_count": (
+            known(len(missing.value), missing.source) if missing.known else missing
+        ),
+    }
+
+
+def derive(facts: Facts) -> dict[str, Fact]:
+    """pci.missing_from_nvml (gpudoctor/derive.py runs it)."""
+    if not collected(facts, "pci.nvidia_driver_addresses", "gpus.count"):
+        return {}
+    return _missing_from_nvml(facts)

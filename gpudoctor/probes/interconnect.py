@@ -18,11 +18,13 @@ whose subdirectories are the devices behind it, so no symlink needs to be resolv
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Optional
 
-from ..facts import Fact, FactSpec, known, list_facts, unknown
+from ..facts import Fact, Facts, FactSpec, collected, known, list_facts, unknown
 from ..host.base import NOT_FOUND, HostError
 from . import ProbeSpec
+from .system import version_numbers
 
 FACT_SPECS: tuple[FactSpec, ...] = (
     FactSpec(
@@ -581,3 +583,112 @@ def _acs(host: Any, bridges: list[str]) -> dict[str, Fact]:
         "interconnect.acs.redirect_bridges": unknown(why, source),
         "interconnect.acs.redirect_bridge_count": unknown(why, source),
     }
+
+
+# NVIDIA/nccl@v2.30.7-1 (73cf112) src/misc/socket.cc:218-229, ncclFindInterfaces(): without NCCL_SOCKET_IFNAME
+# (or NCCL_COMM_ID), "ib" interfaces first, then "^docker,lo,virbr" (anything else); only when both find none,
+# "docker", then "lo", then "virbr". Each list is prefixes (src/os/linux.cc ncclOsFindInterfaces).
+NCCL_FALLBACK_PREFIXES = ("docker", "lo", "virbr")
+
+
+def nccl_auto_choice(running: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(the running interfaces NCCL's automatic choice takes, those it falls back to, in its order)."""
+    chosen = [n for n in running if not n.startswith(NCCL_FALLBACK_PREFIXES)]
+    fallback = [n for prefix in NCCL_FALLBACK_PREFIXES for n in running if n.startswith(prefix)]
+    return chosen, fallback
+
+
+def _nccl_auto(facts: Facts) -> dict[str, Fact]:
+    if not collected(facts, "interconnect.net_running"):
+        return {}
+    running = facts.get("interconnect.net_running")
+    source = "derived:interconnect.net_running"
+    if not running.known:
+        why = unknown(running.unknown or "", source)
+        names = ("interfaces", "fallback", "interface_count", "fallback_count")
+        return {f"interconnect.nccl_auto_{name}": why for name in names}
+    chosen, fallback = nccl_auto_choice(running.value)
+    return {
+        "interconnect.nccl_auto_interfaces": known(chosen, source),
+        "interconnect.nccl_auto_fallback": known(fallback, source),
+        "interconnect.nccl_auto_interface_count": known(len(chosen), source),
+        "interconnect.nccl_auto_fallback_count": known(len(fallback), source),
+    }
+
+
+# NVIDIA/nccl: /sys/module/nvidia_peermem/version is accepted from v2.23.4-1 (68b5423,
+# src/transport/net_ib.cc:694-696; v2.22.3-1 (178b6b7) net_ib.cc:614 reads only memory_peers); DMA-BUF from
+# v2.13.4-1 (19ab67d, src/init.cc:272-288: NCCL_DMABUF_ENABLE, cuDriverGetVersion >= 11070). The kernel's
+# RDMA stack registers dma-bufs from Linux 5.12 (ibv_reg_dmabuf_mr, torvalds/linux@bfe0cc6e, cited in
+# aws/aws-ofi-nccl#618).
+NCCL_PEERMEM_MODULE = (2, 23, 4)
+
+
+NCCL_DMABUF = (2, 13, 4)
+
+
+KERNEL_DMABUF = (5, 12)
+
+
+CUDA_DMABUF = (11, 7)
+
+
+def gdr_path(
+    nccl: tuple[int, ...],
+    memory_peers: bool,
+    peermem_module: Optional[str],
+    kernel: tuple[int, ...],
+    max_cuda: tuple[int, ...],
+) -> tuple[str, list[str]]:
+    """(how NCCL `nccl` reaches GPU memory from the NIC, why the other ways are closed)."""
+    peermem = memory_peers or (nccl >= NCCL_PEERMEM_MODULE and peermem_module == "nvidia_peermem")
+    if peermem:
+        return "nvidia-peermem", []
+    version = ".".join(map(str, nccl))
+    blockers: list[str] = []
+    if peermem_module == "nvidia_peermem":
+        peermem_why = (
+            f"nvidia_peermem is loaded, but NCCL {version} looks only for /sys/kernel/mm/memory_peers/nv_mem "
+            "(NCCL 2.23.4 and later also detect nvidia_peermem)"
+        )
+    else:
+        peermem_why = "no peer-memory module NCCL detects (nvidia_peermem, nv_peer_mem) is loaded"
+    if nccl < NCCL_DMABUF:
+        blockers.append(f"DMA-BUF needs NCCL 2.13.4 or later, and this is {version}")
+    if kernel[:2] < KERNEL_DMABUF:
+        blockers.append(f"DMA-BUF needs Linux 5.12 or later, and this is {'.'.join(map(str, kernel))}")
+    if max_cuda[:2] < CUDA_DMABUF:
+        cuda = ".".join(map(str, max_cuda))
+        blockers.append(f"DMA-BUF needs a driver for CUDA 11.7 or later, and this one is for {cuda}")
+    return ("none", [peermem_why, *blockers]) if blockers else ("dma-buf", [])
+
+
+def _gdr(facts: Facts) -> dict[str, Fact]:
+    """interconnect.gdr_*, from nccl.newest and system.kernel_release (derived before it) and raw facts."""
+    needed = ("interconnect.memory_peers_nv_mem", "interconnect.peermem_loaded", "driver.max_cuda")
+    if not (collected(facts, *needed) and "nccl.newest" in facts and "system.kernel_release" in facts):
+        return {}
+    src = (
+        "derived:nccl.newest,interconnect.memory_peers_nv_mem,interconnect.peermem_module,system.kernel,"
+        "driver.max_cuda"
+    )
+    inputs = [facts.get("nccl.newest"), facts.get("system.kernel_release")]
+    inputs.append(facts.get("interconnect.memory_peers_nv_mem"))
+    inputs += [facts.get("interconnect.peermem_loaded"), facts.get("driver.max_cuda")]
+    missing = next((f.unknown for f in inputs if not f.known), None)
+    nccl, kernel = version_numbers(inputs[0].value), version_numbers(inputs[1].value)
+    cuda = version_numbers(inputs[4].value)
+    if missing is not None or not (nccl and kernel and cuda):
+        why = unknown(missing or "could not parse a version", src)
+        return {"interconnect.gdr_path": why, "interconnect.gdr_blockers": why}
+    module = facts.value("interconnect.peermem_module")
+    path, blockers = gdr_path(nccl, bool(inputs[2].value), module, kernel, cuda)
+    return {
+        "interconnect.gdr_path": known(path, src),
+        "interconnect.gdr_blockers": known(blockers, src),
+    }
+
+
+def derive(facts: Facts) -> dict[str, Fact]:
+    """NCCL's automatic interface choice and its GPUDirect RDMA path (gpudoctor/derive.py runs it)."""
+    return {**_nccl_auto(facts), **_gdr(facts)}

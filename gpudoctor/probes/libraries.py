@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 from packaging.version import Version
 
-from ..facts import Fact, FactSpec, known, list_facts, unknown
+from ..facts import Fact, Facts, FactSpec, collected, known, list_facts, unknown
 from ..host.base import NOT_FOUND, HostError, env_or_none
 from . import ProbeSpec
 from .ldcache import parse_ldconfig, versioned_name
@@ -377,3 +377,14 @@ def _refine_from_header(host: Any, copy: Copy) -> Copy:
         if version and version.split(".")[0] == copy.version:
             return Copy(version, copy.path, copy.origin)
     return copy
+
+
+def derive(facts: Facts) -> dict[str, Fact]:
+    """nccl.newest (gpudoctor/derive.py runs it)."""
+    if not collected(facts, "nccl.versions"):
+        return {}
+    versions = facts.get("nccl.versions")
+    src = "derived:nccl.versions"
+    if not versions.known:
+        return {"nccl.newest": unknown(versions.unknown or "", src)}
+    return {"nccl.newest": known(versions.value[0], src) if versions.value else unknown("not installed", src)}

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from packaging.version import Version
 
-from ..facts import Fact, FactSpec, known, list_facts, unknown
+from ..facts import Fact, Facts, FactSpec, Inputs, collected, known, list_facts, unknown
 from ..host.base import NOT_RECORDED, HostError
 from . import EVERY_PROFILE, ProbeSpec
 
@@ -490,3 +490,15 @@ def _member(fw: dict[str, Any], src: str) -> dict[str, Fact]:
     rocm_why = why if build in (None, "rocm") else na
     out["rocm"] = known(fw["rocm"], s) if fw.get("rocm") else unknown(rocm_why, s)
     return {k: out[k] for k in FRAMEWORK_FIELDS}
+
+
+def _rocm_frameworks(facts: Facts) -> Fact:
+    get = Inputs(facts)
+    count = get("frameworks.count")
+    builds = [get(f"frameworks[{i}].build") for i in range(count if isinstance(count, int) else 0)]
+    return get.result(lambda: (builds.count("rocm"), None))
+
+
+def derive(facts: Facts) -> dict[str, Fact]:
+    """python.rocm_frameworks (gpudoctor/derive.py runs it)."""
+    return {"python.rocm_frameworks": _rocm_frameworks(facts)} if collected(facts, "frameworks.count") else {}

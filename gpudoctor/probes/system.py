@@ -7,7 +7,7 @@ import re
 import shlex
 from typing import Any, Optional
 
-from ..facts import Fact, FactSpec, known, unknown
+from ..facts import Fact, Facts, FactSpec, Inputs, collected, known, unknown
 from ..host.base import NOT_FOUND, NOT_RECORDED, HostError
 from . import EVERY_PROFILE, ProbeSpec, env_pitfalls, shm
 from .shm import find_mount
@@ -337,3 +337,40 @@ def probe(host: Any) -> dict[str, Fact]:
     facts["env.cuda_visible_devices"] = env_pitfalls.env_fact(host, "CUDA_VISIBLE_DEVICES")
     facts.update(env_pitfalls.facts(host))  # issue 11, part C: variables that slow or break jobs
     return facts
+
+
+def _cpus_per_gpu(facts: Facts) -> Fact:
+    get = Inputs(facts)
+    cpus, count = get("system.cpus"), get("gpus.count")
+    return get.result(lambda: (round(cpus / count, 2), None) if count else (None, "no GPU"))
+
+
+_NUMERIC = re.compile(r"(\d{1,6})\.(\d{1,6})(?:\.(\d{1,6}))?")
+
+
+def version_numbers(text: Any) -> Optional[tuple[int, ...]]:
+    """The leading major.minor[.patch] of a version or kernel release, as numbers; None without one."""
+    m = _NUMERIC.match(str(text or ""))
+    return tuple(int(p) for p in m.groups() if p is not None) if m else None
+
+
+def _kernel_release(facts: Facts) -> Fact:
+    kernel = facts.get("system.kernel")
+    numbers = version_numbers(kernel.value) if kernel.known else None
+    src = "derived:system.kernel"
+    return (
+        known(".".join(map(str, numbers)), src)
+        if numbers
+        else unknown(kernel.unknown or "could not parse", src)
+    )
+
+
+def derive(facts: Facts) -> dict[str, Fact]:
+    """The system and environment facts computed from other facts (gpudoctor/derive.py runs it)."""
+    out: dict[str, Fact] = {}
+    if collected(facts, "system.cpus", "gpus.count"):
+        out["system.cpus_per_gpu"] = _cpus_per_gpu(facts)
+    if collected(facts, "system.kernel"):
+        out["system.kernel_release"] = _kernel_release(facts)
+    out.update(env_pitfalls.derive(facts))
+    return out

@@ -68,14 +68,15 @@ def test_a_new_probe_is_read_from_its_module_alone(gen, tmp_path):
             "probes/driver.py": 'FACT_SPECS = (FactSpec("driver.loaded", "bool", "", "loaded"),)\n'
             'PROBE = ProbeSpec("driver", profiles=EVERY_PROFILE)\n',
             "probes/zeta.py": 'FACT_SPECS = (FactSpec("zeta.count", "int", "", "zetas"),)\n'
-            'PROBE = ProbeSpec("zeta", options=("since",))\n',
+            'PROBE = ProbeSpec("zeta", options=("since",))\n'
+            "def derive(facts):\n    return {}\n",
         },
     )
     facts, probes = gen.table(*gen.declarations(pkg))
     assert facts == [("driver.loaded", "bool", "", "loaded"), ("zeta.count", "int", "", "zetas")]
     assert probes == [
-        ("driver", ("workstation", "ci", "preflight"), False, (), False, "driver", ("driver",)),
-        ("zeta", ("workstation", "ci"), False, ("since",), False, "zeta", ("zeta",)),
+        ("driver", ("workstation", "ci", "preflight"), False, (), False, "driver", ("driver",), False),
+        ("zeta", ("workstation", "ci"), False, ("since",), False, "zeta", ("zeta",), True),
     ]
 
 
