@@ -4,7 +4,8 @@ The system probe calls `facts(host)`; each variable becomes `env.<name in lower 
 when unset, so that rules tell unset from set-but-empty. `env.profiler_injection` gathers what loads a
 profiler into every CUDA process: CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH, and LD_PRELOAD entries that
 look like profiler injection libraries. Judging CUDA_VISIBLE_DEVICES against the GPUs and NCCL_SOCKET_IFNAME
-against the network interfaces is derive's work (gpudoctor/derive.py).
+against the network interfaces needs other probes' facts: `derive(facts)` does it once they are collected
+(the system probe's derive calls it).
 """
 
 from __future__ import annotations
