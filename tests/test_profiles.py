@@ -76,6 +76,8 @@ def _owners():
 
 
 def test_profile_probes_are_registry_names():
+    # Each probe's PROBE names the profiles that run it: names of profiles that exist.
+    assert {name for p in DECLARED for name in p.profiles} == set(PROFILES)
     names = {name for name, _, _ in registry()}
     for profile in PROFILES.values():
         assert set(profile.probes) <= names, profile.name
