@@ -2,13 +2,12 @@
 `probe(host) -> dict[str, Fact]` entry that reads only through the Host and never judges.
 
 A probe module declares, beside its reading code, everything else gpudoctor needs to know of it: the facts
-it produces (FACT_SPECS: name, type, unit, meaning) and its PROBE (a ProbeSpec: its name, the profiles that
-run it, whether it reads the Python environment, its options), and, in a `derive(facts)` function, the facts
-it computes from facts alone (those that need the knowledge tables are computed in gpudoctor/derive.py).
-tools/gen_facts.py gathers them into
-gpudoctor/fact_table.py, so that the schema, the profiles and the registry are known without importing a
-probe; a probe that crashed or ran out of time leaves the facts of the sections it owns (the heads of its
-FACT_SPECS) unknown with that reason.
+it produces (FACT_SPECS: name, type, unit, meaning), its PROBE (a ProbeSpec: its name, the profiles that run
+it, whether it reads the Python environment, its options) and, in a `derive(facts)` function, the facts it
+computes from facts alone (those that need the knowledge tables are computed in gpudoctor/derive.py).
+tools/gen_facts.py gathers them into gpudoctor/fact_table.py, so that the schema, the profiles and the
+registry are known without importing a probe. A probe that crashed or ran out of time leaves the facts of
+the sections it owns (the heads of its FACT_SPECS) unknown with that reason.
 """
 
 from __future__ import annotations
