@@ -5,8 +5,11 @@ source `derived:<what it was computed from>`. A derived fact is unknown, with th
 it needs is unknown; it is left out altogether when an input was never collected (a probe the profile
 does not run), so that a preflight report does not fill up with facts nobody asked for.
 
-    system.cpus_per_gpu             system.cpus / gpus.count
-    python.rocm_frameworks          frameworks whose build is rocm
+First come the derivations that need nothing but facts: each sits beside its probe, as that module's
+`derive(facts)` (system.cpus_per_gpu, pci.missing_from_nvml, python.rocm_frameworks, cuda.extension_nvcc.*,
+nccl.newest, env.cuda_visible_devices_unmatched, interconnect.nccl_auto_* and .gdr_path, ...). Then those
+this module computes with the knowledge tables and compat:
+
     frameworks[i].arch_list         a torch CUDA build's TORCH_CUDA_ARCH_LIST: as the imported torch reports
                                     it (runtime.torch.arch_list, check --deep), else from the knowledge
                                     table, by version and CUDA variant
@@ -28,9 +31,6 @@ does not run), so that a preflight report does not fill up with facts nobody ask
     cuda.toolkit.driver_support     whether the driver runs what the CUDA toolkit builds: in full when the
                                     toolkit's major.minor is no newer than driver.max_cuda, else
                                     compat.driver_verdict of it on driver.version
-    cuda.extension_nvcc.*           the nvcc torch.utils.cpp_extension builds CUDA extensions with, found as
-                                    it finds it: CUDA_HOME or CUDA_PATH, else nvcc on PATH, else
-                                    /usr/local/cuda; its version and CUDA major
     cuda.host_compilers[i].max_major  the newest gcc/clang major the toolkit's nvcc accepts (the
                                     host_compilers table, through table_digest)
     container.require_*             the NVIDIA container runtime's verdict on NVIDIA_REQUIRE_* and where it
@@ -44,88 +44,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from . import cuda_consumers
-from .facts import Fact, Facts, head, known, list_facts, unknown
+from .facts import SCHEMA, Fact, Facts, FactSpec, Inputs, collected, known, list_facts, unknown
+from .probes import derivations
 from .table_digest import TableError, digest, gpu_floors, host_compiler_limits, newest_row
 
-# Every fact this stage adds, as facts.SCHEMA names them (their docs start with "derived:").
-DERIVED = (
-    "system.cpus_per_gpu",
-    "python.rocm_frameworks",
-    "frameworks[].arch_list",
-    "frameworks[].unsupported_gpus",
-    "frameworks[].unsupported_gpu_count",
-    "frameworks[].unsupported_ccs",
-    "runtime.torch.unsupported_devices",
-    "runtime.torch.unsupported_device_count",
-    "runtime.torch.unsupported_ccs",
-    "runtime.torch.cudnn_pinned",
-    "extensions[].unsupported_gpus",
-    "extensions[].unsupported_gpu_count",
-    "extensions[].unsupported_ccs",
-    "extensions[].torch_covers",
-    "extensions[].rebuild_arch",
-    "gpus[].nvlink.links_wired",
-    "gpus[].nvlink.links_down_wired",
-    "gpus[].nvlink.down_wired",
-    "cuda.toolkit.driver_support",
-    "cuda.extension_nvcc.version",
-    "cuda.extension_nvcc.major",
-    "cuda.extension_nvcc.found_by",
-    "cuda.toolkit.min_cc",
-    "cuda.toolkit.unsupported_gpus",
-    "cuda.toolkit.unsupported_gpu_count",
-    "cuda.toolkit.unsupported_ccs",
-    "frameworks[].cuda_min_cc",
-    "frameworks[].cuda_unsupported_gpus",
-    "frameworks[].cuda_unsupported_gpu_count",
-    "frameworks[].cuda_unsupported_ccs",
-    "cuda.host_compilers[].max_major",
-    "knowledge.newer",
-    "knowledge.newer_count",
-    # issue 11, part B "kernel-log": the Xid events' GPU and catalogue entry
-    "xid[].gpu",
-    "xid[].where",
-    "xid[].catalogued",
-    "xid[].mnemonic",
-    "xid[].bucket",
-    "xid[].category",
-    "xid[].action",
-    "xid[].action_text",
-    "env.cuda_visible_devices_unmatched",
-    "env.cuda_visible_devices_unmatched_count",
-    "env.nccl_socket_ifname_matches",
-    "interconnect.nccl_auto_interfaces",
-    "interconnect.nccl_auto_fallback",
-    "interconnect.nccl_auto_interface_count",
-    "interconnect.nccl_auto_fallback_count",
-    # issue 23: GPUDirect RDMA as NCCL decides it
-    "nccl.newest",
-    "system.kernel_release",
-    "interconnect.gdr_path",
-    "interconnect.gdr_blockers",
-    # issue 23: runtimes that dlopen CUDA libraries by soname (cuda_consumers.py)
-    "cuda_libs.consumers.count",
-    "cuda_libs.consumers[].name",
-    "cuda_libs.consumers[].version",
-    "cuda_libs.consumers[].cuda_major",
-    "cuda_libs.consumers[].needs",
-    "cuda_libs.consumers[].missing",
-    "cuda_libs.consumers[].missing_count",
-    "cuda_libs.consumers[].wheel_only",
-    "cuda_libs.consumers[].wheel_only_count",
-    # issue 11, part 1: GPUs the nvidia module holds that NVML does not list
-    "pci.missing_from_nvml",
-    "pci.missing_from_nvml_count",
-    # issue 15: the NVIDIA container runtime's verdict on NVIDIA_REQUIRE_* (container/require_verdict.py)
-    "container.require_verdict",
-    "container.require_failed",
-    "container.require_gpu",
-    "container.require_error",
-    "container.require_enforcement",
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec(
+        "knowledge.newer",
+        "list[str]",
+        "",
+        "derived: what on this host is newer than gpudoctor's knowledge tables, e.g. `torch 2.16.0 (the "
+        "torch table ends at 2.15)`, `driver 630.10 (the driver table ends at R620)`: an installed torch or "
+        "tensorflow whose major.minor is past its table's newest release, a driver whose branch is past the "
+        "newest in cuda_drivers; listed when known even if another version is unknown, unknown when nothing "
+        "is known to be newer and a version is unknown",
+    ),
+    FactSpec("knowledge.newer_count", "int", "", "derived: how many entries knowledge.newer has"),
 )
+
+# Every fact this stage adds: those whose declaration (FACT_SPECS beside the probe that reads their inputs)
+# says "derived:".
+DERIVED = tuple(s.name for s in SCHEMA if s.doc.startswith("derived:"))
 
 # --- pure decisions -------------------------------------------------------------------------------------
 
@@ -241,123 +183,44 @@ def nvlink_wired(
 # --- the stage ------------------------------------------------------------------------------------------
 
 
-class _Inputs:
-    """Reads input facts, remembering where they came from and the first reason one was unknown."""
-
-    def __init__(self, facts: Facts) -> None:
-        self.facts = facts
-        self.names: list[str] = []
-        self.why: Optional[str] = None
-
-    def __call__(self, name: str) -> Any:
-        fact = self.facts.get(name)
-        self.names.append(name)
-        if not fact.known and self.why is None:
-            self.why = fact.unknown or "unknown"
-        return fact.value
-
-    def result(self, compute: Callable[[], Any]) -> Fact:
-        source = "derived:" + ", ".join(dict.fromkeys(self.names))
-        if self.why is not None:
-            return unknown(self.why, source)
-        try:
-            value, why = compute()
-        except (TypeError, ValueError, ZeroDivisionError) as e:
-            return unknown(f"cannot be computed: {e}"[:120], source)
-        return known(value, source) if why is None else unknown(why, source)
-
-
-def _collected(facts: Facts, *names: str) -> bool:
-    """Whether each of these facts was collected, or its probe ran and failed."""
-    return all(n in facts or head(n) in facts.missing for n in names)
-
-
 def derive(facts: Facts) -> Facts:
     """The facts, plus those derived from them."""
     out: dict[str, Fact] = dict(facts.items())
-    if _collected(facts, "system.cpus", "gpus.count"):
-        out["system.cpus_per_gpu"] = _cpus_per_gpu(facts)
-    if _collected(facts, "frameworks.count"):
-        out["python.rocm_frameworks"] = _rocm_frameworks(facts)
+    # First the derivations that need only facts, each beside its probe (its module's derive()), in registry
+    # order: a probe's derivation may read an earlier one's (interconnect.gdr_path reads nccl.newest).
+    for derive_beside_probe in derivations():
+        out.update(derive_beside_probe(Facts(out, facts.missing)))
     for i in range(facts.count("frameworks")):
         out.update(_arch(facts, i))
-        if _collected(facts, "gpus.count"):
+        if collected(facts, "gpus.count"):
             out.update(_framework_floor(facts, i))
-    if _collected(facts, "runtime.torch.arch_list", "runtime.torch.capabilities"):
+    if collected(facts, "runtime.torch.arch_list", "runtime.torch.capabilities"):
         out.update(_runtime_unsupported(facts))
-    if _collected(facts, "runtime.torch.cudnn", "frameworks.count"):
+    if collected(facts, "runtime.torch.cudnn", "frameworks.count"):
         out["runtime.torch.cudnn_pinned"] = _cudnn_pinned(facts)
     torch_facts = Facts(out, facts.missing)  # with frameworks[].unsupported_gpus, derived above
     for i in range(facts.count("extensions")):
         out.update(_extension(torch_facts, i))
     for i in range(facts.count("gpus")):
-        if _collected(facts, f"gpus[{i}].nvlink.links"):
+        if collected(facts, f"gpus[{i}].nvlink.links"):
             out.update(_nvlink(facts, i))
-    if _collected(facts, "cuda.toolkit.version", "driver.version"):
+    if collected(facts, "cuda.toolkit.version", "driver.version"):
         out["cuda.toolkit.driver_support"] = _toolkit_driver_support(facts)
-    if _collected(facts, "cuda.home_source", "cuda.nvcc.on_path"):
-        out.update(_extension_nvcc(facts))
-    if _collected(facts, "cuda.toolkit.version", "gpus.count"):
+    if collected(facts, "cuda.toolkit.version", "gpus.count"):
         out.update(_floor(facts, "cuda.toolkit.version", [f"cuda.toolkit.{f}" for f in FLOOR_FIELDS]))
     for i in range(facts.count("cuda.host_compilers")):
         out[f"cuda.host_compilers[{i}].max_major"] = _newest_host_compiler(facts, i)
-    if _collected(facts, "frameworks.count") or _collected(facts, "driver.version"):
+    if collected(facts, "frameworks.count") or collected(facts, "driver.version"):
         out.update(_newer_than_tables(facts))
     if facts.count("xid"):
         out.update(_xid(facts))
-    if _collected(facts, "pci.nvidia_driver_addresses", "gpus.count"):
-        out.update(_missing_from_nvml(facts))
-    out.update(_env_pitfalls(facts))
-    out.update(_nccl_auto(facts))
-    out.update(_gdr(facts))
-    if _collected(facts, "frameworks.count", "python.ctranslate2", "cuda_libs.loader_sonames"):
+    if collected(facts, "frameworks.count", "python.ctranslate2", "cuda_libs.loader_sonames"):
         out.update(_cuda_consumers(facts))
-    if _collected(facts, "container.nvidia_requires"):
+    if collected(facts, "container.nvidia_requires"):
         from .container.require_verdict import derive as container_requirements
 
         out.update(container_requirements(facts))
     return Facts(out, facts.missing)
-
-
-def _cpus_per_gpu(facts: Facts) -> Fact:
-    get = _Inputs(facts)
-    cpus, count = get("system.cpus"), get("gpus.count")
-    return get.result(lambda: (round(cpus / count, 2), None) if count else (None, "no GPU"))
-
-
-def missing_from_nvml(bound: Sequence[str], nvml_bus_ids: Sequence[str]) -> list[str]:
-    """The PCI addresses the nvidia module is bound to that no GPU NVML lists has (NVML spells addresses in
-    capitals, sysfs in lower case)."""
-    listed = {b.lower() for b in nvml_bus_ids}
-    return [addr for addr in bound if addr.lower() not in listed]
-
-
-def _missing_from_nvml(facts: Facts) -> dict[str, Fact]:
-    """On a host every GPU the nvidia module is bound to should be in NVML's list; in a container (whose
-    sysfs lists the machine's GPUs, NVML only those it was given) only those given to it, whose device node
-    it has."""
-    get = _Inputs(facts)
-    bound, count = get("pci.nvidia_driver_addresses"), get("gpus.count")
-    bus_ids = [get(f"gpus[{i}].bus_id") for i in range(count if isinstance(count, int) else 0)]
-    if get("container.detected") is not False:
-        given = get("pci.device_node_addresses")
-        bound = (
-            [a for a in bound if a in given] if isinstance(bound, list) and isinstance(given, list) else bound
-        )
-    missing = get.result(lambda: (missing_from_nvml(bound, bus_ids), None))
-    return {
-        "pci.missing_from_nvml": missing,
-        "pci.missing_from_nvml_count": (
-            known(len(missing.value), missing.source) if missing.known else missing
-        ),
-    }
-
-
-def _rocm_frameworks(facts: Facts) -> Fact:
-    get = _Inputs(facts)
-    count = get("frameworks.count")
-    builds = [get(f"frameworks[{i}].build") for i in range(count if isinstance(count, int) else 0)]
-    return get.result(lambda: (builds.count("rocm"), None))
 
 
 ARCH_FIELDS = ("arch_list", "unsupported_gpus", "unsupported_gpu_count", "unsupported_ccs")
@@ -370,7 +233,7 @@ def _arch(facts: Facts, i: int) -> dict[str, Fact]:
     if name != "torch" or build not in ("cuda", None):
         why = "only known for torch CUDA builds"
         return {f"{prefix}.{f}": unknown(why, f"derived:{prefix}.name, {prefix}.build") for f in ARCH_FIELDS}
-    get = _Inputs(facts)
+    get = Inputs(facts)
     if facts.get("runtime.torch.arch_list").known and facts.value("runtime.torch.build") == "cuda":
         # check --deep imported this torch: what it says it was compiled for beats the table.
         entries = get("runtime.torch.arch_list")
@@ -381,7 +244,7 @@ def _arch(facts: Facts, i: int) -> dict[str, Fact]:
         machine = facts.value("python.machine") or facts.value("system.machine")
         arch = get.result(lambda: compiled_arch(str(version), str(cuda), _machine(machine)))
     out = {f"{prefix}.arch_list": arch}
-    gpus = _Inputs(facts)
+    gpus = Inputs(facts)
     count = gpus("gpus.count")
     ccs = [gpus(f"gpus[{g}].compute_capability") for g in range(count if isinstance(count, int) else 0)]
     if not arch.known:
@@ -404,7 +267,7 @@ def _arch(facts: Facts, i: int) -> dict[str, Fact]:
 
 def _runtime_unsupported(facts: Facts) -> dict[str, Fact]:
     """The CUDA devices the imported torch sees whose compute capability its arch list has no code for."""
-    get = _Inputs(facts)
+    get = Inputs(facts)
     caps, entries = get("runtime.torch.capabilities"), get("runtime.torch.arch_list")
     try:
         arch = arch_from_torch(entries) if get.why is None else []
@@ -434,7 +297,7 @@ def _runs_on(cc: str, arch: list[str], ptx_jit: bool) -> bool:
     return compat_runs_on(cc, arch, ptx_jit)
 
 
-def _ptx_jit(get: _Inputs, ccs: list, arch: list[str], cuda_fact: str) -> bool:
+def _ptx_jit(get: Inputs, ccs: list, arch: list[str], cuda_fact: str) -> bool:
     """Whether the driver can JIT-compile the build's PTX (compat.jits_ptx), asked only when some GPU has
     no native code and would rely on the PTX: then the driver version and the build's CUDA become inputs,
     and unknown when either is (or the table does not know that CUDA)."""
@@ -487,7 +350,7 @@ def gpus_below_cuda_floor(cuda: str, ccs: Sequence[str]) -> FloorAnswer:
 def _floor(facts: Facts, cuda_fact: str, names: list[str]) -> dict[str, Fact]:
     """The oldest GPU the CUDA in `cuda_fact` builds for and the GPUs below it, as the four facts `names`
     (FLOOR_FIELDS order)."""
-    get = _Inputs(facts)
+    get = Inputs(facts)
     cuda, count = get(cuda_fact), get("gpus.count")
     ccs = [get(f"gpus[{g}].compute_capability") for g in range(count if isinstance(count, int) else 0)]
     result = get.result(lambda: gpus_below_cuda_floor(str(cuda), [str(cc) for cc in ccs]))
@@ -507,7 +370,7 @@ def _framework_floor(facts: Facts, i: int) -> dict[str, Fact]:
     if build.known and build.value != "cuda":
         why = unknown("only known for CUDA builds", f"derived:{prefix}.build")
         return {name: why for name in names}
-    get = _Inputs(facts)
+    get = Inputs(facts)
     get(f"{prefix}.build")
     if get.why is not None:
         return {name: get.result(lambda: (None, None)) for name in names}
@@ -538,7 +401,7 @@ def _extension(facts: Facts, i: int) -> dict[str, Fact]:
     from .knowledge import KnowledgeError, knowledge
 
     prefix = f"extensions[{i}]"
-    get = _Inputs(facts)
+    get = Inputs(facts)
     entries, count = get(f"{prefix}.arch"), get("gpus.count")
     ccs = [get(f"gpus[{g}].compute_capability") for g in range(count if isinstance(count, int) else 0)]
     jit: Optional[bool] = True
@@ -593,7 +456,7 @@ def _nvlink(facts: Facts, i: int) -> dict[str, Fact]:
     """GPU i's NVLink links as its model wires them. The catalogue is asked only when a link is inactive (a
     GPU with every reported link up, or none, has nothing to leave out), so a healthy host never loads it."""
     prefix = f"gpus[{i}].nvlink"
-    get = _Inputs(facts)
+    get = Inputs(facts)
     links, up, down = get(f"{prefix}.links"), get(f"{prefix}.links_up"), get(f"{prefix}.down")
     wired: Optional[tuple[int, ...]] = None
     if get.why is None and down:
@@ -664,40 +527,11 @@ def _major_minor(version: str) -> tuple[int, int]:
 
 
 def _toolkit_driver_support(facts: Facts) -> Fact:
-    get = _Inputs(facts)
+    get = Inputs(facts)
     toolkit, driver = get("cuda.toolkit.version"), get("driver.version")
     reported = facts.get("driver.max_cuda")  # a shortcut when known, not an input the answer waits for
     driver_cuda = str(reported.value) if reported.known else None
     return get.result(lambda: driver_support(str(toolkit), str(driver), driver_cuda))
-
-
-def extension_nvcc(home_source: Any, on_path: Any) -> tuple[str, str]:
-    """Which nvcc torch.utils.cpp_extension builds with, as its _find_cuda_home() looks: CUDA_HOME, else
-    CUDA_PATH; else the nvcc on PATH (its directory's parent); else /usr/local/cuda. (what found it, the fact
-    holding that nvcc's version)."""
-    if home_source in ("CUDA_HOME", "CUDA_PATH"):
-        return str(home_source), "cuda.nvcc.home_version"
-    if on_path:
-        return "PATH", "cuda.nvcc.version"
-    return "/usr/local/cuda", "cuda.nvcc.home_version"
-
-
-def _extension_nvcc(facts: Facts) -> dict[str, Fact]:
-    get = _Inputs(facts)
-    found_by, version_fact = extension_nvcc(get("cuda.home_source"), get("cuda.nvcc.on_path"))
-    names = ("version", "major", "found_by")
-    if get.why is not None:
-        return {f"cuda.extension_nvcc.{n}": get.result(lambda: (None, None)) for n in names}
-    version = facts.get(version_fact)
-    source = f"derived:cuda.home_source, cuda.nvcc.on_path, {version_fact}"
-    out = {"cuda.extension_nvcc.found_by": known(found_by, source)}
-    if not version.known:
-        out["cuda.extension_nvcc.version"] = unknown(version.unknown or "unknown", source)
-        out["cuda.extension_nvcc.major"] = unknown(version.unknown or "unknown", source)
-        return out
-    out["cuda.extension_nvcc.version"] = known(version.value, source)
-    out["cuda.extension_nvcc.major"] = known(int(str(version.value).split(".")[0]), source)
-    return out
 
 
 def newest_host_compiler(toolkit: str, kind: str) -> tuple[Optional[int], Optional[str]]:
@@ -721,7 +555,7 @@ def newest_host_compiler(toolkit: str, kind: str) -> tuple[Optional[int], Option
 
 def _newest_host_compiler(facts: Facts, i: int) -> Fact:
     """The newest major of cuda.host_compilers[i]'s kind that the toolkit's nvcc accepts."""
-    get = _Inputs(facts)
+    get = Inputs(facts)
     kind = get(f"cuda.host_compilers[{i}].kind")
     toolkit = get("cuda.toolkit.version")
     return get.result(lambda: newest_host_compiler(str(toolkit), str(kind)))
@@ -730,7 +564,7 @@ def _newest_host_compiler(facts: Facts, i: int) -> Fact:
 def _cudnn_pinned(facts: Facts) -> Fact:
     """The installed torch's cuDNN pin (nvidia-cudnn-cu12==9.10.2.21) cut to the three parts
     torch.backends.cudnn.version() reports (9.10.2), so that the two compare."""
-    get = _Inputs(facts)
+    get = Inputs(facts)
     count = get("frameworks.count")
     names = [facts.value(f"frameworks[{i}].name") for i in range(count if isinstance(count, int) else 0)]
     if "torch" not in names:
@@ -775,7 +609,7 @@ def _newer_than_tables(facts: Facts) -> dict[str, Fact]:
     names: list[str] = []
     newer: list[str] = []
     why: Optional[str] = None
-    if _collected(facts, "frameworks.count"):
+    if collected(facts, "frameworks.count"):
         count = facts.get("frameworks.count")
         names.append("frameworks.count")
         if not count.known:
@@ -797,7 +631,7 @@ def _newer_than_tables(facts: Facts) -> dict[str, Fact]:
                 why = why or failed
             elif is_newer:
                 newer.append(f"{name} {version.value} (the {name} table ends at {newest})")
-    if _collected(facts, "driver.version"):
+    if collected(facts, "driver.version"):
         driver = facts.get("driver.version")
         names.append("driver.version")
         if driver.known:
@@ -904,175 +738,6 @@ def _xid(facts: Facts) -> dict[str, Fact]:
 # --- issue 11, part C "interconnect": environment variables judged against the GPUs and interfaces -------
 
 
-def split_visible_devices(text: str) -> list[str]:
-    """CUDA_VISIBLE_DEVICES' entries as CUDA reads them (the CUDA programming guide: indexes, GPU-... UUIDs
-    or prefixes of them, MIG-... identifiers, separated by commas), in order. CUDA stops at the first
-    invalid one, so an empty entry ends the list too. Blanks around entries are dropped."""
-    out = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            break
-        out.append(part)
-    return out
-
-
-def unmatched_visible_devices(entries: Sequence[str], count: int, uuids: Sequence[str]) -> list[str]:
-    """The CUDA_VISIBLE_DEVICES entries that name no GPU: an index outside 0..count-1, a GPU-... identifier
-    that no UUID starts with (CUDA accepts a unique prefix), or text of neither form. MIG-... entries name
-    MIG devices, whose UUIDs NVML's GPU list does not carry, and are not judged; nor is a negative index
-    (CUDA_VISIBLE_DEVICES=-1 is the usual way to hide every GPU on purpose: CUDA stops there)."""
-    out = []
-    for entry in entries:
-        if re.fullmatch(r"-[0-9]+", entry):
-            break  # CUDA sees nothing past it
-        if entry.startswith("MIG-"):
-            continue
-        if re.fullmatch(r"[0-9]+", entry):
-            if int(entry) >= count:
-                out.append(entry)
-        elif entry.startswith("GPU-"):
-            if not any(u.lower().startswith(entry.lower()) for u in uuids):
-                out.append(entry)
-        else:
-            out.append(entry)
-    return out
-
-
-def socket_ifname_matches(spec: str, interfaces: Sequence[str]) -> int:
-    """How many interfaces NCCL_SOCKET_IFNAME selects, by NCCL's rules: a comma-separated list of prefixes;
-    a leading ^ excludes what the list matches instead; an entry starting with = matches a whole name."""
-    spec = spec.strip()
-    exclude = spec.startswith("^")
-    items = [p.strip() for p in (spec[1:] if exclude else spec).split(",") if p.strip()]
-
-    def hit(name: str) -> bool:
-        return any(name == p[1:] if p.startswith("=") else name.startswith(p) for p in items)
-
-    return sum(1 for name in interfaces if hit(name) != exclude)
-
-
-# NVIDIA/nccl@v2.30.7-1 (73cf112) src/misc/socket.cc:218-229, ncclFindInterfaces(): without NCCL_SOCKET_IFNAME
-# (or NCCL_COMM_ID), "ib" interfaces first, then "^docker,lo,virbr" (anything else); only when both find none,
-# "docker", then "lo", then "virbr". Each list is prefixes (src/os/linux.cc ncclOsFindInterfaces).
-NCCL_FALLBACK_PREFIXES = ("docker", "lo", "virbr")
-
-
-def nccl_auto_choice(running: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(the running interfaces NCCL's automatic choice takes, those it falls back to, in its order)."""
-    chosen = [n for n in running if not n.startswith(NCCL_FALLBACK_PREFIXES)]
-    fallback = [n for prefix in NCCL_FALLBACK_PREFIXES for n in running if n.startswith(prefix)]
-    return chosen, fallback
-
-
-def _nccl_auto(facts: Facts) -> dict[str, Fact]:
-    if not _collected(facts, "interconnect.net_running"):
-        return {}
-    running = facts.get("interconnect.net_running")
-    source = "derived:interconnect.net_running"
-    if not running.known:
-        why = unknown(running.unknown or "", source)
-        names = ("interfaces", "fallback", "interface_count", "fallback_count")
-        return {f"interconnect.nccl_auto_{name}": why for name in names}
-    chosen, fallback = nccl_auto_choice(running.value)
-    return {
-        "interconnect.nccl_auto_interfaces": known(chosen, source),
-        "interconnect.nccl_auto_fallback": known(fallback, source),
-        "interconnect.nccl_auto_interface_count": known(len(chosen), source),
-        "interconnect.nccl_auto_fallback_count": known(len(fallback), source),
-    }
-
-
-# NVIDIA/nccl: /sys/module/nvidia_peermem/version is accepted from v2.23.4-1 (68b5423,
-# src/transport/net_ib.cc:694-696; v2.22.3-1 (178b6b7) net_ib.cc:614 reads only memory_peers); DMA-BUF from
-# v2.13.4-1 (19ab67d, src/init.cc:272-288: NCCL_DMABUF_ENABLE, cuDriverGetVersion >= 11070). The kernel's
-# RDMA stack registers dma-bufs from Linux 5.12 (ibv_reg_dmabuf_mr, torvalds/linux@bfe0cc6e, cited in
-# aws/aws-ofi-nccl#618).
-NCCL_PEERMEM_MODULE = (2, 23, 4)
-NCCL_DMABUF = (2, 13, 4)
-KERNEL_DMABUF = (5, 12)
-CUDA_DMABUF = (11, 7)
-_NUMERIC = re.compile(r"(\d{1,6})\.(\d{1,6})(?:\.(\d{1,6}))?")
-
-
-def _numbers(text: Any) -> Optional[tuple[int, ...]]:
-    m = _NUMERIC.match(str(text or ""))
-    return tuple(int(p) for p in m.groups() if p is not None) if m else None
-
-
-def gdr_path(
-    nccl: tuple[int, ...],
-    memory_peers: bool,
-    peermem_module: Optional[str],
-    kernel: tuple[int, ...],
-    max_cuda: tuple[int, ...],
-) -> tuple[str, list[str]]:
-    """(how NCCL `nccl` reaches GPU memory from the NIC, why the other ways are closed)."""
-    peermem = memory_peers or (nccl >= NCCL_PEERMEM_MODULE and peermem_module == "nvidia_peermem")
-    if peermem:
-        return "nvidia-peermem", []
-    version = ".".join(map(str, nccl))
-    blockers: list[str] = []
-    if peermem_module == "nvidia_peermem":
-        peermem_why = (
-            f"nvidia_peermem is loaded, but NCCL {version} looks only for /sys/kernel/mm/memory_peers/nv_mem "
-            "(NCCL 2.23.4 and later also detect nvidia_peermem)"
-        )
-    else:
-        peermem_why = "no peer-memory module NCCL detects (nvidia_peermem, nv_peer_mem) is loaded"
-    if nccl < NCCL_DMABUF:
-        blockers.append(f"DMA-BUF needs NCCL 2.13.4 or later, and this is {version}")
-    if kernel[:2] < KERNEL_DMABUF:
-        blockers.append(f"DMA-BUF needs Linux 5.12 or later, and this is {'.'.join(map(str, kernel))}")
-    if max_cuda[:2] < CUDA_DMABUF:
-        cuda = ".".join(map(str, max_cuda))
-        blockers.append(f"DMA-BUF needs a driver for CUDA 11.7 or later, and this one is for {cuda}")
-    return ("none", [peermem_why, *blockers]) if blockers else ("dma-buf", [])
-
-
-def _gdr(facts: Facts) -> dict[str, Fact]:
-    out: dict[str, Fact] = {}
-    if _collected(facts, "system.kernel"):
-        kernel = facts.get("system.kernel")
-        numbers = _numbers(kernel.value) if kernel.known else None
-        src = "derived:system.kernel"
-        out["system.kernel_release"] = (
-            known(".".join(map(str, numbers)), src)
-            if numbers
-            else unknown(kernel.unknown or "could not parse", src)
-        )
-    if _collected(facts, "nccl.versions"):
-        versions = facts.get("nccl.versions")
-        src = "derived:nccl.versions"
-        if not versions.known:
-            out["nccl.newest"] = unknown(versions.unknown or "", src)
-        else:
-            out["nccl.newest"] = (
-                known(versions.value[0], src) if versions.value else unknown("not installed", src)
-            )
-    needed = ("interconnect.memory_peers_nv_mem", "interconnect.peermem_loaded", "driver.max_cuda")
-    if not (_collected(facts, *needed) and "nccl.newest" in out and "system.kernel_release" in out):
-        return out
-    src = (
-        "derived:nccl.newest,interconnect.memory_peers_nv_mem,interconnect.peermem_module,system.kernel,"
-        "driver.max_cuda"
-    )
-    inputs = [out["nccl.newest"], out["system.kernel_release"], facts.get("interconnect.memory_peers_nv_mem")]
-    inputs += [facts.get("interconnect.peermem_loaded"), facts.get("driver.max_cuda")]
-    missing = next((f.unknown for f in inputs if not f.known), None)
-    nccl, kernel, cuda = _numbers(inputs[0].value), _numbers(inputs[1].value), _numbers(inputs[4].value)
-    if missing is not None or not (nccl and kernel and cuda):
-        why = unknown(missing or "could not parse a version", src)
-        return {**out, "interconnect.gdr_path": why, "interconnect.gdr_blockers": why}
-    module = facts.value("interconnect.peermem_module")
-    path, blockers = gdr_path(nccl, bool(inputs[2].value), module, kernel, cuda)
-    return {
-        **out,
-        "interconnect.gdr_path": known(path, src),
-        "interconnect.gdr_blockers": known(blockers, src),
-    }
-
-
 def _consumers(facts: Facts) -> list[tuple[str, str, Optional[cuda_consumers.Needs]]]:
     """(name, version, what it needs or None: a release not judged) of each installed consumer."""
     out = []
@@ -1134,34 +799,3 @@ def _cuda_consumers(facts: Facts) -> dict[str, Fact]:
                 member["wheel_only_count"] = known(len(wheel_only), source)
         members.append(member)
     return list_facts("cuda_libs.consumers", members, source)
-
-
-def _env_pitfalls(facts: Facts) -> dict[str, Fact]:
-    out: dict[str, Fact] = {}
-    cvd, count = facts.get("env.cuda_visible_devices"), facts.get("gpus.count")
-    if "env.cuda_visible_devices" in facts and _collected(facts, "gpus.count"):
-        source = "derived:env.cuda_visible_devices,gpus.count,gpus[].uuid"
-        if not cvd.known:
-            fact = unknown(cvd.unknown or "", source)
-        elif not count.known:
-            fact = unknown(count.unknown or "", source)
-        else:
-            uuids = [facts.value(f"gpus[{i}].uuid", "") for i in range(facts.count("gpus"))]
-            entries = split_visible_devices(cvd.value)
-            fact = known(unmatched_visible_devices(entries, count.value, [u for u in uuids if u]), source)
-        out["env.cuda_visible_devices_unmatched"] = fact
-        out["env.cuda_visible_devices_unmatched_count"] = (
-            known(len(fact.value), source) if fact.known else unknown(fact.unknown or "", source)
-        )
-    if "env.nccl_socket_ifname" in facts and _collected(facts, "interconnect.net_interfaces"):
-        spec, names = facts.get("env.nccl_socket_ifname"), facts.get("interconnect.net_interfaces")
-        source = "derived:env.nccl_socket_ifname,interconnect.net_interfaces"
-        if not spec.known:
-            out["env.nccl_socket_ifname_matches"] = unknown(spec.unknown or "", source)
-        elif not names.known:
-            out["env.nccl_socket_ifname_matches"] = unknown(names.unknown or "", source)
-        else:
-            out["env.nccl_socket_ifname_matches"] = known(
-                socket_ifname_matches(spec.value, names.value), source
-            )
-    return out

@@ -22,17 +22,14 @@ from typing import Any, Optional
 from .engine import extensions, template
 from .engine.model import Rule
 from .facts import head
+from .probes import in_profile
 
 KERNEL_LOG_FACTS = ("kernel_log", "xid", "sxid")
 # The services gpudoctor asks systemd about (gpudoctor/probes/fabric.py): unknown in every container, where
 # the host's service manager cannot be asked. NVML's fabric facts (`fabric`) are not among them.
 SERVICE_FACTS = ("fabric_manager", "imex")
-ALL_PROBES = (
-    "driver", "gpus", "cuda", "libraries", "python", "system", "container", "monitoring", "storage",
-    "gpu_processes", "gpu_health", "kernel_log",
-    "interconnect",  # not in preflight: it lists the PCI tree and, as root, runs lspci -vvv
-    "fabric",
-)  # fmt: skip
+# Each probe module's PROBE declares the profiles that run it (gpudoctor/probes/__init__.py).
+ALL_PROBES = in_profile("workstation")
 
 
 @dataclass(frozen=True)
@@ -69,11 +66,7 @@ PROFILES: dict[str, Profile] = {
     ),
     "preflight": Profile(
         "preflight",
-        # gpu_processes: a GPU another job still holds fails the job about to start (issue 11); two NVML
-        # lists per GPU and a few /proc files. fabric: a GPU not yet on its NVLink fabric fails every CUDA
-        # job (802); one to three NVML calls per GPU, the PCI class files, one systemctl where systemd runs.
-        # Not gpu_health: 72 NVLink counter calls per GPU.
-        ("driver", "gpus", "container", "system", "python", "gpu_processes", "fabric"),
+        in_profile("preflight"),
         "error",
         5.0,
         fail_on_fixed=True,

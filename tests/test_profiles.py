@@ -11,20 +11,21 @@ import pytest
 from gpudoctor.container import operator
 from gpudoctor.engine.evaluate import evaluate
 from gpudoctor.engine.loader import load_rules
-from gpudoctor.facts import Facts, known, unknown
+from gpudoctor.facts import Facts, head, known, unknown
 from gpudoctor.host.base import Deadline
 from gpudoctor.host.snapshot import SnapshotHost, load
 from gpudoctor.pipeline.check import run_check
 from gpudoctor.pipeline.result import Result
 from gpudoctor.pipeline.verdict import unknown_errors
-from gpudoctor.probes import registry
+from gpudoctor.probes import DECLARED, registry
 from gpudoctor.profiles import PROFILES, resolve_fail_on, resolve_timeout, rule_facts, select_rules
 
 from conftest import H200, run_cli
 
 ROOT = Path(__file__).parents[1]
 # The rules that read facts only probes outside preflight collect: cuda, libraries, monitoring, storage,
-# gpu_health (the counters), interconnect (and the environment rules judged against it), kernel_log.
+# gpu_health (the counters), interconnect (and the environment rules judged against it), kernel_log. The
+# rules of a probe added since are skipped too (each probe's PROBE says whether preflight runs it).
 PREFLIGHT_SKIPS = [
     "GD-BUILD-001",
     "GD-BUILD-002",
@@ -78,24 +79,34 @@ def _owners():
 
 
 def test_profile_probes_are_registry_names():
+    # Each probe's PROBE names the profiles that run it: names of profiles that exist.
+    assert {name for p in DECLARED for name in p.profiles} == set(PROFILES)
     names = {name for name, _, _ in registry()}
     for profile in PROFILES.values():
         assert set(profile.probes) <= names, profile.name
     assert set(PROFILES["workstation"].probes) == names == set(PROFILES["ci"].probes)
+    # In registry order: each probe module's PROBE names the profiles that run it.
     assert PROFILES["preflight"].probes == (
         "driver",
         "gpus",
-        "container",
-        "system",
         "python",
+        "system",
+        "container",
         "gpu_processes",
         "fabric",
     )
 
 
+def _outside_preflight(rule, deep: bool = False) -> bool:
+    """Whether the rule names a fact of a probe preflight does not run (`deep`: the --deep ones too)."""
+    heads = {h for p in DECLARED if "preflight" not in p.profiles and (deep or not p.deep) for h in p.heads}
+    return any(head(name) in heads for name in rule_facts(rule))
+
+
 def test_preflight_evaluates_only_rules_whose_facts_it_collects():
     keep, skip = select_rules(load_rules([]), PROFILES["preflight"].probes, _owners())
-    assert [r.id for r in skip] == PREFLIGHT_SKIPS
+    assert [r.id for r in skip if r.id in PREFLIGHT_SKIPS] == PREFLIGHT_SKIPS
+    assert all(_outside_preflight(r) for r in skip) and not any(_outside_preflight(r) for r in keep)
     assert "GD-CONTAINER-001" in [r.id for r in keep]  # NVIDIA_REQUIRE_CUDA is judged in preflight
     keep, skip = select_rules(load_rules([]), PROFILES["workstation"].probes, _owners())
     assert skip == []
@@ -182,12 +193,23 @@ def test_preflight_check_collects_only_its_probes():
         "gpu_processes",
         "fabric",
     ]
-    assert result.skipped_probes == [
-        "cuda", "libraries", "monitoring", "storage", "kernel_log", "interconnect", "gpu_health", "runtime"
-    ]  # fmt: skip
+    today = [
+        "cuda",
+        "libraries",
+        "monitoring",
+        "storage",
+        "kernel_log",
+        "interconnect",
+        "gpu_health",
+        "runtime",
+    ]
+    assert [p for p in result.skipped_probes if p in today] == today
+    assert result.skipped_probes == [p.name for p in DECLARED if "preflight" not in p.profiles]
     # The runtime rules need --deep: skipped in every profile without it (GD-EXT-001: the extension scan).
     runtime = [r for r in result.skipped_rules if r.startswith("GD-RUNTIME-") or r == "GD-EXT-001"]
-    assert runtime and sorted(result.skipped_rules) == sorted(PREFLIGHT_SKIPS + runtime)
+    assert runtime and set(PREFLIGHT_SKIPS + runtime) <= set(result.skipped_rules)
+    rules = {r.id: r for r in load_rules([])}
+    assert all(_outside_preflight(rules[r], deep=True) for r in result.skipped_rules)
     assert result.facts.value("python.executable") == "/opt/torch/.venv/bin/python3"
     assert result.facts.value("gpus.count") == 1
     # The fixture's onnxruntime is the CPU-only package (its README): a warning, below preflight's fail-on.

@@ -27,7 +27,7 @@ END = "<!-- import-graph: end -->"
 # Lowest first. Each entry: the layer's name and the modules it holds (relative to gpudoctor; a package
 # name holds the package and everything under it). A module may import only from its own layer and below.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("facts", ("__init__", "facts")),
+    ("facts", ("__init__", "facts", "fact_table")),
     ("base", ("datafiles", "crashlog", "redact", "toml_reader")),
     ("host", ("host",)),
     ("probes", ("probes",)),

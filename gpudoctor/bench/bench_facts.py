@@ -9,11 +9,107 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..facts import Fact, Facts, known, list_facts, unknown
+from ..facts import Fact, Facts, FactSpec, known, list_facts, unknown
 from ..knowledge.rows import Knowledge
 from ..probes.gpus import event_reason_names
 from .expect import Expectation, expectation
 from .model import LABELS, OK, UNITS, BenchRun, Measurement, Row
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec("bench.count", "int", "", "measurements of this bench run (one per test and GPU, pair or node)"),
+    FactSpec(
+        "bench[].test",
+        "str",
+        "",
+        "the test: matmul_fp32, matmul_tf32, matmul_bf16, matmul_fp16, matmul_fp8, h2d_pinned, h2d_pageable, "
+        "d2h_pinned, d2h_pageable, d2d, p2p, allreduce",
+    ),
+    FactSpec("bench[].kind", "str", "", "`matmul`, `host_copy`, `device_copy`, `p2p` or `allreduce`"),
+    FactSpec("bench[].label", "str", "", "the test as reports name it: `bf16 matmul`, `H2D pinned`"),
+    FactSpec(
+        "bench[].gpu", "int", "", "NVML index of the GPU measured (p2p: the source; allreduce: the first)"
+    ),
+    FactSpec("bench[].peer", "int", "", "p2p: NVML index of the destination GPU"),
+    FactSpec("bench[].gpus", "int", "", "GPUs taking part (2 for p2p, all of the node's for allreduce)"),
+    FactSpec("bench[].gpu_name", "str", "", "product name of the GPU measured, as gpus[].name"),
+    FactSpec(
+        "bench[].group", "str", "", "what the measurement compares with across a fleet: `<gpu_name> <test>`"
+    ),
+    FactSpec(
+        "bench[].status", "str", "", "`ok`, `failed` (the test raised: bench[].detail says what), `skipped`"
+    ),
+    FactSpec(
+        "bench[].detail",
+        "str",
+        "",
+        "sizes and iterations of a test that ran; the reason for one that did not",
+    ),
+    FactSpec(
+        "bench[].value",
+        "float",
+        "",
+        "the result in bench[].unit: TFLOP/s for matmuls; GB/s (10^9 bytes a second) for copies, "
+        "device-to-device counting bytes read and written, and all-reduce bus bandwidth as nccl-tests "
+        "defines it",
+    ),
+    FactSpec("bench[].unit", "str", "", "`TFLOP/s` or `GB/s`"),
+    FactSpec(
+        "bench[].expected", "float", "", "what the GPU should reach, from the GPU catalogue, in bench[].unit"
+    ),
+    FactSpec(
+        "bench[].expected_basis", "str", "", "what bench[].expected is: the catalogue figure and its row"
+    ),
+    FactSpec("bench[].ratio", "float", "", "bench[].value / bench[].expected, rounded to 3 places"),
+    FactSpec("bench[].percent", "int", "%", "bench[].ratio as a whole percentage"),
+    FactSpec("bench[].sm_mhz", "int", "MHz", "median SM clock sampled during the test"),
+    FactSpec("bench[].sm_max_mhz", "int", "MHz", "the GPU's highest SM clock (gpus[].clocks.sm_max_mhz)"),
+    FactSpec(
+        "bench[].sm_clock_ratio", "float", "", "bench[].sm_mhz / bench[].sm_max_mhz, rounded to 2 places"
+    ),
+    FactSpec("bench[].power_max_w", "float", "W", "highest power draw sampled during the test"),
+    FactSpec("bench[].power_limit_w", "float", "W", "power limit in force during the test (lowest sampled)"),
+    FactSpec(
+        "bench[].default_limit_w",
+        "float",
+        "W",
+        "the GPU's default power limit (gpus[].power.default_limit_w)",
+    ),
+    FactSpec("bench[].temperature_max_c", "int", "°C", "highest GPU temperature sampled during the test"),
+    FactSpec(
+        "bench[].event_reasons",
+        "int",
+        "bitmask",
+        "every clock event (throttle) reason sampled during the test, ORed; nvml.h bits as gpus[].clocks",
+    ),
+    FactSpec("bench[].event_reason_names", "list[str]", "", "those reasons by name, e.g. SwPowerCap"),
+    FactSpec("bench[].pcie_gen", "int", "", "host copies: lowest PCIe generation sampled during the copy"),
+    FactSpec(
+        "bench[].pcie_width", "int", "lanes", "host copies: narrowest PCIe width sampled during the copy"
+    ),
+    FactSpec(
+        "bench[].pcie_gen_expected", "int", "", "host copies: the PCIe generation the expectation assumes"
+    ),
+    FactSpec(
+        "bench[].pcie_width_expected", "int", "lanes", "host copies: the PCIe width the expectation assumes"
+    ),
+    FactSpec(
+        "bench[].pinned_ratio",
+        "float",
+        "",
+        "pageable copies: the same direction's pinned result divided by this one, rounded to 1 place",
+    ),
+    FactSpec(
+        "bench[].peer_access", "bool", "", "p2p: the two GPUs can use peer access (cudaDeviceCanAccessPeer)"
+    ),
+    FactSpec(
+        "bench[].link", "str", "", "p2p and allreduce: `NVLink` or `PCIe`, the link the expectation assumes"
+    ),
+    FactSpec("bench[].baseline", "float", "", "the same test on the same GPU in the --baseline run"),
+    FactSpec("bench[].baseline_ratio", "float", "", "bench[].value / bench[].baseline, rounded to 3 places"),
+    FactSpec(
+        "bench[].baseline_percent", "int", "%", "how far below the baseline: (1 - baseline_ratio) x 100"
+    ),
+)
 
 SOURCE = "bench"
 

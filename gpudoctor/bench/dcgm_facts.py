@@ -4,7 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..facts import Facts, known, list_facts, unknown
+from ..facts import Facts, FactSpec, known, list_facts, unknown
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec(
+        "dcgm.count",
+        "int",
+        "",
+        "results of DCGM's diagnostic (`bench --dcgm`: dcgmi diag -r LEVEL --json); unknown if not run",
+    ),
+    FactSpec("dcgm[].test", "str", "", "the DCGM test, as dcgmi names it: memory, pcie, targeted_power, ..."),
+    FactSpec(
+        "dcgm[].category", "str", "", "DCGM's category of the test: Deployment, Hardware, Integration, ..."
+    ),
+    FactSpec("dcgm[].status", "str", "", "`pass`, `fail`, `warn` or `skip`; another DCGM status lower-cased"),
+    FactSpec(
+        "dcgm[].gpu", "int", "", "NVML index of the GPU the result is about; unknown for node-wide tests"
+    ),
+    FactSpec("dcgm[].where", "str", "", "`GPU N`, or `the node` for a result about no GPU in particular"),
+    FactSpec("dcgm[].message", "str", "", "the warning or information DCGM attached to the result"),
+)
 
 SOURCE = "dcgmi diag"
 

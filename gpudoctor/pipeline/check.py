@@ -15,11 +15,11 @@ from ..engine.model import Rule
 from ..facts import Fact, Facts, head
 from ..host.base import Deadline
 from ..policy import Policy
+from ..probes import ENV_PROBES
 from ..profiles import PROFILES, Profile, select_rules
 from .result import Result, Target
 
 # The probes that read the Python environment: run once per interpreter judged (`--python` repeated).
-ENV_PROBES = ("python", "libraries", "system", "runtime")
 
 
 @dataclass

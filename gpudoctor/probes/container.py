@@ -6,8 +6,69 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..facts import Fact, known, unknown
+from ..facts import Fact, FactSpec, known, unknown
 from ..host.base import NO_PERMISSION, NOT_FOUND, HostError
+from . import EVERY_PROFILE, ProbeSpec
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec("container.detected", "bool", "", "running inside a container"),
+    FactSpec("container.runtime", "str", "", "docker, podman, kubernetes, containerd, lxc, or none"),
+    FactSpec("container.nvidia_require_cuda", "str", "", "NVIDIA_REQUIRE_CUDA as the image declares it"),
+    FactSpec(
+        "container.nvidia_requires",
+        "list[str]",
+        "",
+        "every NVIDIA_REQUIRE_* variable (JETPACK ones too) as NAME=value: NVIDIA_REQUIRE_CUDA=cuda>=13.0",
+    ),
+    FactSpec("container.cuda_version", "str", "", "CUDA_VERSION as the image declares it, e.g. 13.0.2"),
+    FactSpec(
+        "container.nvidia_disable_require",
+        "bool",
+        "",
+        "NVIDIA_DISABLE_REQUIRE is true as Go's strconv.ParseBool reads it (1 t T TRUE true True); any other "
+        "value leaves the checks on",
+    ),
+    FactSpec("container.nvidia_visible_devices", "str", "", "NVIDIA_VISIBLE_DEVICES"),
+    FactSpec("container.nvidia_driver_capabilities", "str", "", "NVIDIA_DRIVER_CAPABILITIES"),
+    FactSpec(
+        "container.toolkit_mode",
+        "str",
+        "",
+        "the NVIDIA Container Toolkit's runtime mode ([nvidia-container-runtime] mode of "
+        "/etc/nvidia-container-runtime/config.toml; auto when unset): legacy, cdi, jit-cdi, csv, auto",
+    ),
+    FactSpec(
+        "container.toolkit_disable_require",
+        "bool",
+        "",
+        "disable-require in the toolkit's config.toml: the hook checks no requirement",
+    ),
+    FactSpec(
+        "container.require_verdict",
+        "str",
+        "",
+        "derived: the NVIDIA container runtime's legacy check of the NVIDIA_REQUIRE_* requirements on this "
+        "host's driver and GPUs: not required, disabled, not a GPU container, met, unmet, invalid",
+    ),
+    FactSpec(
+        "container.require_failed", "str", "", "derived: the requirement that is refused, as NAME=value"
+    ),
+    FactSpec(
+        "container.require_gpu",
+        "str",
+        "",
+        "derived: the GPU it is refused on, with the brand and arch the runtime compares (its sixteen brand "
+        "names since release 1.9.0: Tesla, Nvidia, NvidiaRTX, ...; any other brand is Unknown to it)",
+    ),
+    FactSpec("container.require_error", "str", "", "derived: the runtime's error message"),
+    FactSpec(
+        "container.require_enforcement",
+        "str",
+        "",
+        "derived: which NVIDIA Container Toolkit mode refuses an unmet requirement, as this host shows it",
+    ),
+)
+PROBE = ProbeSpec("container", profiles=EVERY_PROFILE)
 
 CGROUP = "/proc/1/cgroup"
 CONTAINERENV = "/run/.containerenv"

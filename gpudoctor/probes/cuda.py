@@ -18,8 +18,9 @@ import shlex
 from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
-from ..facts import Fact, known, list_facts, unknown
+from ..facts import Fact, Facts, FactSpec, Inputs, collected, known, list_facts, unknown
 from ..host.base import NOT_FOUND, HostError, env_or_none
+from . import ProbeSpec
 from .ldcache import versioned_name
 from .libraries import (
     Disk,
@@ -31,6 +32,135 @@ from .libraries import (
     python_dump,
     split_path_list,
 )
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec("cuda.home", "str", "", "CUDA_HOME (or CUDA_PATH), else /usr/local/cuda when it exists"),
+    FactSpec(
+        "cuda.toolkit.version", "version", "", "CUDA toolkit version (version.json, else nvcc --version)"
+    ),
+    FactSpec("cuda.runtimes.count", "int", "", "copies of libcudart found"),
+    FactSpec("cuda.runtimes[].version", "version", "", "libcudart version"),
+    FactSpec("cuda.runtimes[].path", "str", "", "where it lives"),
+    FactSpec(
+        "cuda.runtimes[].origin",
+        "str",
+        "",
+        "`system` (loader path), `toolkit`, `pip` (nvidia-* wheel) or `conda`",
+    ),
+    FactSpec(
+        "cuda.compat.version", "version", "", "forward-compatibility libcuda version ($CUDA_HOME/compat)"
+    ),
+    FactSpec("cuda.compat.active", "bool", "", "the compat libcuda's directory is on LD_LIBRARY_PATH"),
+    FactSpec(
+        "cuda.home_source",
+        "str",
+        "",
+        "what chose cuda.home: `CUDA_HOME`, `CUDA_PATH`, or `default` (neither is set: /usr/local/cuda)",
+    ),
+    FactSpec(
+        "cuda.home_exists",
+        "bool",
+        "",
+        "the directory cuda.home names exists (false: CUDA_HOME or CUDA_PATH names a missing directory, or, "
+        "with neither set, there is no /usr/local/cuda)",
+    ),
+    FactSpec(
+        "cuda.toolkit.found",
+        "bool",
+        "",
+        "a CUDA toolkit was found (version.json or nvcc in cuda.home, else nvcc on PATH); false only when "
+        "none of those places has one",
+    ),
+    FactSpec(
+        "cuda.toolkit.driver_support",
+        "str",
+        "",
+        "derived: how the driver runs what this toolkit builds (by its major.minor): `full` (no newer than "
+        "driver.max_cuda, or the driver meets the toolkit's own minimum), `minor_compat` (below that "
+        "minimum but at or above the CUDA major's "
+        "minor-version-compatibility floor: SASS runs, PTX the toolkit made cannot be JIT-compiled) or "
+        "`none` (below that floor, or a newer CUDA major than the driver supports)",
+    ),
+    FactSpec(
+        "cuda.toolkit.min_cc",
+        "version",
+        "",
+        "derived: the oldest compute capability the toolkit's CUDA major builds for (the cuda_drivers "
+        "table's gpu_floors: 7.5 for CUDA 13)",
+    ),
+    FactSpec(
+        "cuda.toolkit.unsupported_gpus",
+        "list[int]",
+        "",
+        "derived: GPUs (NVML index) below cuda.toolkit.min_cc, for which nothing the toolkit builds has code",
+    ),
+    FactSpec(
+        "cuda.toolkit.unsupported_gpu_count", "int", "", "derived: how many GPUs are in unsupported_gpus"
+    ),
+    FactSpec(
+        "cuda.toolkit.unsupported_ccs",
+        "list[str]",
+        "",
+        "derived: the distinct compute capabilities of the GPUs in cuda.toolkit.unsupported_gpus",
+    ),
+    FactSpec(
+        "cuda.nvcc.on_path", "bool", "", "a PATH directory holds an nvcc (searched as the shell searches)"
+    ),
+    FactSpec("cuda.nvcc.path", "str", "", "the nvcc PATH finds, e.g. /usr/local/cuda-12.4/bin/nvcc"),
+    FactSpec(
+        "cuda.nvcc.version", "version", "", "that nvcc's version (nvcc --version, the V part), e.g. 12.4.131"
+    ),
+    FactSpec(
+        "cuda.nvcc.home_version",
+        "version",
+        "",
+        "the version of the nvcc in cuda.home (<cuda.home>/bin/nvcc --version), the one CUDA extensions "
+        "built by torch.utils.cpp_extension use",
+    ),
+    FactSpec(
+        "cuda.extension_nvcc.version",
+        "version",
+        "",
+        "derived: the version of the nvcc torch.utils.cpp_extension builds CUDA extensions with, found as it "
+        "finds it (cuda.extension_nvcc.found_by)",
+    ),
+    FactSpec("cuda.extension_nvcc.major", "int", "", "derived: that nvcc's CUDA major"),
+    FactSpec(
+        "cuda.extension_nvcc.found_by",
+        "str",
+        "",
+        "derived: what names that nvcc: `CUDA_HOME`, `CUDA_PATH`, `PATH` (the nvcc a PATH search finds), or "
+        "`/usr/local/cuda` (neither variable set, no nvcc on PATH)",
+    ),
+    FactSpec(
+        "cuda.host_compilers.count",
+        "int",
+        "",
+        "host compilers a CUDA build may hand nvcc: nvcc's default (NVCC_CCBIN, else gcc on PATH) and those "
+        "CUDAHOSTCXX, CC and CXX name",
+    ),
+    FactSpec(
+        "cuda.host_compilers[].variable",
+        "str",
+        "",
+        "what names it: `NVCC_CCBIN`, `CUDAHOSTCXX` (CMake's CUDA host compiler), `CC` (passed to nvcc as "
+        "-ccbin by torch.utils.cpp_extension), `CXX`, or `PATH` (gcc on PATH, nvcc's default)",
+    ),
+    FactSpec("cuda.host_compilers[].command", "str", "", "the command as the variable gives it, e.g. gcc-13"),
+    FactSpec(
+        "cuda.host_compilers[].kind", "str", "", "`gcc`, `clang` or `other`, from what --version prints"
+    ),
+    FactSpec("cuda.host_compilers[].version", "version", "", "its version (--version), e.g. 13.2.0"),
+    FactSpec("cuda.host_compilers[].major", "int", "", "major part of cuda.host_compilers[].version"),
+    FactSpec(
+        "cuda.host_compilers[].max_major",
+        "int",
+        "",
+        "derived: the newest major of its kind that the nvcc of cuda.toolkit.version accepts (its "
+        "crt/host_config.h check), from the host_compilers knowledge table",
+    ),
+)
+PROBE = ProbeSpec("cuda")
 
 DEFAULT_HOME = "/usr/local/cuda"
 CUDART_STEM = "libcudart.so."
@@ -357,3 +487,37 @@ def _compat_version(host: Any, compat_dir: Optional[str], home_fact: Fact) -> Fa
     if version is None:
         return unknown(NOT_INSTALLED, compat_dir)
     return known(version, f"{compat_dir}/libcuda.so.{version}")
+
+
+def extension_nvcc(home_source: Any, on_path: Any) -> tuple[str, str]:
+    """Which nvcc torch.utils.cpp_extension builds with, as its _find_cuda_home() looks: CUDA_HOME, else
+    CUDA_PATH; else the nvcc on PATH (its directory's parent); else /usr/local/cuda. (what found it, the fact
+    holding that nvcc's version)."""
+    if home_source in ("CUDA_HOME", "CUDA_PATH"):
+        return str(home_source), "cuda.nvcc.home_version"
+    if on_path:
+        return "PATH", "cuda.nvcc.version"
+    return "/usr/local/cuda", "cuda.nvcc.home_version"
+
+
+def _extension_nvcc(facts: Facts) -> dict[str, Fact]:
+    get = Inputs(facts)
+    found_by, version_fact = extension_nvcc(get("cuda.home_source"), get("cuda.nvcc.on_path"))
+    names = ("version", "major", "found_by")
+    if get.why is not None:
+        return {f"cuda.extension_nvcc.{n}": get.result(lambda: (None, None)) for n in names}
+    version = facts.get(version_fact)
+    source = f"derived:cuda.home_source, cuda.nvcc.on_path, {version_fact}"
+    out = {"cuda.extension_nvcc.found_by": known(found_by, source)}
+    if not version.known:
+        out["cuda.extension_nvcc.version"] = unknown(version.unknown or "unknown", source)
+        out["cuda.extension_nvcc.major"] = unknown(version.unknown or "unknown", source)
+        return out
+    out["cuda.extension_nvcc.version"] = known(version.value, source)
+    out["cuda.extension_nvcc.major"] = known(int(str(version.value).split(".")[0]), source)
+    return out
+
+
+def derive(facts: Facts) -> dict[str, Fact]:
+    """cuda.extension_nvcc.* (gpudoctor/derive.py runs it)."""
+    return _extension_nvcc(facts) if collected(facts, "cuda.home_source", "cuda.nvcc.on_path") else {}

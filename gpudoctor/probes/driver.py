@@ -8,12 +8,72 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..facts import Fact, known, unknown
+from ..facts import Fact, Facts, FactSpec, Inputs, collected, known, unknown
 from ..host.base import NOT_FOUND, HostError, NvmlError
+from . import EVERY_PROFILE, ProbeSpec
 from .ldcache import find_soname, parse_ldconfig, versioned_name
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec(
+        "driver.loaded", "bool", "", "the NVIDIA kernel module is loaded (/proc/driver/nvidia/version exists)"
+    ),
+    FactSpec(
+        "driver.version", "version", "", "driver version as NVML reports it, else as the kernel module does"
+    ),
+    FactSpec(
+        "driver.kernel_version",
+        "version",
+        "",
+        "version of the loaded kernel module (/proc/driver/nvidia/version)",
+    ),
+    FactSpec("driver.kernel_module", "str", "", "`open` (NVIDIA open GPU kernel modules) or `proprietary`"),
+    FactSpec(
+        "driver.userspace_version", "version", "", "version of libnvidia-ml.so the loader finds (file name)"
+    ),
+    FactSpec("driver.nvml_version", "str", "", "NVML library version (nvmlSystemGetNVMLVersion)"),
+    FactSpec("driver.nvml_status", "str", "", "`ok`, or the NVML error name nvmlInit failed with"),
+    FactSpec(
+        "driver.max_cuda", "version", "", "newest CUDA the driver supports (cuDriverGetVersion), e.g. 13.0"
+    ),
+    FactSpec("driver.max_cuda_major", "int", "", "major part of driver.max_cuda"),
+    FactSpec("driver.branch", "int", "", "driver branch: the major part of driver.version, e.g. 580"),
+    FactSpec("pci.nvidia_gpus", "int", "", "NVIDIA display/3D controllers on the PCI bus (sysfs)"),
+    FactSpec("pci.unbound", "int", "", "of those, how many have no kernel driver bound"),
+    FactSpec("pci.unbound_addresses", "list[str]", "", "PCI addresses of NVIDIA GPUs with no driver bound"),
+    FactSpec(
+        "pci.nvidia_driver_addresses",
+        "list[str]",
+        "",
+        "PCI addresses of NVIDIA GPUs the nvidia kernel module is bound to (their uevent's DRIVER=nvidia)",
+    ),
+    FactSpec(
+        "pci.device_node_addresses",
+        "list[str]",
+        "",
+        "of pci.nvidia_driver_addresses, those whose /dev/nvidia<minor> is here (given to this container)",
+    ),
+    FactSpec(
+        "pci.missing_from_nvml",
+        "list[str]",
+        "",
+        "derived: GPUs the nvidia module is bound to that NVML does not list (in a container: of those it "
+        "was given, pci.device_node_addresses)",
+    ),
+    FactSpec(
+        "pci.missing_from_nvml_count", "int", "", "derived: how many addresses are in pci.missing_from_nvml"
+    ),
+    FactSpec(
+        "pci.amd_gpus",
+        "int",
+        "",
+        "AMD (vendor 0x1002) display controllers and accelerators on the PCI bus (sysfs)",
+    ),
+)
+PROBE = ProbeSpec("driver", profiles=EVERY_PROFILE)
 
 PROC_VERSION = "/proc/driver/nvidia/version"
 PROC_GPUS = "/proc/driver/nvidia/gpus"  # one directory per GPU the driver probed, named by PCI address
@@ -295,3 +355,38 @@ def _scan_pci(host: Any) -> PciScan:
         except HostError as e:
             scan.unread[addr] = e.reason
     return scan
+
+
+def missing_from_nvml(bound: Sequence[str], nvml_bus_ids: Sequence[str]) -> list[str]:
+    """The PCI addresses the nvidia module is bound to that no GPU NVML lists has (NVML spells addresses in
+    capitals, sysfs in lower case)."""
+    listed = {b.lower() for b in nvml_bus_ids}
+    return [addr for addr in bound if addr.lower() not in listed]
+
+
+def _missing_from_nvml(facts: Facts) -> dict[str, Fact]:
+    """On a host every GPU the nvidia module is bound to should be in NVML's list; in a container (whose
+    sysfs lists the machine's GPUs, NVML only those it was given) only those given to it, whose device node
+    it has."""
+    get = Inputs(facts)
+    bound, count = get("pci.nvidia_driver_addresses"), get("gpus.count")
+    bus_ids = [get(f"gpus[{i}].bus_id") for i in range(count if isinstance(count, int) else 0)]
+    if get("container.detected") is not False:
+        given = get("pci.device_node_addresses")
+        bound = (
+            [a for a in bound if a in given] if isinstance(bound, list) and isinstance(given, list) else bound
+        )
+    missing = get.result(lambda: (missing_from_nvml(bound, bus_ids), None))
+    return {
+        "pci.missing_from_nvml": missing,
+        "pci.missing_from_nvml_count": (
+            known(len(missing.value), missing.source) if missing.known else missing
+        ),
+    }
+
+
+def derive(facts: Facts) -> dict[str, Fact]:
+    """pci.missing_from_nvml (gpudoctor/derive.py runs it)."""
+    if not collected(facts, "pci.nvidia_driver_addresses", "gpus.count"):
+        return {}
+    return _missing_from_nvml(facts)

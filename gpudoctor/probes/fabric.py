@@ -46,8 +46,9 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from ..facts import Fact, known, list_facts, unknown
+from ..facts import Fact, FactSpec, known, list_facts, unknown
 from ..host.base import NOT_FOUND, NOT_RECORDED, HostError, NvmlError, nvml_key
+from . import EVERY_PROFILE, ProbeSpec
 from .gpus import (
     COUNT_SOURCE,
     U32_MAX,
@@ -58,6 +59,98 @@ from .gpus import (
     reading_fact,
 )
 from .interconnect import PCI_ROOT, pci_classes
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec("fabric.gpus.count", "int", "", "GPUs the fabric reading covers (every GPU NVML lists)"),
+    FactSpec("fabric.gpus[].index", "int", "", "NVML index"),
+    FactSpec(
+        "fabric.gpus[].state",
+        "str",
+        "",
+        "the GPU's NVLink fabric state (nvmlDeviceGetGpuFabricInfoV, else nvmlDeviceGetGpuFabricInfo): "
+        "`not supported` (on no NVLink fabric NVML reports: a PCIe card, a GPU before Hopper, a GPU "
+        "without NVLink, a driver without the call), `not started`, `in progress`, or `completed` "
+        "(registered with the fabric: until then CUDA initialisation fails with CUDA_ERROR_SYSTEM_NOT_READY, "
+        "802)",
+    ),
+    FactSpec(
+        "fabric.gpus[].status",
+        "str",
+        "",
+        "the result of the GPU's fabric registration, as nvml.h names the nvmlReturn_t: `NVML_SUCCESS`, "
+        "`NVML_ERROR_NOT_READY`, ...; set only once the state is completed",
+    ),
+    FactSpec(
+        "fabric.gpus[].clique_id", "int", "", "the fabric clique the GPU belongs to; set once completed"
+    ),
+    FactSpec(
+        "fabric.gpus[].health_mask",
+        "int",
+        "bitmask",
+        "the fabric's healthMask (NVML_GPU_FABRIC_HEALTH_MASK_* fields; not in the unversioned structure)",
+    ),
+    FactSpec(
+        "fabric.gpus[].bandwidth",
+        "str",
+        "",
+        "NVLink fabric bandwidth from the health mask: `full`, `degraded` or `not supported`",
+    ),
+    FactSpec(
+        "fabric.gpus[].health_summary",
+        "str",
+        "",
+        "NVML's fabric health summary (v3 structure): `healthy`, `unhealthy`, `limited capacity` or "
+        "`not supported`",
+    ),
+    FactSpec(
+        "fabric.nvswitch_count",
+        "int",
+        "",
+        "NVSwitch devices on the PCI bus (sysfs: NVIDIA vendor 0x10de, class 0x0680), as on HGX/DGX boards",
+    ),
+    FactSpec(
+        "fabric.nvswitch_system",
+        "bool",
+        "",
+        "NVSwitch devices on the PCI bus, or a GPU whose fabric state is not `not supported` (GB200 NVL72 "
+        "compute trays, whose switches are elsewhere)",
+    ),
+    FactSpec(
+        "fabric_manager.installed",
+        "bool",
+        "",
+        "systemd knows nvidia-fabricmanager.service (systemctl show: LoadState is not `not-found`)",
+    ),
+    FactSpec(
+        "fabric_manager.state",
+        "str",
+        "",
+        "nvidia-fabricmanager.service: its ActiveState (`active`, `inactive`, `failed`, `activating`, ...), "
+        "`not installed` or `masked`; unknown where systemd is not the service manager (a container)",
+    ),
+    FactSpec(
+        "fabric_manager.version",
+        "version",
+        "",
+        "NVIDIA Fabric Manager's version (nv-fabricmanager --version), which must equal driver.version",
+    ),
+    FactSpec(
+        "imex.installed",
+        "bool",
+        "",
+        "IMEX (multi-node NVLink memory sharing) is installed: /etc/nvidia-imex exists or systemd knows "
+        "nvidia-imex.service",
+    ),
+    FactSpec(
+        "imex.state",
+        "str",
+        "",
+        "nvidia-imex.service: its ActiveState, `not installed` or `masked`, as fabric_manager.state",
+    ),
+)
+# In preflight: a GPU not yet on its NVLink fabric fails every CUDA job (802); one to three NVML calls per
+# GPU, the PCI class files, one systemctl where systemd runs.
+PROBE = ProbeSpec("fabric", profiles=EVERY_PROFILE)
 
 FABRIC_STATES = {0: "not supported", 1: "not started", 2: "in progress", 3: "completed"}
 NOT_SUPPORTED = FABRIC_STATES[0]

@@ -13,9 +13,47 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ..facts import Fact, known, list_facts, unknown
+from ..facts import Fact, FactSpec, known, list_facts, unknown
 from ..host.base import HostError, NvmlError
+from . import ProbeSpec
 from .gpus import ARCHITECTURES, COUNT_SOURCE, MAX_COUNTER, MAX_NVLINKS, PCI_DEVICES, bus_id, nvml_gpu_count
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec("gpu_health.count", "int", "", "GPUs the health counters cover (every GPU NVML lists)"),
+    FactSpec("gpu_health[].index", "int", "", "NVML index"),
+    FactSpec("gpu_health[].name", "str", "", "product name"),
+    FactSpec("gpu_health[].architecture", "str", "", "architecture name, as gpus[].architecture"),
+    FactSpec(
+        "gpu_health[].retired_pages.sbe", "int", "", "pages retired after multiple single-bit ECC errors"
+    ),
+    FactSpec("gpu_health[].retired_pages.dbe", "int", "", "pages retired after a double-bit ECC error"),
+    FactSpec("gpu_health[].retired_pages.pending", "bool", "", "a page retirement waits for a driver reload"),
+    FactSpec(
+        "gpu_health[].inforom_valid", "bool", "", "the InfoROM checksum is valid (nvmlDeviceValidateInforom)"
+    ),
+    FactSpec("gpu_health[].vbios_version", "str", "", "VBIOS version, e.g. 96.00.89.00.01"),
+    FactSpec(
+        "gpu_health[].vbios_differs",
+        "list[int]",
+        "",
+        "other GPUs of the same product name on this host whose VBIOS version differs",
+    ),
+    FactSpec(
+        "gpu_health[].vbios_differs_count", "int", "", "how many GPUs are in gpu_health[].vbios_differs"
+    ),
+    FactSpec(
+        "gpu_health[].nvlink.replay_errors", "int", "", "NVLink data-link replays, all links, since boot"
+    ),
+    FactSpec("gpu_health[].nvlink.recovery_errors", "int", "", "NVLink data-link recoveries, all links"),
+    FactSpec("gpu_health[].nvlink.crc_flit_errors", "int", "", "NVLink flit CRC errors, all links"),
+    FactSpec("gpu_health[].nvlink.crc_data_errors", "int", "", "NVLink data CRC errors, all links"),
+    FactSpec("gpu_health[].nvlink.error_links", "list[int]", "", "links with any of those counters above 0"),
+    FactSpec("gpu_health[].pcie.aer_correctable", "int", "", "PCIe AER correctable errors (TOTAL_ERR_COR)"),
+    FactSpec("gpu_health[].pcie.aer_nonfatal", "int", "", "PCIe AER non-fatal errors (TOTAL_ERR_NONFATAL)"),
+    FactSpec("gpu_health[].pcie.aer_fatal", "int", "", "PCIe AER fatal errors (TOTAL_ERR_FATAL)"),
+)
+# Not in preflight: 72 NVLink counter calls per GPU.
+PROBE = ProbeSpec("gpu_health")
 
 # nvmlNvLinkErrorCounter_t, as the live Host's symbolic arguments spell them.
 NVLINK_COUNTERS = (

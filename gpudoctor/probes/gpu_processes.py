@@ -34,9 +34,41 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..facts import Fact, known, list_facts, unknown
+from ..facts import Fact, FactSpec, known, list_facts, unknown
 from ..host.base import NOT_FOUND, HostError, NvmlError
+from . import EVERY_PROFILE, ProbeSpec
 from .gpus import COUNT_SOURCE, nvml_gpu_count
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec("gpu_processes.count", "int", "", "processes NVML lists on any GPU (compute and graphics)"),
+    FactSpec("gpu_processes[].gpu", "int", "", "NVML index of the GPU the process holds"),
+    FactSpec("gpu_processes[].pid", "int", "", "process ID as NVML reports it (the host's PID namespace)"),
+    FactSpec("gpu_processes[].name", "str", "", "the process's name (/proc/<pid>/comm)"),
+    FactSpec("gpu_processes[].type", "str", "", "`compute` or `graphics`: which NVML list named it"),
+    FactSpec("gpu_processes[].used_bytes", "int", "bytes", "GPU memory the process holds"),
+    FactSpec(
+        "gpu_processes[].same_job",
+        "bool",
+        "",
+        "the process belongs to the job gpudoctor runs in: it is gpudoctor or one of its ancestors, or its "
+        "/proc/<pid>/cgroup names the Slurm job SLURM_JOB_ID names, or equals gpudoctor's own cgroup (not a "
+        "login session's); unknown where /proc does not number processes as the host's PID namespace does "
+        "(a container's own PID namespace), in which NVML's PIDs name no process",
+    ),
+    FactSpec("gpu_mig.count", "int", "", "GPUs the MIG reading covers (every GPU NVML lists)"),
+    FactSpec("gpu_mig[].index", "int", "", "NVML index"),
+    FactSpec("gpu_mig[].name", "str", "", "product name"),
+    FactSpec("gpu_mig[].enabled", "bool", "", "MIG mode is on now"),
+    FactSpec(
+        "gpu_mig[].devices",
+        "int",
+        "",
+        "MIG devices (compute instances CUDA can use) on the GPU (nvmlDeviceGetMigDeviceHandleByIndex)",
+    ),
+)
+# In preflight: a GPU another job still holds fails the job about to start (issue 11); two NVML lists per
+# GPU and a few /proc files.
+PROBE = ProbeSpec("gpu_processes", profiles=EVERY_PROFILE)
 
 NVML_SRC = "nvml:nvmlDeviceGetComputeRunningProcesses"
 PROCESS_LISTS = (

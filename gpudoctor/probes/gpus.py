@@ -11,14 +11,144 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Union
 
-from ..facts import SCHEMA, Fact, known, list_facts, unknown
+from ..facts import Fact, FactSpec, known, list_facts, unknown
 from ..host.base import HostError, NvmlError, nvml_key, nvml_reason
+from . import EVERY_PROFILE, ProbeSpec
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec("gpus.count", "int", "", "GPUs NVML can see (0 without a working driver)"),
+    FactSpec("gpus[].index", "int", "", "NVML index"),
+    FactSpec("gpus[].name", "str", "", "product name, e.g. NVIDIA H200"),
+    FactSpec("gpus[].uuid", "str", "", "GPU UUID (redacted in snapshots unless --no-redact)"),
+    FactSpec(
+        "gpus[].lost",
+        "bool",
+        "",
+        "NVML answers GpuIsLost for this GPU: it fell off the bus or stopped responding (Xid 79)",
+    ),
+    FactSpec(
+        "gpus[].recovery_action",
+        "str",
+        "",
+        "what NVML says the GPU needs (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION): none, gpu reset, node reboot,"
+        " drain p2p, drain and reset, recover imex domain, bus reset, system reboot; `not reported` where"
+        " the driver does not offer the field",
+    ),
+    FactSpec("gpus[].bus_id", "str", "", "PCI address, domain:bus:device.function, e.g. 0000:00:06.0"),
+    FactSpec(
+        "gpus[].brand",
+        "str",
+        "",
+        "brand as NVIDIA_REQUIRE_* names it, in lower case: tesla, nvidia, geforcertx, ... (unknown: a brand "
+        "the container runtime has no name for)",
+    ),
+    FactSpec(
+        "gpus[].architecture", "str", "", "architecture name: Volta, Turing, Ampere, Ada, Hopper, Blackwell"
+    ),
+    FactSpec("gpus[].compute_capability", "version", "", "CUDA compute capability, e.g. 9.0"),
+    FactSpec("gpus[].memory.total_bytes", "int", "bytes", "framebuffer memory"),
+    FactSpec("gpus[].memory.used_bytes", "int", "bytes", "framebuffer memory in use"),
+    FactSpec("gpus[].pcie.gen_current", "int", "", "PCIe generation the link runs at now (drops when idle)"),
+    FactSpec("gpus[].pcie.gen_max", "int", "", "highest PCIe generation of GPU and slot together"),
+    FactSpec("gpus[].pcie.gen_gpu_max", "int", "", "highest PCIe generation the GPU supports"),
+    FactSpec("gpus[].pcie.width_current", "int", "lanes", "PCIe link width now"),
+    FactSpec("gpus[].pcie.width_max", "int", "lanes", "widest PCIe link of GPU and slot together"),
+    FactSpec("gpus[].pcie.replay_counter", "int", "", "PCIe replays (link-level retransmissions) since boot"),
+    FactSpec(
+        "gpus[].pcie.sysfs_gen_current", "int", "", "PCIe generation now, from sysfs current_link_speed"
+    ),
+    FactSpec("gpus[].pcie.sysfs_gen_max", "int", "", "PCIe generation maximum, from sysfs max_link_speed"),
+    FactSpec(
+        "gpus[].pcie.sysfs_width_current", "int", "lanes", "PCIe width now, from sysfs current_link_width"
+    ),
+    FactSpec("gpus[].pcie.sysfs_width_max", "int", "lanes", "PCIe width maximum, from sysfs max_link_width"),
+    FactSpec("gpus[].nvlink.links", "int", "", "NVLink links NVML reports a state for"),
+    FactSpec("gpus[].nvlink.links_up", "int", "", "links whose state is active"),
+    FactSpec("gpus[].nvlink.links_down", "int", "", "links whose state is inactive"),
+    FactSpec("gpus[].nvlink.down", "list[int]", "", "numbers of the inactive links"),
+    FactSpec("gpus[].nvlink.version", "int", "", "NVLink version of the first active link"),
+    FactSpec(
+        "gpus[].nvlink.links_wired",
+        "int",
+        "",
+        "derived: the NVLink links the GPU's model wires, as gpudoctor's GPU catalogue (rules/knowledge/"
+        "gpus.yaml) knows them, no more than NVML reports (an H100 PCIe card: 12 of the 18 NVML numbers); "
+        "for a model whose wiring it does not know, every link NVML reports (gpus[].nvlink.links)",
+    ),
+    FactSpec(
+        "gpus[].nvlink.links_down_wired",
+        "int",
+        "",
+        "derived: wired links that are not active: links_wired less the active links (never below 0), so "
+        "links a model leaves unwired by design are not counted; for a model whose wiring the catalogue does "
+        "not know, every inactive link (gpus[].nvlink.links_down)",
+    ),
+    FactSpec(
+        "gpus[].nvlink.down_wired",
+        "list[int]",
+        "",
+        "derived: numbers of the inactive links, less those the catalogue names as unwired on the model and "
+        "those beyond its numbering; every inactive link (gpus[].nvlink.down) for a model it does not know",
+    ),
+    FactSpec("gpus[].clocks.sm_mhz", "int", "MHz", "SM clock now"),
+    FactSpec("gpus[].clocks.sm_max_mhz", "int", "MHz", "highest SM clock"),
+    FactSpec("gpus[].clocks.mem_mhz", "int", "MHz", "memory clock now"),
+    FactSpec("gpus[].clocks.mem_max_mhz", "int", "MHz", "highest memory clock"),
+    FactSpec(
+        "gpus[].clocks.event_reasons", "int", "bitmask", "active clock event (throttle) reasons, nvml.h bits"
+    ),
+    FactSpec(
+        "gpus[].clocks.event_reason_names", "list[str]", "", "the active reasons by name, e.g. SwPowerCap"
+    ),
+    FactSpec("gpus[].utilization.gpu", "int", "%", "time a kernel ran over the last sample period"),
+    FactSpec("gpus[].utilization.memory", "int", "%", "time memory was read or written over the last period"),
+    FactSpec("gpus[].temperature.gpu_c", "int", "°C", "GPU core temperature"),
+    FactSpec("gpus[].temperature.slowdown_c", "int", "°C", "temperature at which the GPU slows down"),
+    FactSpec("gpus[].temperature.shutdown_c", "int", "°C", "temperature at which the GPU shuts down"),
+    FactSpec("gpus[].power.draw_w", "float", "W", "power draw"),
+    FactSpec("gpus[].power.limit_w", "float", "W", "power management limit in force"),
+    FactSpec("gpus[].power.default_limit_w", "float", "W", "default power management limit"),
+    FactSpec("gpus[].persistence_mode", "bool", "", "persistence mode is on"),
+    FactSpec("gpus[].compute_mode", "str", "", "Default, Exclusive_Thread, Prohibited or Exclusive_Process"),
+    FactSpec("gpus[].mig.current", "bool", "", "MIG mode is on"),
+    FactSpec("gpus[].mig.pending", "bool", "", "MIG mode after the next GPU reset"),
+    FactSpec("gpus[].ecc.enabled", "bool", "", "ECC is on"),
+    FactSpec("gpus[].ecc.pending", "bool", "", "ECC mode after the next reboot"),
+    FactSpec("gpus[].ecc.uncorrected_volatile", "int", "", "uncorrected ECC errors since the driver loaded"),
+    FactSpec("gpus[].ecc.uncorrected_aggregate", "int", "", "uncorrected ECC errors over the GPU's life"),
+    FactSpec("gpus[].ecc.corrected_volatile", "int", "", "corrected ECC errors since the driver loaded"),
+    FactSpec("gpus[].remapped_rows.correctable", "int", "", "rows remapped after correctable errors"),
+    FactSpec("gpus[].remapped_rows.uncorrectable", "int", "", "rows remapped after uncorrectable errors"),
+    FactSpec("gpus[].remapped_rows.pending", "bool", "", "a row remap waits for a GPU reset"),
+    FactSpec("gpus[].remapped_rows.failed", "bool", "", "a row remap failed"),
+    FactSpec("gpus[].virtualization_mode", "str", "", "None, Passthrough, vGPU, Host vGPU or Host vSGA"),
+    FactSpec(
+        "gpus[].p2p.no_read",
+        "list[int]",
+        "",
+        "other GPUs (NVML index) this one cannot read from peer-to-peer (nvmlDeviceGetP2PStatus READ not OK)",
+    ),
+    FactSpec("gpus[].p2p.no_read_count", "int", "", "how many other GPUs are in gpus[].p2p.no_read"),
+    FactSpec(
+        "gpus[].topology.cross_socket",
+        "list[int]",
+        "",
+        "other GPUs whose PCIe path crosses the CPU socket interconnect (NVML topology level SYSTEM)",
+    ),
+    FactSpec(
+        "gpus[].topology.cross_socket_count",
+        "int",
+        "",
+        "how many other GPUs are in gpus[].topology.cross_socket",
+    ),
+)
+PROBE = ProbeSpec("gpus", profiles=EVERY_PROFILE)
 
 Convert = Optional[Callable[[Any], Any]]
 # What the probe reads of each GPU; the derived gpus[].* facts (gpudoctor/derive.py) are added after it.
 FIELDS: tuple[str, ...] = tuple(
     s.name[len("gpus[].") :]
-    for s in SCHEMA
+    for s in FACT_SPECS
     if s.name.startswith("gpus[].") and not s.doc.startswith("derived:")
 )
 MAX_NVLINKS = 18  # NVML_NVLINK_MAX_LINKS

@@ -18,10 +18,140 @@ whose subdirectories are the devices behind it, so no symlink needs to be resolv
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Optional
 
-from ..facts import Fact, known, list_facts, unknown
+from ..facts import Fact, Facts, FactSpec, collected, known, list_facts, unknown
 from ..host.base import NOT_FOUND, HostError
+from . import ProbeSpec
+from .system import version_numbers
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec(
+        "interconnect.rdma.devices", "list[str]", "", "RDMA devices in /sys/class/infiniband, e.g. mlx5_0"
+    ),
+    FactSpec(
+        "interconnect.rdma.device_count", "int", "", "how many RDMA devices (InfiniBand or RoCE) there are"
+    ),
+    FactSpec("interconnect.ib_ports.count", "int", "", "RDMA ports (every port of every RDMA device)"),
+    FactSpec("interconnect.ib_ports[].name", "str", "", "device/port, e.g. mlx5_0/1"),
+    FactSpec(
+        "interconnect.ib_ports[].state",
+        "str",
+        "",
+        "logical port state: DOWN, INIT, ARMED, ACTIVE, ACTIVE_DEFER",
+    ),
+    FactSpec(
+        "interconnect.ib_ports[].phys_state",
+        "str",
+        "",
+        "physical port state: Sleep, Polling, Disabled, PortConfigurationTraining, LinkUp, LinkErrorRecovery",
+    ),
+    FactSpec(
+        "interconnect.ib_ports[].rate_gbps",
+        "float",
+        "Gb/s",
+        "the port's data rate (active width times speed)",
+    ),
+    FactSpec("interconnect.ib_ports[].link_layer", "str", "", "`InfiniBand`, or `Ethernet` for RoCE"),
+    FactSpec("interconnect.ib_ports_active", "int", "", "RDMA ports whose state is ACTIVE"),
+    FactSpec("interconnect.ib_rate_max_gbps", "float", "Gb/s", "the fastest rate of an active RDMA port"),
+    FactSpec(
+        "interconnect.peermem_loaded",
+        "bool",
+        "",
+        "the GPUDirect RDMA kernel module is loaded (nvidia_peermem, or legacy nv_peer_mem; /proc/modules)",
+    ),
+    FactSpec("interconnect.peermem_module", "str", "", "which of the two is loaded"),
+    FactSpec(
+        "interconnect.memory_peers_nv_mem",
+        "bool",
+        "",
+        "a peer-memory client is registered as nv_mem (/sys/kernel/mm/memory_peers/nv_mem{,_nc}/version): "
+        "what NCCL before 2.23.4 looks for to use GPUDirect RDMA",
+    ),
+    FactSpec(
+        "interconnect.gdr_path",
+        "str",
+        "",
+        "derived: how NCCL (nccl.newest) can reach GPU memory from the RDMA NIC: `nvidia-peermem` (a "
+        "peer-memory module it detects), `dma-buf` (possible: NCCL >= 2.13.4, Linux >= 5.12, a driver for "
+        "CUDA >= 11.7; the GPU and rdma-core must support it too) or `none`",
+    ),
+    FactSpec(
+        "interconnect.gdr_blockers",
+        "list[str]",
+        "",
+        "derived: why each way is closed, when interconnect.gdr_path is none",
+    ),
+    FactSpec(
+        "interconnect.iommu.mode",
+        "str",
+        "",
+        "the IOMMU as the kernel command line sets it: `off`, `passthrough` (iommu=pt), `translated` "
+        "(intel_iommu=on, amd_iommu=on, iommu.passthrough=0) or `default` (no IOMMU argument)",
+    ),
+    FactSpec("interconnect.iommu.args", "list[str]", "", "the IOMMU arguments of /proc/cmdline"),
+    FactSpec("interconnect.net_interfaces", "list[str]", "", "network interface names (/sys/class/net)"),
+    FactSpec(
+        "interconnect.net_running",
+        "list[str]",
+        "",
+        "network interfaces that are up and operational (IFF_UP in /sys/class/net/*/flags, operstate up or "
+        "unknown): those getifaddrs() reports RUNNING",
+    ),
+    FactSpec(
+        "interconnect.nccl_auto_interfaces",
+        "list[str]",
+        "",
+        "derived: running interfaces NCCL's own choice takes before its fallbacks when NCCL_SOCKET_IFNAME is "
+        "unset: names that start with neither docker, lo nor virbr (NCCL src/misc/socket.cc)",
+    ),
+    FactSpec(
+        "interconnect.nccl_auto_fallback",
+        "list[str]",
+        "",
+        "derived: running interfaces NCCL falls back to when there is none of those, in its order: docker*, "
+        "then lo*, then virbr*",
+    ),
+    FactSpec(
+        "interconnect.nccl_auto_interface_count",
+        "int",
+        "",
+        "derived: how many nccl_auto_interfaces there are",
+    ),
+    FactSpec(
+        "interconnect.nccl_auto_fallback_count", "int", "", "derived: how many nccl_auto_fallback there are"
+    ),
+    FactSpec(
+        "interconnect.acs.redirect_bridges",
+        "list[str]",
+        "",
+        "PCIe bridges above a GPU whose ACS control redirects peer-to-peer requests or completions "
+        "(ReqRedir+ or CmpltRedir+ in lspci -vvv, read as root only)",
+    ),
+    FactSpec(
+        "interconnect.acs.redirect_bridge_count",
+        "int",
+        "",
+        "how many are in interconnect.acs.redirect_bridges",
+    ),
+    FactSpec(
+        "interconnect.gpu_nics.count", "int", "", "NVIDIA GPUs on the PCI bus, when there is an RDMA NIC"
+    ),
+    FactSpec("interconnect.gpu_nics[].gpu", "str", "", "the GPU's PCI address"),
+    FactSpec("interconnect.gpu_nics[].nic", "str", "", "the RDMA device nearest it"),
+    FactSpec(
+        "interconnect.gpu_nics[].relation",
+        "str",
+        "",
+        "how near: `pcie switch` (a switch above both), `root port`, `same numa node`, `other numa node`, or "
+        "`unknown` (no NUMA information)",
+    ),
+    FactSpec("interconnect.gpu_nics[].gpu_numa", "int", "", "the GPU's NUMA node (-1: none reported)"),
+)
+# Not in preflight: it lists the PCI tree and, as root, runs lspci -vvv.
+PROBE = ProbeSpec("interconnect")
 
 IB_ROOT = "/sys/class/infiniband"
 NET_ROOT = "/sys/class/net"
@@ -453,3 +583,112 @@ def _acs(host: Any, bridges: list[str]) -> dict[str, Fact]:
         "interconnect.acs.redirect_bridges": unknown(why, source),
         "interconnect.acs.redirect_bridge_count": unknown(why, source),
     }
+
+
+# NVIDIA/nccl@v2.30.7-1 (73cf112) src/misc/socket.cc:218-229, ncclFindInterfaces(): without NCCL_SOCKET_IFNAME
+# (or NCCL_COMM_ID), "ib" interfaces first, then "^docker,lo,virbr" (anything else); only when both find none,
+# "docker", then "lo", then "virbr". Each list is prefixes (src/os/linux.cc ncclOsFindInterfaces).
+NCCL_FALLBACK_PREFIXES = ("docker", "lo", "virbr")
+
+
+def nccl_auto_choice(running: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(the running interfaces NCCL's automatic choice takes, those it falls back to, in its order)."""
+    chosen = [n for n in running if not n.startswith(NCCL_FALLBACK_PREFIXES)]
+    fallback = [n for prefix in NCCL_FALLBACK_PREFIXES for n in running if n.startswith(prefix)]
+    return chosen, fallback
+
+
+def _nccl_auto(facts: Facts) -> dict[str, Fact]:
+    if not collected(facts, "interconnect.net_running"):
+        return {}
+    running = facts.get("interconnect.net_running")
+    source = "derived:interconnect.net_running"
+    if not running.known:
+        why = unknown(running.unknown or "", source)
+        names = ("interfaces", "fallback", "interface_count", "fallback_count")
+        return {f"interconnect.nccl_auto_{name}": why for name in names}
+    chosen, fallback = nccl_auto_choice(running.value)
+    return {
+        "interconnect.nccl_auto_interfaces": known(chosen, source),
+        "interconnect.nccl_auto_fallback": known(fallback, source),
+        "interconnect.nccl_auto_interface_count": known(len(chosen), source),
+        "interconnect.nccl_auto_fallback_count": known(len(fallback), source),
+    }
+
+
+# NVIDIA/nccl: /sys/module/nvidia_peermem/version is accepted from v2.23.4-1 (68b5423,
+# src/transport/net_ib.cc:694-696; v2.22.3-1 (178b6b7) net_ib.cc:614 reads only memory_peers); DMA-BUF from
+# v2.13.4-1 (19ab67d, src/init.cc:272-288: NCCL_DMABUF_ENABLE, cuDriverGetVersion >= 11070). The kernel's
+# RDMA stack registers dma-bufs from Linux 5.12 (ibv_reg_dmabuf_mr, torvalds/linux@bfe0cc6e, cited in
+# aws/aws-ofi-nccl#618).
+NCCL_PEERMEM_MODULE = (2, 23, 4)
+
+
+NCCL_DMABUF = (2, 13, 4)
+
+
+KERNEL_DMABUF = (5, 12)
+
+
+CUDA_DMABUF = (11, 7)
+
+
+def gdr_path(
+    nccl: tuple[int, ...],
+    memory_peers: bool,
+    peermem_module: Optional[str],
+    kernel: tuple[int, ...],
+    max_cuda: tuple[int, ...],
+) -> tuple[str, list[str]]:
+    """(how NCCL `nccl` reaches GPU memory from the NIC, why the other ways are closed)."""
+    peermem = memory_peers or (nccl >= NCCL_PEERMEM_MODULE and peermem_module == "nvidia_peermem")
+    if peermem:
+        return "nvidia-peermem", []
+    version = ".".join(map(str, nccl))
+    blockers: list[str] = []
+    if peermem_module == "nvidia_peermem":
+        peermem_why = (
+            f"nvidia_peermem is loaded, but NCCL {version} looks only for /sys/kernel/mm/memory_peers/nv_mem "
+            "(NCCL 2.23.4 and later also detect nvidia_peermem)"
+        )
+    else:
+        peermem_why = "no peer-memory module NCCL detects (nvidia_peermem, nv_peer_mem) is loaded"
+    if nccl < NCCL_DMABUF:
+        blockers.append(f"DMA-BUF needs NCCL 2.13.4 or later, and this is {version}")
+    if kernel[:2] < KERNEL_DMABUF:
+        blockers.append(f"DMA-BUF needs Linux 5.12 or later, and this is {'.'.join(map(str, kernel))}")
+    if max_cuda[:2] < CUDA_DMABUF:
+        cuda = ".".join(map(str, max_cuda))
+        blockers.append(f"DMA-BUF needs a driver for CUDA 11.7 or later, and this one is for {cuda}")
+    return ("none", [peermem_why, *blockers]) if blockers else ("dma-buf", [])
+
+
+def _gdr(facts: Facts) -> dict[str, Fact]:
+    """interconnect.gdr_*, from nccl.newest and system.kernel_release (derived before it) and raw facts."""
+    needed = ("interconnect.memory_peers_nv_mem", "interconnect.peermem_loaded", "driver.max_cuda")
+    if not (collected(facts, *needed) and "nccl.newest" in facts and "system.kernel_release" in facts):
+        return {}
+    src = (
+        "derived:nccl.newest,interconnect.memory_peers_nv_mem,interconnect.peermem_module,system.kernel,"
+        "driver.max_cuda"
+    )
+    inputs = [facts.get("nccl.newest"), facts.get("system.kernel_release")]
+    inputs.append(facts.get("interconnect.memory_peers_nv_mem"))
+    inputs += [facts.get("interconnect.peermem_loaded"), facts.get("driver.max_cuda")]
+    missing = next((f.unknown for f in inputs if not f.known), None)
+    nccl, kernel = version_numbers(inputs[0].value), version_numbers(inputs[1].value)
+    cuda = version_numbers(inputs[4].value)
+    if missing is not None or not (nccl and kernel and cuda):
+        why = unknown(missing or "could not parse a version", src)
+        return {"interconnect.gdr_path": why, "interconnect.gdr_blockers": why}
+    module = facts.value("interconnect.peermem_module")
+    path, blockers = gdr_path(nccl, bool(inputs[2].value), module, kernel, cuda)
+    return {
+        "interconnect.gdr_path": known(path, src),
+        "interconnect.gdr_blockers": known(blockers, src),
+    }
+
+
+def derive(facts: Facts) -> dict[str, Fact]:
+    """NCCL's automatic interface choice and its GPUDirect RDMA path (gpudoctor/derive.py runs it)."""
+    return {**_nccl_auto(facts), **_gdr(facts)}

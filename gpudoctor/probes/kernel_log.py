@@ -23,8 +23,99 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from ..facts import Fact, known, list_facts, unknown
+from ..facts import Fact, FactSpec, known, list_facts, unknown
 from ..host.base import NO_PERMISSION, NOT_FOUND, NOT_RECORDED, HostError
+from . import ProbeSpec
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec(
+        "kernel_log.status", "str", "", "`ok`, or why the kernel log could not be read: `no permission`, ..."
+    ),
+    FactSpec(
+        "kernel_log.error",
+        "str",
+        "",
+        "when it could not be read: what /dev/kmsg, dmesg and journalctl -k each answered, and what grants "
+        "access; empty when it was read",
+    ),
+    FactSpec("kernel_log.source", "str", "", "what answered: `/dev/kmsg`, `dmesg` or `journalctl -k`"),
+    FactSpec(
+        "kernel_log.window", "str", "", "the events judged: `since boot`, or `last N s` (check --since)"
+    ),
+    FactSpec("kernel_log.lines", "int", "", "kernel log lines read (the newest 50,000 at most)"),
+    FactSpec("kernel_log.truncated", "bool", "", "more lines than were kept: older events are not judged"),
+    FactSpec(
+        "kernel_log.earliest_seconds",
+        "float",
+        "s",
+        "time since boot of the oldest line read; above a few seconds, the ring buffer no longer reaches "
+        "back to boot and older events are lost",
+    ),
+    FactSpec("xid.count", "int", "", "distinct NVRM Xid events (by PCI address and code) in the window"),
+    FactSpec("xid[].code", "int", "", "the Xid code, e.g. 79"),
+    FactSpec("xid[].pci", "str", "", "the GPU's PCI address as domain:bus:device, e.g. 0000:3b:00"),
+    FactSpec("xid[].pid", "int", "", "the process the last event names (pid=), when it names one"),
+    FactSpec("xid[].process", "str", "", "that process's name (name=), when the line gives it"),
+    FactSpec("xid[].text", "str", "", "the last event's text after the code (and pid and name)"),
+    FactSpec("xid[].events", "int", "", "how many times this code was reported for this GPU in the window"),
+    FactSpec("xid[].first_seconds", "float", "s", "time since boot of the first of them"),
+    FactSpec("xid[].last_seconds", "float", "s", "time since boot of the last of them"),
+    FactSpec(
+        "xid[].age_seconds", "float", "s", "how long ago the last one was (/proc/uptime less last_seconds)"
+    ),
+    FactSpec(
+        "xid[].gpu",
+        "int",
+        "",
+        "derived: the NVML index of the GPU at that PCI address (gpus[].bus_id); unknown when NVML lists "
+        "no GPU there (a GPU that fell off the bus)",
+    ),
+    FactSpec(
+        "xid[].where",
+        "str",
+        "",
+        "derived: how reports name the GPU: `GPU 0 (PCI 0000:3b:00)`, or by PCI address alone when it is "
+        "not among NVML's GPUs",
+    ),
+    FactSpec(
+        "xid[].catalogued", "bool", "", "derived: the Xid catalogue (rules/knowledge/xid.yaml) lists the code"
+    ),
+    FactSpec(
+        "xid[].mnemonic", "str", "", "derived: NVIDIA's name for the code, e.g. ROBUST_CHANNEL_GPU_ECC_DBE"
+    ),
+    FactSpec(
+        "xid[].bucket", "str", "", "derived: NVIDIA's resolution bucket (immediate action), e.g. RESTART_BM"
+    ),
+    FactSpec(
+        "xid[].category",
+        "str",
+        "",
+        "derived: `hardware`, `driver`, `application` or `nvlink` (the catalogue)",
+    ),
+    FactSpec(
+        "xid[].action",
+        "str",
+        "",
+        "derived: `none`, `restart_app`, `reset_gpu`, `reboot`, `drain_inspect`, `contact_support` or "
+        "`follow_other` (the catalogue's reading of the bucket)",
+    ),
+    FactSpec(
+        "xid[].action_text", "str", "", "derived: that action in words, with the command where there is one"
+    ),
+    FactSpec("sxid.count", "int", "", "distinct NVSwitch SXid events (by switch and code) in the window"),
+    FactSpec("sxid[].code", "int", "", "the SXid code, e.g. 12028"),
+    FactSpec("sxid[].device", "str", "", "the switch, e.g. nvidia-nvswitch0"),
+    FactSpec("sxid[].pci", "str", "", "the switch's PCI address as domain:bus:device"),
+    FactSpec("sxid[].fatal", "bool", "", "the line says Fatal (true) or Non-fatal (false)"),
+    FactSpec("sxid[].text", "str", "", "the last event's text after the code"),
+    FactSpec(
+        "sxid[].events", "int", "", "how many times this code was reported for this switch in the window"
+    ),
+    FactSpec("sxid[].first_seconds", "float", "s", "time since boot of the first of them"),
+    FactSpec("sxid[].last_seconds", "float", "s", "time since boot of the last of them"),
+    FactSpec("sxid[].age_seconds", "float", "s", "how long ago the last one was"),
+)
+PROBE = ProbeSpec("kernel_log", options=("since",))
 
 KMSG = "/dev/kmsg"
 DMESG = ("dmesg",)

@@ -16,9 +16,72 @@ from typing import Any, Optional
 
 from packaging.version import Version
 
-from ..facts import Fact, known, list_facts, unknown
+from ..facts import Fact, Facts, FactSpec, collected, known, list_facts, unknown
 from ..host.base import NOT_FOUND, HostError, env_or_none
+from . import ProbeSpec
 from .ldcache import parse_ldconfig, versioned_name
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec("cudnn.installs.count", "int", "", "copies of cuDNN found"),
+    FactSpec("cudnn.installs[].version", "version", "", "cuDNN version"),
+    FactSpec("cudnn.installs[].path", "str", "", "where it lives"),
+    FactSpec("cudnn.installs[].origin", "str", "", "`system`, `pip` or `conda`"),
+    FactSpec("cudnn.versions", "list[str]", "", "the distinct cuDNN versions found, newest first"),
+    FactSpec("cudnn.distinct_versions", "int", "", "how many distinct cuDNN versions are installed"),
+    FactSpec(
+        "cudnn.ld_library_path_version", "version", "", "version of the first cuDNN in an LD_LIBRARY_PATH dir"
+    ),
+    FactSpec("nccl.installs.count", "int", "", "copies of NCCL found"),
+    FactSpec("nccl.installs[].version", "version", "", "NCCL version"),
+    FactSpec("nccl.installs[].path", "str", "", "where it lives"),
+    FactSpec("nccl.installs[].origin", "str", "", "`system`, `pip` or `conda`"),
+    FactSpec("nccl.versions", "list[str]", "", "the distinct NCCL versions found, newest first"),
+    FactSpec(
+        "cuda_libs.loader_sonames",
+        "list[str]",
+        "",
+        "CUDA sonames dlopen finds by name: libcublas, libcublasLt, libcudnn, libcufft, libcurand and "
+        "libcudart files in LD_LIBRARY_PATH directories, the loader cache (ldconfig -p) and a conda "
+        "environment's lib directory (its packages' RPATH)",
+    ),
+    FactSpec(
+        "cuda_libs.wheel_sonames",
+        "list[str]",
+        "",
+        "those sonames shipped by the nvidia-* wheels of the inspected environment (found by dlopen only "
+        "once something loads them by path, e.g. import torch, or LD_LIBRARY_PATH names the wheel directory)",
+    ),
+    FactSpec(
+        "cuda_libs.consumers.count",
+        "int",
+        "",
+        "derived: runtimes installed that dlopen CUDA libraries by soname (onnxruntime-gpu, ctranslate2)",
+    ),
+    FactSpec("cuda_libs.consumers[].name", "str", "", "derived: onnxruntime-gpu or ctranslate2"),
+    FactSpec("cuda_libs.consumers[].version", "version", "", "derived: its installed version"),
+    FactSpec(
+        "cuda_libs.consumers[].cuda_major", "int", "", "derived: the CUDA major its build loads libraries of"
+    ),
+    FactSpec(
+        "cuda_libs.consumers[].needs",
+        "list[str]",
+        "",
+        "derived: the sonames it loads (gpudoctor/cuda_consumers.py, from each runtime's own sources)",
+    ),
+    FactSpec("cuda_libs.consumers[].missing", "list[str]", "", "derived: needed sonames found nowhere here"),
+    FactSpec("cuda_libs.consumers[].missing_count", "int", "", "derived: how many sonames are in missing"),
+    FactSpec(
+        "cuda_libs.consumers[].wheel_only",
+        "list[str]",
+        "",
+        "derived: needed sonames only nvidia-* wheels hold (dlopen by name does not find them)",
+    ),
+    FactSpec(
+        "cuda_libs.consumers[].wheel_only_count", "int", "", "derived: how many sonames are in wheel_only"
+    ),
+    FactSpec("nccl.newest", "version", "", "derived: the newest NCCL installed (first of nccl.versions)"),
+)
+PROBE = ProbeSpec("libraries", per_env=True)
 
 LDCONFIG_ARGVS = (("ldconfig", "-p"), ("/sbin/ldconfig", "-p"))
 CUDNN_HEADERS = ("/usr/include/cudnn_version.h", "/usr/include/x86_64-linux-gnu/cudnn_version.h")
@@ -314,3 +377,14 @@ def _refine_from_header(host: Any, copy: Copy) -> Copy:
         if version and version.split(".")[0] == copy.version:
             return Copy(version, copy.path, copy.origin)
     return copy
+
+
+def derive(facts: Facts) -> dict[str, Fact]:
+    """nccl.newest (gpudoctor/derive.py runs it)."""
+    if not collected(facts, "nccl.versions"):
+        return {}
+    versions = facts.get("nccl.versions")
+    src = "derived:nccl.versions"
+    if not versions.known:
+        return {"nccl.newest": unknown(versions.unknown or "", src)}
+    return {"nccl.newest": known(versions.value[0], src) if versions.value else unknown("not installed", src)}

@@ -18,9 +18,30 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from ..facts import Fact, known, unknown
+from ..facts import Fact, FactSpec, known, unknown
 from ..host.base import NOT_FOUND, HostError
+from . import ProbeSpec
 from .libraries import ldconfig_entries
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec(
+        "monitoring.dcgm.installed",
+        "bool",
+        "",
+        "NVIDIA DCGM is installed (its library or nv-hostengine found)",
+    ),
+    FactSpec("monitoring.dcgm.library", "str", "", "libdcgm.so.N as the loader cache lists it"),
+    FactSpec("monitoring.dcgm.hostengine", "str", "", "where nv-hostengine (DCGM's daemon) is installed"),
+    FactSpec("monitoring.dcgm.dcgmi", "str", "", "where dcgmi (DCGM's command-line client) is installed"),
+    FactSpec(
+        "monitoring.dcgm.hostengine_listening",
+        "bool",
+        "",
+        "a socket listens on DCGM's host engine port, 5555, where dcgmi connects by default (/proc/net/tcp, "
+        "tcp6: this network namespace)",
+    ),
+)
+PROBE = ProbeSpec("monitoring")
 
 DCGM_SONAME = re.compile(r"libdcgm\.so\.[0-9]{1,4}")
 HOSTENGINE = "nv-hostengine"

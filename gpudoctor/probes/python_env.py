@@ -14,8 +14,116 @@ from typing import Any, Optional
 
 from packaging.version import Version
 
-from ..facts import Fact, known, list_facts, unknown
+from ..facts import Fact, Facts, FactSpec, Inputs, collected, known, list_facts, unknown
 from ..host.base import NOT_RECORDED, HostError
+from . import EVERY_PROFILE, ProbeSpec
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec(
+        "python.executable",
+        "str",
+        "",
+        "the interpreter inspected: --python, else the active venv, else the active conda env, else "
+        "python3 on PATH",
+    ),
+    FactSpec(
+        "python.selected_by",
+        "str",
+        "",
+        "what chose that interpreter: `--python`, `VIRTUAL_ENV`, `CONDA_PREFIX`, `PATH` (python3 found "
+        "there), `gpudoctor` (its own, when there is no other), or `command` (`gpudoctor run`: the "
+        "interpreter the failed command runs)",
+    ),
+    FactSpec("python.version", "version", "", "its version, e.g. 3.12.3"),
+    FactSpec("python.prefix", "str", "", "sys.prefix of that interpreter"),
+    FactSpec("python.venv", "bool", "", "it runs in a virtual environment"),
+    FactSpec("python.installer", "str", "", "what manages the environment: pip, uv, conda or poetry"),
+    FactSpec(
+        "python.machine",
+        "str",
+        "",
+        "the machine as that interpreter sees it (os.uname().machine in it): x86_64, aarch64, ...",
+    ),
+    FactSpec(
+        "frameworks.count", "int", "", "ML frameworks installed (torch, tensorflow, jax, cupy, onnxruntime)"
+    ),
+    FactSpec("frameworks[].name", "str", "", "torch, tensorflow, jax, cupy or onnxruntime"),
+    FactSpec(
+        "frameworks[].distribution",
+        "str",
+        "",
+        "the installed distribution, e.g. cupy-cuda13x, onnxruntime-gpu",
+    ),
+    FactSpec("frameworks[].version", "version", "", "installed version, without a local tag"),
+    FactSpec("frameworks[].build", "str", "", "`cpu`, `cuda` or `rocm`"),
+    FactSpec(
+        "frameworks[].cuda",
+        "version",
+        "",
+        "CUDA version the build targets, e.g. 13.0 (major only when only that is known)",
+    ),
+    FactSpec("frameworks[].cuda_major", "int", "", "major part of frameworks[].cuda"),
+    FactSpec("frameworks[].cudnn", "version", "", "cuDNN version the build pins or bundles"),
+    FactSpec("frameworks[].rocm", "version", "", "ROCm version of a rocm build"),
+    FactSpec(
+        "frameworks[].arch_list",
+        "list[str]",
+        "",
+        "derived: compute capabilities a torch CUDA build is compiled for (TORCH_CUDA_ARCH_LIST, +PTX: "
+        "embedded PTX): as the imported torch reports them (runtime.torch.arch_list, with --deep), else from "
+        "the knowledge table by version and CUDA variant",
+    ),
+    FactSpec(
+        "frameworks[].unsupported_gpus",
+        "list[int]",
+        "",
+        "derived: GPUs (NVML index) the build has neither native code nor usable PTX for",
+    ),
+    FactSpec(
+        "frameworks[].unsupported_gpu_count", "int", "", "derived: how many GPUs are in unsupported_gpus"
+    ),
+    FactSpec(
+        "frameworks[].unsupported_ccs",
+        "list[str]",
+        "",
+        "derived: the distinct compute capabilities of the GPUs in unsupported_gpus",
+    ),
+    FactSpec(
+        "frameworks[].cuda_min_cc",
+        "version",
+        "",
+        "derived: the oldest compute capability the CUDA major of a CUDA build builds for (7.5 for CUDA 13)",
+    ),
+    FactSpec(
+        "frameworks[].cuda_unsupported_gpus",
+        "list[int]",
+        "",
+        "derived: GPUs (NVML index) below frameworks[].cuda_min_cc, which no build of that CUDA major serves",
+    ),
+    FactSpec(
+        "frameworks[].cuda_unsupported_gpu_count",
+        "int",
+        "",
+        "derived: how many GPUs are in cuda_unsupported_gpus",
+    ),
+    FactSpec(
+        "frameworks[].cuda_unsupported_ccs",
+        "list[str]",
+        "",
+        "derived: the distinct compute capabilities of the GPUs in cuda_unsupported_gpus",
+    ),
+    FactSpec("python.rocm_frameworks", "int", "", "derived: how many installed frameworks are ROCm builds"),
+    FactSpec(
+        "python.ctranslate2", "version", "", "installed version of ctranslate2 (unknown: not installed)"
+    ),
+    FactSpec(
+        "python.faster_whisper",
+        "version",
+        "",
+        "installed version of faster-whisper, which runs Whisper (convolutions) on CTranslate2",
+    ),
+)
+PROBE = ProbeSpec("python", profiles=EVERY_PROFILE, per_env=True)
 
 PYTHON_FIELDS = ("executable", "version", "prefix", "venv", "installer", "machine")
 # Runtimes that dlopen CUDA libraries by soname (gpudoctor/cuda_consumers.py) and the package that makes
@@ -382,3 +490,15 @@ def _member(fw: dict[str, Any], src: str) -> dict[str, Fact]:
     rocm_why = why if build in (None, "rocm") else na
     out["rocm"] = known(fw["rocm"], s) if fw.get("rocm") else unknown(rocm_why, s)
     return {k: out[k] for k in FRAMEWORK_FIELDS}
+
+
+def _rocm_frameworks(facts: Facts) -> Fact:
+    get = Inputs(facts)
+    count = get("frameworks.count")
+    builds = [get(f"frameworks[{i}].build") for i in range(count if isinstance(count, int) else 0)]
+    return get.result(lambda: (builds.count("rocm"), None))
+
+
+def derive(facts: Facts) -> dict[str, Fact]:
+    """python.rocm_frameworks (gpudoctor/derive.py runs it)."""
+    return {"python.rocm_frameworks": _rocm_frameworks(facts)} if collected(facts, "frameworks.count") else {}

@@ -25,9 +25,268 @@ import signal
 import threading
 from typing import Any, Callable, Optional, Union
 
-from ..facts import FRAMEWORKS, Fact, known, list_facts, unknown
+from ..facts import FRAMEWORKS, Fact, FactSpec, known, list_facts, unknown
 from ..host.base import HostError
-from . import python_env
+from . import ProbeSpec, python_env
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec(
+        "runtime.cuda.status",
+        "str",
+        "",
+        "the CUDA driver smoke test: `ok` (cuInit and a context on every GPU), `failed` (a call returned an "
+        "error: see runtime.cuda.result), `no library` (libcuda.so.1 not found or not loadable) or `crashed`",
+    ),
+    FactSpec(
+        "runtime.cuda.library",
+        "str",
+        "",
+        "the libcuda file the loader chose, e.g. /usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05",
+    ),
+    FactSpec(
+        "runtime.cuda.driver_version",
+        "version",
+        "",
+        "newest CUDA the loaded libcuda supports (cuDriverGetVersion), e.g. 13.0",
+    ),
+    FactSpec(
+        "runtime.cuda.device_count",
+        "int",
+        "",
+        "GPUs CUDA sees (cuDeviceGetCount, after CUDA_VISIBLE_DEVICES)",
+    ),
+    FactSpec(
+        "runtime.cuda.failed_devices", "list[int]", "", "CUDA devices on which no context could be opened"
+    ),
+    FactSpec(
+        "runtime.cuda.failed_device_count", "int", "", "how many devices are in runtime.cuda.failed_devices"
+    ),
+    FactSpec(
+        "runtime.cuda.failed_call",
+        "str",
+        "",
+        "the first driver call that failed, e.g. cuInit, cuDevicePrimaryCtxRetain",
+    ),
+    FactSpec(
+        "runtime.cuda.result",
+        "str",
+        "",
+        "the CUresult of that call by name, e.g. CUDA_ERROR_SYSTEM_NOT_READY; CUDA_SUCCESS when none failed",
+    ),
+    FactSpec("runtime.cuda.code", "int", "", "its number, e.g. 802; 0 when none failed"),
+    FactSpec(
+        "runtime.cuda.error",
+        "str",
+        "",
+        "what failed, in one line: the call, the device, the CUresult and the driver's message",
+    ),
+    FactSpec(
+        "runtime.python",
+        "str",
+        "",
+        "the interpreter the frameworks were imported in (the one python.* describes)",
+    ),
+    FactSpec(
+        "runtime.import_failures",
+        "list[str]",
+        "",
+        "the installed frameworks whose import failed or crashed, each as `name: Type: message`",
+    ),
+    FactSpec("runtime.import_failure_count", "int", "", "how many are in runtime.import_failures"),
+    FactSpec(
+        "runtime.torch.status",
+        "str",
+        "",
+        "`ok` (imported), `import failed` or `crashed`; the same field exists for tensorflow, jax, cupy and "
+        "onnxruntime",
+    ),
+    FactSpec(
+        "runtime.torch.error",
+        "str",
+        "",
+        "the import error, or, when torch imported but CUDA is not available, the exact CUDA initialisation "
+        "error (torch.cuda.init(), else its warning)",
+    ),
+    FactSpec("runtime.torch.version", "str", "", "torch.__version__ as imported, e.g. 2.9.0+cu128"),
+    FactSpec(
+        "runtime.torch.build",
+        "str",
+        "",
+        "`cuda`, `rocm` or `cpu`: what the imported torch says it was built for",
+    ),
+    FactSpec("runtime.torch.cuda", "version", "", "torch.version.cuda: the CUDA it was built with"),
+    FactSpec("runtime.torch.cuda_available", "bool", "", "torch.cuda.is_available()"),
+    FactSpec("runtime.torch.device_count", "int", "", "torch.cuda.device_count()"),
+    FactSpec(
+        "runtime.torch.capabilities",
+        "list[str]",
+        "",
+        'each CUDA device\'s compute capability as torch sees it, e.g. ["9.0"]',
+    ),
+    FactSpec(
+        "runtime.torch.arch_list",
+        "list[str]",
+        "",
+        "torch.cuda.get_arch_list(): the architectures compiled in, e.g. sm_90, compute_90 (PTX)",
+    ),
+    FactSpec(
+        "runtime.torch.cudnn", "version", "", "the cuDNN torch really loaded (torch.backends.cudnn.version())"
+    ),
+    FactSpec("runtime.torch.cudnn_path", "str", "", "the libcudnn file it was loaded from (/proc/self/maps)"),
+    FactSpec("runtime.torch.nccl", "version", "", "the NCCL version torch uses (torch.cuda.nccl.version())"),
+    FactSpec(
+        "runtime.torch.unsupported_devices",
+        "list[int]",
+        "",
+        "derived: CUDA devices whose compute capability runtime.torch.arch_list has no code for",
+    ),
+    FactSpec(
+        "runtime.torch.unsupported_device_count",
+        "int",
+        "",
+        "derived: how many devices are in runtime.torch.unsupported_devices",
+    ),
+    FactSpec(
+        "runtime.torch.unsupported_ccs",
+        "list[str]",
+        "",
+        "derived: the distinct compute capabilities of the devices in runtime.torch.unsupported_devices",
+    ),
+    FactSpec(
+        "runtime.torch.cudnn_pinned",
+        "version",
+        "",
+        "derived: the cuDNN the installed torch wheel pins (frameworks[].cudnn), to the three parts torch "
+        "reports, e.g. 9.10.2",
+    ),
+    FactSpec("runtime.tensorflow.status", "str", "", "`ok`, `import failed` or `crashed`"),
+    FactSpec(
+        "runtime.tensorflow.error",
+        "str",
+        "",
+        "the import error, or, when it lists no GPU, the reason TensorFlow logged (e.g. Cannot dlopen some "
+        "GPU libraries)",
+    ),
+    FactSpec("runtime.tensorflow.version", "str", "", "tf.__version__ as imported"),
+    FactSpec("runtime.tensorflow.cuda_build", "bool", "", "tf.sysconfig.get_build_info()['is_cuda_build']"),
+    FactSpec("runtime.tensorflow.cuda", "version", "", "the CUDA version in its build info"),
+    FactSpec("runtime.tensorflow.cudnn", "version", "", "the cuDNN version in its build info"),
+    FactSpec("runtime.tensorflow.gpu_count", "int", "", "GPUs tf.config.list_physical_devices('GPU') lists"),
+    FactSpec("runtime.jax.status", "str", "", "`ok`, `import failed` or `crashed`"),
+    FactSpec(
+        "runtime.jax.error",
+        "str",
+        "",
+        "the import error, or, when JAX runs on the CPU, why (its fall-back message or the GPU backend's "
+        "error)",
+    ),
+    FactSpec("runtime.jax.version", "str", "", "jax.__version__ as imported"),
+    FactSpec(
+        "runtime.jax.platform", "str", "", "jax.default_backend(): `gpu`, `cuda`, `rocm`, `tpu` or `cpu`"
+    ),
+    FactSpec("runtime.jax.device_count", "int", "", "devices jax.devices() lists"),
+    FactSpec(
+        "runtime.jax.cuda_plugin",
+        "bool",
+        "",
+        "a JAX CUDA plugin (jax-cuda12-plugin, jax-cuda13-plugin) is importable",
+    ),
+    FactSpec("runtime.jax.fell_back", "bool", "", "JAX runs on the CPU although a CUDA plugin is installed"),
+    FactSpec("runtime.cupy.status", "str", "", "`ok`, `import failed` or `crashed`"),
+    FactSpec(
+        "runtime.cupy.error",
+        "str",
+        "",
+        "the import error, or the CUDA error CuPy raised (e.g. getDeviceCount)",
+    ),
+    FactSpec("runtime.cupy.version", "str", "", "cupy.__version__ as imported"),
+    FactSpec(
+        "runtime.cupy.runtime_version",
+        "version",
+        "",
+        "the CUDA runtime CuPy loaded (runtimeGetVersion), e.g. 12.8",
+    ),
+    FactSpec(
+        "runtime.cupy.driver_version",
+        "version",
+        "",
+        "the driver's CUDA version as CuPy sees it (driverGetVersion)",
+    ),
+    FactSpec("runtime.cupy.device_count", "int", "", "cupy.cuda.runtime.getDeviceCount()"),
+    FactSpec("runtime.onnxruntime.status", "str", "", "`ok`, `import failed` or `crashed`"),
+    FactSpec(
+        "runtime.onnxruntime.error",
+        "str",
+        "",
+        "the import error, or the error get_available_providers() raised",
+    ),
+    FactSpec("runtime.onnxruntime.version", "str", "", "onnxruntime.__version__ as imported"),
+    FactSpec(
+        "runtime.onnxruntime.device",
+        "str",
+        "",
+        "onnxruntime.get_device(): `GPU` for a CUDA build, else `CPU`",
+    ),
+    FactSpec(
+        "runtime.onnxruntime.providers",
+        "list[str]",
+        "",
+        "onnxruntime.get_available_providers(), e.g. CUDAExecutionProvider, CPUExecutionProvider",
+    ),
+    FactSpec(
+        "extensions.count",
+        "int",
+        "",
+        "CUDA extensions (check --deep): shared libraries of the distributions that depend on torch "
+        "(flash-attn, xformers, torchvision's _C, ...) that carry GPU code of their own (an .nv_fatbin "
+        "section); 0 without torch; editable installs, whose RECORD lists no library, are not seen",
+    ),
+    FactSpec("extensions[].distribution", "str", "", "the distribution that installed it, e.g. flash-attn"),
+    FactSpec("extensions[].version", "str", "", "that distribution's version, e.g. 2.8.3"),
+    FactSpec(
+        "extensions[].file", "str", "", "the shared library, e.g. .../site-packages/flash_attn_2_cuda.so"
+    ),
+    FactSpec(
+        "extensions[].arch",
+        "list[str]",
+        "",
+        "the GPU code it carries, in torch.cuda.get_arch_list()'s form: sm_XY machine code (SASS) for "
+        "compute capability X.Y (sm_90a: for 9.0 alone; sm_100f: for the 10.x family), compute_XY PTX the "
+        "driver can compile for X.Y and newer",
+    ),
+    FactSpec(
+        "extensions[].unsupported_gpus",
+        "list[int]",
+        "",
+        "derived: GPUs (NVML index) it has neither machine code nor PTX the driver can compile for (the "
+        "PTX judged as made by the CUDA of the installed torch: torch.utils.cpp_extension builds with that "
+        "major)",
+    ),
+    FactSpec(
+        "extensions[].unsupported_gpu_count", "int", "", "derived: how many GPUs are in unsupported_gpus"
+    ),
+    FactSpec(
+        "extensions[].unsupported_ccs",
+        "list[str]",
+        "",
+        "derived: the distinct compute capabilities of the GPUs in unsupported_gpus",
+    ),
+    FactSpec(
+        "extensions[].torch_covers",
+        "bool",
+        "",
+        "derived: the installed torch build has code for every GPU in unsupported_gpus "
+        "(frameworks[].unsupported_gpus)",
+    ),
+    FactSpec(
+        "extensions[].rebuild_arch",
+        "str",
+        "",
+        "derived: TORCH_CUDA_ARCH_LIST for a rebuild that runs on every GPU here: their distinct compute "
+        "capabilities, e.g. 8.0;9.0",
+    ),
+)
+PROBE = ProbeSpec("runtime", profiles=(), per_env=True, deep=True)
 
 CUDA_FIELDS = (
     "status",

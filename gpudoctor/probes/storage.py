@@ -13,8 +13,23 @@ import posixpath
 import re
 from typing import Any, Optional
 
-from ..facts import Fact, known, unknown
+from ..facts import Fact, FactSpec, known, unknown
 from ..host.base import HostError
+from . import ProbeSpec
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec("storage.data_dir.path", "str", "", "the data directory `gpudoctor check --data-dir` names"),
+    FactSpec(
+        "storage.data_dir.mount_point", "str", "", "the mount the data directory lies on (longest prefix)"
+    ),
+    FactSpec(
+        "storage.data_dir.fstype",
+        "str",
+        "",
+        "that mount's filesystem type as /proc/self/mounts says: ext4, nfs4, ...",
+    ),
+)
+PROBE = ProbeSpec("storage", options=("data_dir",))
 
 MOUNTS = "/proc/self/mounts"
 NOT_REQUESTED = "no --data-dir given"

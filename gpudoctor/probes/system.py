@@ -7,10 +7,115 @@ import re
 import shlex
 from typing import Any, Optional
 
-from ..facts import Fact, known, unknown
+from ..facts import Fact, Facts, FactSpec, Inputs, collected, known, unknown
 from ..host.base import NOT_FOUND, NOT_RECORDED, HostError
-from . import env_pitfalls, shm
+from . import EVERY_PROFILE, ProbeSpec, env_pitfalls, shm
 from .shm import find_mount
+
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec("system.os", "str", "", "distribution name and version, e.g. Ubuntu 24.04.1 LTS"),
+    FactSpec("system.os_id", "str", "", "os-release ID, e.g. ubuntu"),
+    FactSpec("system.os_version", "version", "", "os-release VERSION_ID, e.g. 24.04"),
+    FactSpec("system.kernel", "str", "", "kernel release"),
+    FactSpec(
+        "system.machine",
+        "str",
+        "",
+        "the machine as the kernel reports it (`uname -m`): x86_64, aarch64, ... (the kernel.arch sysctl, "
+        "else `uname -m`)",
+    ),
+    FactSpec("system.glibc", "version", "", "glibc version of the inspected interpreter"),
+    FactSpec("system.cpus", "int", "", "online CPUs"),
+    FactSpec(
+        "system.cpus_per_gpu",
+        "float",
+        "",
+        "derived: online CPUs per GPU NVML sees (system.cpus / gpus.count)",
+    ),
+    FactSpec("system.memory_bytes", "int", "bytes", "total RAM (MemTotal)"),
+    FactSpec("system.memlock_bytes", "int", "bytes", "max locked memory of this process; -1 when unlimited"),
+    FactSpec("system.shm_bytes", "int", "bytes", "size of /dev/shm"),
+    FactSpec(
+        "system.shm.exists", "bool", "", "/dev lists shm (a directory, or a link to one such as /run/shm)"
+    ),
+    FactSpec(
+        "system.shm.read_only",
+        "bool",
+        "",
+        "the mount /dev/shm lies on (its own, else /dev's or /'s) is read-only (`ro` in /proc/self/mounts)",
+    ),
+    FactSpec(
+        "system.shm.mode",
+        "str",
+        "",
+        "permission bits of /dev/shm in octal, e.g. 1777 (stat; read only for a user other than root)",
+    ),
+    FactSpec("system.shm.uid", "int", "", "owner of /dev/shm (stat; read only for a user other than root)"),
+    FactSpec(
+        "system.shm.writable",
+        "bool",
+        "",
+        "this user can create files in /dev/shm: it exists, its mount is not read-only, and its mode lets "
+        "this process's uid, gid or groups (/proc/self/status) write there (root: always); ACLs and "
+        "security modules are not read",
+    ),
+    FactSpec(
+        "system.virtualization", "str", "", "none, or the hypervisor seen: kvm, vmware, hyperv, xen, ..."
+    ),
+    FactSpec(
+        "system.kernel_release",
+        "version",
+        "",
+        "derived: the numeric part of system.kernel, e.g. 6.8.0 of 6.8.0-90-generic",
+    ),
+    FactSpec("env.ld_library_path", "str", "", "LD_LIBRARY_PATH"),
+    FactSpec("env.cuda_visible_devices", "str", "", "CUDA_VISIBLE_DEVICES"),
+    FactSpec("env.cuda_launch_blocking", "str", "", "CUDA_LAUNCH_BLOCKING (unknown: not set)"),
+    FactSpec("env.nccl_p2p_disable", "str", "", "NCCL_P2P_DISABLE"),
+    FactSpec("env.nccl_ib_disable", "str", "", "NCCL_IB_DISABLE"),
+    FactSpec("env.nccl_socket_ifname", "str", "", "NCCL_SOCKET_IFNAME"),
+    FactSpec(
+        "env.cuda_injection64_path",
+        "str",
+        "",
+        "CUDA_INJECTION64_PATH: a library CUDA loads into every process",
+    ),
+    FactSpec(
+        "env.nvtx_injection64_path", "str", "", "NVTX_INJECTION64_PATH: a library NVTX loads to record ranges"
+    ),
+    FactSpec("env.ld_preload", "str", "", "LD_PRELOAD"),
+    FactSpec(
+        "env.profiler_injection",
+        "list[str]",
+        "",
+        "what loads a profiler into every CUDA process, as NAME=value: CUDA_INJECTION64_PATH, "
+        "NVTX_INJECTION64_PATH, and LD_PRELOAD entries whose file name names CUPTI or an injection library",
+    ),
+    FactSpec("env.profiler_injection_count", "int", "", "how many entries env.profiler_injection has"),
+    FactSpec(
+        "env.cuda_visible_devices_unmatched",
+        "list[str]",
+        "",
+        "derived: CUDA_VISIBLE_DEVICES entries, up to the one CUDA stops at, that name no GPU NVML sees: an "
+        "index at or past gpus.count, a GPU-/MIG- identifier no GPU's UUID starts with, or anything else",
+    ),
+    FactSpec(
+        "env.cuda_visible_devices_unmatched_count",
+        "int",
+        "",
+        "derived: how many are in env.cuda_visible_devices_unmatched",
+    ),
+    FactSpec(
+        "env.nccl_socket_ifname_matches",
+        "int",
+        "",
+        "derived: network interfaces NCCL_SOCKET_IFNAME selects, by NCCL's rules (prefixes, ^ to exclude, = "
+        "for exact names)",
+    ),
+    FactSpec("host.kind", "str", "", "`live` or `snapshot`: where the raw data came from"),
+    FactSpec("host.hostname", "str", "", "the machine's hostname (redacted in snapshots unless --no-redact)"),
+)
+PROBE = ProbeSpec("system", profiles=EVERY_PROFILE, per_env=True)
 
 OS_RELEASE = ("/etc/os-release", "/usr/lib/os-release")
 MOUNTS = "/proc/self/mounts"
@@ -232,3 +337,40 @@ def probe(host: Any) -> dict[str, Fact]:
     facts["env.cuda_visible_devices"] = env_pitfalls.env_fact(host, "CUDA_VISIBLE_DEVICES")
     facts.update(env_pitfalls.facts(host))  # issue 11, part C: variables that slow or break jobs
     return facts
+
+
+def _cpus_per_gpu(facts: Facts) -> Fact:
+    get = Inputs(facts)
+    cpus, count = get("system.cpus"), get("gpus.count")
+    return get.result(lambda: (round(cpus / count, 2), None) if count else (None, "no GPU"))
+
+
+_NUMERIC = re.compile(r"(\d{1,6})\.(\d{1,6})(?:\.(\d{1,6}))?")
+
+
+def version_numbers(text: Any) -> Optional[tuple[int, ...]]:
+    """The leading major.minor[.patch] of a version or kernel release, as numbers; None without one."""
+    m = _NUMERIC.match(str(text or ""))
+    return tuple(int(p) for p in m.groups() if p is not None) if m else None
+
+
+def _kernel_release(facts: Facts) -> Fact:
+    kernel = facts.get("system.kernel")
+    numbers = version_numbers(kernel.value) if kernel.known else None
+    src = "derived:system.kernel"
+    return (
+        known(".".join(map(str, numbers)), src)
+        if numbers
+        else unknown(kernel.unknown or "could not parse", src)
+    )
+
+
+def derive(facts: Facts) -> dict[str, Fact]:
+    """The system and environment facts computed from other facts (gpudoctor/derive.py runs it)."""
+    out: dict[str, Fact] = {}
+    if collected(facts, "system.cpus", "gpus.count"):
+        out["system.cpus_per_gpu"] = _cpus_per_gpu(facts)
+    if collected(facts, "system.kernel"):
+        out["system.kernel_release"] = _kernel_release(facts)
+    out.update(env_pitfalls.derive(facts))
+    return out

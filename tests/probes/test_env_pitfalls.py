@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from gpudoctor.derive import derive, socket_ifname_matches, split_visible_devices, unmatched_visible_devices
+from gpudoctor.derive import derive
 from gpudoctor.engine.evaluate import evaluate_rule
 from gpudoctor.engine.rule_tests import build_facts
 from gpudoctor.host.base import HostError
 from gpudoctor.policy import PolicyError, parse
 from gpudoctor.probes import env_pitfalls, system
+from gpudoctor.probes.env_pitfalls import (
+    socket_ifname_matches,
+    split_visible_devices,
+    unmatched_visible_devices,
+)
 
 from conftest import fake_host
 
