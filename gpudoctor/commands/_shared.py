@@ -77,7 +77,9 @@ def refuse_bad_python(results: list, pythons: list[str]) -> None:
 
 
 def parse_mirrors(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """--index-mirror ORIGINAL=MIRROR values: each side a plain http(s) URL."""
+    """--index-mirror ORIGINAL=MIRROR values: each side a plain http(s) URL (no credentials: a refused
+    value is echoed with its password redacted)."""
+    from ..redact import redact_url_secrets
     from ..remedy.patterns import URL
 
     out = []
@@ -85,7 +87,8 @@ def parse_mirrors(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
         original, sep, mirror = value.partition("=")
         if not sep or not URL.match(original) or not URL.match(mirror):
             raise CommandError(
-                f"--index-mirror {value!r}: expected ORIGINAL=MIRROR, two plain http(s) URLs "
+                f"--index-mirror {redact_url_secrets(repr(value))}: expected ORIGINAL=MIRROR, two plain "
+                "http(s) URLs without credentials (pip reads those from netrc or a keyring) "
                 "(e.g. https://download.pytorch.org/whl/=https://mirror.example/pytorch/whl/)"
             )
         out.append((original, mirror))
