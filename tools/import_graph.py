@@ -42,7 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("explain", ("explain",)),  # from a failure a command met to what on this host explains it
     ("remedy", ("remedy",)),  # the only layer that changes the machine; only commands use it
     ("commands", ("commands",)),
-    ("cli", ("cli", "check_argv", "entry", "__main__")),
+    ("cli", ("cli", "options", "check_argv", "entry", "__main__")),
 )
 
 
