@@ -1,4 +1,5 @@
-"""The command line: typer options and wiring only. Each command's work is `run(...)` in its module under
+"""The command line: typer wiring only, each command declared from its entries in options.py (where every
+option is defined once). Each command's work is `run(...)` in its module under
 gpudoctor/commands/, imported when that command runs (commands.dispatch), which also owns the one error
 channel (CommandError -> `gpudoctor: message` on stderr, its exit code). The process around it (signals,
 the crash log, the exit) is entry.py's, which reads the usual `check` command lines without typer
@@ -103,7 +104,7 @@ command(
     "run",
     options.RUN,
     "Run a command unchanged; when it fails, explain the failure against this host after its output.",
-    adapt=lambda v: {"argv": v["argv"], "timeout": v["timeout"], "explain": not v["no_explain"]},
+    adapt=lambda v: {"argv": v["command"], "timeout": v["timeout"], "explain": not v["no_explain"]},
     # Options of gpudoctor's own come before the command; the command's first word ends them (as for
     # `nice`, `timeout`, `sudo`), and so does `--`: whatever follows reaches the command untouched.
     context_settings={"allow_interspersed_args": False},

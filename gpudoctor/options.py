@@ -355,7 +355,7 @@ EXPLAIN = (
 
 RUN = (
     Option(
-        "argv",
+        "command",
         ("command",),
         "The command to run and its arguments, passed on untouched.",
         many=True,
