@@ -4,7 +4,8 @@ The usual `gpudoctor check ...` command lines are read by check_argv, without im
 of a check's time); every other command line goes to typer (cli.run_app). Either way the command runs
 through commands.dispatch, so both paths end the same.
 
-The standard streams: a closed stdout or stderr (`>&-`, `2>&-`) is written to as if it were /dev/null,
+The standard streams: a closed stdin reads as empty; a closed stdout or stderr (`>&-`, `2>&-`) is written
+to as if it were /dev/null,
 its file descriptor left closed (for `run`'s command too); what gpudoctor says on stderr is said best
 effort (a reader gone from it never changes the exit code: a preflight whose log reader died still starts
 the job); a character the locale's encoding cannot hold (LC_ALL=C) is printed as `?`. A reader gone from
@@ -81,15 +82,17 @@ def console() -> None:
 def _standard_streams() -> None:
     """sys.stdout and sys.stderr as described at the top: never None (a closed descriptor), stderr best
     effort, and under an encoding that cannot hold every character (PYTHONIOENCODING=ascii, LC_ALL=C
-    with PYTHONUTF8=0) what cannot be printed replaced, rather than a crash in the middle of a report."""
+    with PYTHONUTF8=0) what cannot be printed replaced, rather than a crash in the middle of a report.
+    A closed stdin reads as empty, as /dev/null does."""
+    if sys.stdin is None:
+        sys.stdin = io.TextIOWrapper(io.BytesIO(b""))
     if sys.stdout is None:
-        sys.stdout = _text(_BestEffort(None), sys.getfilesystemencoding(), line_buffering=False)
+        sys.stdout = _text(_BestEffort(None), None)
     else:
         _replace_unencodable(sys.stdout)
     stderr = sys.stderr
-    encoding = getattr(stderr, "encoding", None) or sys.getfilesystemencoding()
     if stderr is None or _fileno(stderr) == 2:
-        sys.stderr = _text(_BestEffort(2 if stderr is not None else None), encoding, line_buffering=True)
+        sys.stderr = _text(_BestEffort(2 if stderr is not None else None), stderr)
     else:  # replaced before us (a test harness, an embedding program): left as it is
         _replace_unencodable(stderr)
 
@@ -101,9 +104,15 @@ def _fileno(stream: object) -> int:
         return -1
 
 
-def _text(raw: io.RawIOBase, encoding: str, line_buffering: bool) -> io.TextIOWrapper:
+def _text(raw: io.RawIOBase, like: object) -> io.TextIOWrapper:
+    """A text stream over `raw`, encoded and buffered as the stream `like` (None: as a closed stream's
+    would have been: the locale's encoding, line buffered)."""
     return io.TextIOWrapper(
-        io.BufferedWriter(raw), encoding=encoding, errors="replace", line_buffering=line_buffering
+        io.BufferedWriter(raw),
+        encoding=getattr(like, "encoding", None) or sys.getfilesystemencoding(),
+        errors="replace",
+        line_buffering=getattr(like, "line_buffering", True),
+        write_through=getattr(like, "write_through", False),
     )
 
 

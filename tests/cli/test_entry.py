@@ -75,6 +75,32 @@ def test_a_closed_stderr_changes_nothing_but_where_the_output_goes(name, codes):
     assert (proc.returncode, b"Traceback" in proc.stdout) == (codes[name], False)
 
 
+def test_a_closed_stdin_reads_as_empty():
+    """`explain --log -` reads stdin: closed (`<&-`), it is an empty log, as </dev/null is."""
+    argv = ["explain", "--log", "-"]
+    empty = gpudoctor(argv, stdin=subprocess.DEVNULL)
+    closed = gpudoctor(argv, "<&-")
+    assert (closed.returncode, closed.stdout, closed.stderr) == (empty.returncode, empty.stdout, empty.stderr)
+    assert b"internal error" not in closed.stderr
+
+
+def test_stderr_is_buffered_as_pythons_own():
+    """The best-effort stderr keeps Python's buffering (line buffered; unbuffered under -u), so that a
+    progress line without a newline still shows when Python's own would."""
+    probe = (
+        "import sys; from gpudoctor import entry; entry._standard_streams(); "
+        "print(sys.stderr.line_buffering, sys.stderr.write_through, sys.stderr.encoding)"
+    )
+    plain = "import sys; print(sys.stderr.line_buffering, sys.stderr.write_through, sys.stderr.encoding)"
+    for flags in ([], ["-u"]):
+        env = {k: v for k, v in ENV.items() if k != "PYTHONUNBUFFERED"}
+        ours, theirs = (
+            subprocess.run([sys.executable, *flags, "-c", code], capture_output=True, env=env, timeout=60)
+            for code in (probe, plain)
+        )
+        assert ours.stdout == theirs.stdout != b""
+
+
 def test_preflight_with_stderr_closed_starts_the_job():
     """A container entrypoint: `gpudoctor check --profile preflight && exec "$@"` under `2>&-`."""
     proc = subprocess.run(
