@@ -11,60 +11,28 @@ and fails when typer's `check` gains an option that OPTIONS lacks.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Optional
 
-MAX_TIMEOUT = 86400.0  # one day: a larger deadline (inf, 1e10, 20 digits) is taken as this
-
-# --option: (keyword, kind, the values it takes or None for any). Kinds: "value" (once), "many" (repeatable,
-# a tuple), "flag" (sets True), "off" (sets False; the --no- half of a --x/--no-x pair).
-OPTIONS: dict[str, tuple[str, str, Optional[tuple[str, ...]]]] = {
-    "--snapshot": ("snapshot", "value", None),
-    "--python": ("python", "many", None),
-    "--rules": ("rules", "many", None),
-    "--format": ("fmt", "value", ("text", "json", "junit", "markdown", "prometheus")),
-    "--fail-on": ("fail_on", "value", ("error", "warning", "info", "never")),
-    "--profile": ("profile", "value", ("workstation", "ci", "preflight")),
-    "--policy": ("policy", "value", None),
-    "--timeout": ("timeout", "value", None),
-    "--data-dir": ("data_dir", "value", None),
-    "--since": ("since", "value", None),
-    "--plan": ("plan", "flag", None),
-    "--deep": ("deep", "flag", None),
-    "--no-python": ("no_python", "flag", None),
-    "--fail-on-unknown": ("fail_on_unknown", "flag", None),
-    "--no-fail-on-unknown": ("fail_on_unknown", "off", None),
-    "--no-redact": ("no_redact", "flag", None),
-}
-DEFAULTS: dict[str, Any] = {
-    "snapshot": None,
-    "python": (),
-    "rules": (),
-    "fmt": "text",
-    "fail_on": None,
-    "profile": "workstation",
-    "policy": None,
-    "timeout": None,
-    "data_dir": None,
-    "plan": False,
-    "deep": False,
-    "no_python": False,
-    "fail_on_unknown": None,
-    "since": None,
-    "no_redact": False,
-}
+from .options import CHECK
 
 
-def timeout_seconds(value: object) -> float:
-    """--timeout's seconds: > 0, capped at MAX_TIMEOUT (inf too). ValueError with the reason otherwise
-    (not a number, nan, 0, negative)."""
-    try:
-        seconds = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{value!r} is not a number of seconds") from None
-    if math.isnan(seconds) or seconds <= 0:
-        raise ValueError(f"{value!r}: the deadline must be a positive number of seconds")
-    return min(seconds, MAX_TIMEOUT)
+def _table() -> dict[str, tuple[str, str, Optional[tuple[str, ...]]]]:
+    """--option: (keyword, kind, the values it takes or None for any), from options.CHECK. Kinds: "value"
+    (once), "many" (repeatable, a tuple), "flag" (sets True), "off" (sets False; the --no- half of a
+    --x/--no-x pair). Choices read later (--fail-on's) are read by `parse` when the option is given."""
+    table = {}
+    for option in CHECK:
+        first, _, off = option.flags[0].partition("/")
+        table[first] = (option.keyword, option.kind, None if callable(option.choices) else option.choices)
+        if off:
+            table[off] = (option.keyword, "off", None)
+    return table
+
+
+OPTIONS = _table()
+DEFAULTS: dict[str, Any] = {o.keyword: () if o.many else o.default for o in CHECK}
+LATER_CHOICES = {o.keyword: o.values for o in CHECK if callable(o.choices)}
+PARSERS = {o.keyword: o.parse for o in CHECK if o.parse}
 
 
 def parse(argv: list[str]) -> Optional[dict[str, Any]]:
@@ -90,15 +58,17 @@ def parse(argv: list[str]) -> Optional[dict[str, Any]]:
                 if not rest:
                     return None
                 value = rest.pop(0)
+            if keyword in LATER_CHOICES:
+                choices = LATER_CHOICES[keyword]()
             if not value or value.startswith("-") or (choices is not None and value not in choices):
                 return None
             if kind == "many":
                 out[keyword] = (*out[keyword], value)
             elif keyword in given:
                 return None
-            elif keyword == "timeout":
+            elif keyword in PARSERS:
                 try:
-                    out[keyword] = timeout_seconds(value)
+                    out[keyword] = PARSERS[keyword](value)
                 except ValueError:
                     return None
             else:

@@ -1,8 +1,15 @@
-"""The `gpudoctor` process: signal handlers, the output encoding, the crash log and the exit.
+"""The `gpudoctor` process: signal handlers, the standard streams, the crash log and the exit.
 
 The usual `gpudoctor check ...` command lines are read by check_argv, without importing typer (a fifth
 of a check's time); every other command line goes to typer (cli.run_app). Either way the command runs
 through commands.dispatch, so both paths end the same.
+
+The standard streams: a closed stdin reads as empty; a closed stdout or stderr (`>&-`, `2>&-`) is written
+to as if it were /dev/null,
+its file descriptor left closed (for `run`'s command too); what gpudoctor says on stderr is said best
+effort (a reader gone from it never changes the exit code: a preflight whose log reader died still starts
+the job); a character the locale's encoding cannot hold (LC_ALL=C) is printed as `?`. A reader gone from
+stdout (`| head`) is exit 1, quietly, as click does.
 
 Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 could not check (bad usage, bad
 rule file, unreadable snapshot), 3 internal error (a crash log is written), 130 interrupted (Ctrl-C),
@@ -11,7 +18,9 @@ rule file, unreadable snapshot), 3 internal error (a crash log is written), 130 
 
 from __future__ import annotations
 
+import io
 import os
+import select
 import sys
 
 from . import check_argv
@@ -24,7 +33,6 @@ def main() -> None:
 
     # Our own handlers, so that Ctrl-C is not turned into a click Abort (exit 1) and no child outlives us.
     children.install_signal_handlers()
-    _replace_unencodable()
     try:
         quick = check_argv.parse(sys.argv[1:])
         if quick is None:
@@ -50,6 +58,7 @@ def console() -> None:
     """The `gpudoctor` command: main(), then out as soon as the output is flushed. The interpreter's own
     shutdown (tearing down every module, collecting garbage) only delays the shell; nothing of gpudoctor's
     is left to run by then (files are closed, children are reaped or killed here)."""
+    _standard_streams()
     try:
         main()
         code: object = 0
@@ -61,21 +70,90 @@ def console() -> None:
     from .host import children
 
     children.kill_all()  # none outlives the command: an inspection started before an error, say
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # what was still buffered had nobody to read it
+        _discard_stdout()
+        code = code or 1
     sys.stderr.flush()
     os._exit(code or 0)
 
 
-def _replace_unencodable() -> None:
-    """Under an encoding that cannot hold every character (PYTHONIOENCODING=ascii, LANG=C), print what
-    it can and replace the rest, rather than crash in the middle of a report."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None and getattr(stream, "errors", "strict") == "strict":
+def _standard_streams() -> None:
+    """sys.stdout and sys.stderr as described at the top: never None (a closed descriptor), stderr best
+    effort, and under an encoding that cannot hold every character (PYTHONIOENCODING=ascii, LC_ALL=C
+    with PYTHONUTF8=0) what cannot be printed replaced, rather than a crash in the middle of a report.
+    A closed stdin reads as empty, as /dev/null does."""
+    if sys.stdin is None:
+        sys.stdin = io.TextIOWrapper(io.BytesIO(b""))
+    if sys.stdout is None:
+        sys.stdout = _text(_BestEffort(None), None)
+    else:
+        _replace_unencodable(sys.stdout)
+    stderr = sys.stderr
+    if stderr is None or _fileno(stderr) == 2:
+        sys.stderr = _text(_BestEffort(2 if stderr is not None else None), stderr)
+    else:  # replaced before us (a test harness, an embedding program): left as it is
+        _replace_unencodable(stderr)
+
+
+def _fileno(stream: object) -> int:
+    try:
+        return stream.fileno()  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return -1
+
+
+def _text(raw: io.RawIOBase, like: object) -> io.TextIOWrapper:
+    """A text stream over `raw`, encoded and buffered as the stream `like` (None: as a closed stream's
+    would have been: the locale's encoding, line buffered)."""
+    return io.TextIOWrapper(
+        io.BufferedWriter(raw),
+        encoding=getattr(like, "encoding", None) or sys.getfilesystemencoding(),
+        errors="replace",
+        line_buffering=getattr(like, "line_buffering", True),
+        write_through=getattr(like, "write_through", False),
+    )
+
+
+def _replace_unencodable(stream: object) -> None:
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None and getattr(stream, "errors", "strict") != "replace":
+        try:
+            reconfigure(errors="replace")
+        except (ValueError, OSError):  # a stream that cannot be reconfigured stays as it is
+            pass
+
+
+class _BestEffort(io.RawIOBase):
+    """File descriptor `fd` written best effort: once a write fails (the reader went away, EPIPE), the
+    rest is dropped. fd None: a closed descriptor, everything dropped (the descriptor stays closed)."""
+
+    def __init__(self, fd: int | None) -> None:
+        super().__init__()
+        self.fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return self.fd is not None and os.isatty(self.fd)
+
+    def fileno(self) -> int:
+        if self.fd is None:
+            raise io.UnsupportedOperation("closed at start")
+        return self.fd
+
+    def write(self, data) -> int:  # type: ignore[no-untyped-def]
+        view = memoryview(data).cast("B")
+        while self.fd is not None and view:
             try:
-                reconfigure(errors="replace")
-            except (ValueError, OSError):  # a stream that cannot be reconfigured stays as it is
-                pass
+                view = view[os.write(self.fd, view) :]
+            except BlockingIOError:  # a non-blocking descriptor, full: wait until it takes more
+                select.select([], [self.fd], [])
+            except OSError:  # EPIPE, EIO, ...: nobody reads it any more
+                self.fd = None
+        return len(data)
 
 
 def _discard_stdout() -> None:

@@ -93,7 +93,9 @@ DEEP_TIMEOUT = 30.0  # --deep imports frameworks: TensorFlow alone can take 10 s
 
 
 def resolve_timeout(profile: Profile, flag: Optional[float], deep: bool = False) -> float:
-    """--timeout when given, else the profile's deadline, raised to DEEP_TIMEOUT for --deep."""
+    """Every command's deadline: --timeout when given, else the profile's deadline (check's --profile; the
+    workstation profile's for plan, facts, snapshot, fix and explain), raised to DEEP_TIMEOUT for --deep.
+    Only `run` (10 s to explain a failure) and `bench` (600 s to measure) set their own, in options.py."""
     if flag is not None:
         return flag
     return max(profile.timeout, DEEP_TIMEOUT) if deep else profile.timeout

@@ -10,7 +10,7 @@ import tarfile
 
 import pytest
 
-from gpudoctor.cli import MAX_TIMEOUT, parse_timeout
+from gpudoctor.options import MAX_TIMEOUT, timeout_seconds
 
 from conftest import H200, ROOT, run_cli
 
@@ -19,7 +19,7 @@ from conftest import H200, ROOT, run_cli
 def test_a_huge_timeout_is_capped_not_a_crash(value):
     proc = run_cli("check", "--snapshot", str(H200), "--timeout", value)
     assert proc.returncode in (0, 1), proc.stderr
-    assert parse_timeout(value) == MAX_TIMEOUT
+    assert timeout_seconds(value) == MAX_TIMEOUT
 
 
 @pytest.mark.parametrize("value", ["nan", "0", "-1", "-inf", "soon"])

@@ -298,3 +298,60 @@ def test_only_what_a_snapshot_did_not_record_is_let_be_unknown():
     assert gate("not recorded in snapshot", unrecorded_ok=True) == []
     assert gate("not recorded in snapshot") == ["GD-GPU-006"]  # --fail-on-unknown, or another profile
     assert gate("no permission", unrecorded_ok=True) == ["GD-GPU-006"]  # a live host's unknown still fails
+
+
+DEADLINES = [
+    # (command line, the deadline its run gets, seconds); H200 replays the fixture snapshot
+    (["check"], 10.0),
+    (["check", "--deep"], 30.0),
+    (["check", "--profile", "preflight"], 5.0),
+    (["check", "--profile", "preflight", "--deep"], 30.0),
+    (["check", "--timeout", "3", "--deep"], 3.0),
+    (["plan"], 10.0),
+    (["plan", "--deep"], 30.0),
+    (["plan", "--deep", "--timeout", "7"], 7.0),
+    (["facts"], 10.0),
+    (["facts", "--deep"], 30.0),
+    (["explain", "CUDA driver version is insufficient for CUDA runtime version"], 10.0),
+]
+
+
+def deadline_of(argv: list[str], monkeypatch) -> float:
+    """The seconds of the first Deadline the command line makes (the run's), read as users give it: check
+    through check_argv, the others through typer."""
+    import sys
+
+    from gpudoctor import check_argv, cli, commands
+
+    seen: list[float] = []
+    make = Deadline.__init__
+
+    def record(self, seconds: float) -> None:
+        seen.append(seconds)
+        make(self, seconds)
+
+    monkeypatch.setattr(Deadline, "__init__", record)
+    monkeypatch.setattr(sys, "argv", ["gpudoctor", *argv])
+    quick = check_argv.parse(argv)
+    with pytest.raises(SystemExit):
+        if quick is None:
+            cli.run_app()
+        else:
+            commands.dispatch("check", **quick)
+    return seen[0]
+
+
+@pytest.mark.parametrize("argv, seconds", DEADLINES, ids=[" ".join(argv) for argv, _ in DEADLINES])
+def test_every_command_gets_its_deadline_from_one_policy(argv, seconds, monkeypatch, capsys):
+    """plan, facts and snapshot --deep import frameworks as check --deep does: 30 s, not 10 (issue 24)."""
+    assert deadline_of(argv + ["--snapshot", str(H200)], monkeypatch) == seconds
+
+
+def test_live_commands_get_their_deadline_from_the_same_policy(tmp_path, monkeypatch, capsys):
+    """snapshot (live only) and fix (live only; --dry-run changes nothing)."""
+    import sys
+
+    out = str(tmp_path / "s.tar.gz")
+    assert deadline_of(["snapshot", "-o", out], monkeypatch) == 10.0
+    assert deadline_of(["snapshot", "-o", out, "--deep"], monkeypatch) == 30.0
+    assert deadline_of(["fix", "--dry-run", "--python", sys.executable], monkeypatch) == 10.0

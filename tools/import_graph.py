@@ -44,7 +44,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("explain", ("explain",)),  # from a failure a command met to what on this host explains it
     ("remedy", ("remedy",)),  # the only layer that changes the machine; only commands use it
     ("commands", ("commands",)),
-    ("cli", ("cli", "check_argv", "entry", "__main__")),
+    ("cli", ("cli", "options", "check_argv", "entry", "__main__")),
 )
 
 # Imports the layers allow but the design does not: (importer, imported, why), each a module or package

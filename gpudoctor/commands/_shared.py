@@ -20,19 +20,25 @@ def load_rules(paths: list[str]) -> list:
 
 
 def collect(
-    snapshot: Optional[str], python: list[str], timeout: float, inspect_python: bool = True
+    snapshot: Optional[str],
+    python: list[str],
+    timeout: Optional[float],
+    inspect_python: bool = True,
+    deep: bool = False,
 ) -> tuple[Any, str, Any]:
-    """The host (live or a snapshot's), its source, and the run's deadline. With `inspect_python` (the
-    command will judge a Python environment), the host starts inspecting it at once, in the background."""
+    """The host (live or a snapshot's), its source, and the run's deadline (--timeout, else the default
+    profile's: profiles.resolve_timeout). With `inspect_python` (the command will judge a Python
+    environment), the host starts inspecting it at once, in the background."""
     from ..host.base import Deadline, SnapshotError
     from ..host.open import open_host
+    from ..profiles import DEFAULT, PROFILES, resolve_timeout
 
     if snapshot and python:
         raise CommandError(
             "--snapshot replays a recorded host, whose Python environment was recorded with it: "
             "--python cannot choose another one there; drop --python, or drop --snapshot to judge it live"
         )
-    deadline = Deadline(timeout)
+    deadline = Deadline(resolve_timeout(PROFILES[DEFAULT], timeout, deep))
     try:
         host, source = open_host(snapshot, python, deadline)
     except SnapshotError as e:
@@ -43,7 +49,11 @@ def collect(
 
 
 def check_one(
-    snapshot: Optional[str], python: list[str], rules: tuple[str, ...], policy: Optional[str], timeout: float
+    snapshot: Optional[str],
+    python: list[str],
+    rules: tuple[str, ...],
+    policy: Optional[str],
+    timeout: Optional[float],
 ) -> Any:
     """One check (the workstation profile) of one environment, for the commands that act on its result
     (fix, explain); bad rule files and policies, and an unusable --python, are CommandErrors."""
@@ -80,7 +90,9 @@ def refuse_bad_python(results: list) -> None:
 
 
 def parse_mirrors(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """--index-mirror ORIGINAL=MIRROR values: each side a plain http(s) URL."""
+    """--index-mirror ORIGINAL=MIRROR values: each side a plain http(s) URL (no credentials: a refused
+    value is echoed with its password redacted)."""
+    from ..redact import redact_url_secrets
     from ..remedy.patterns import URL
 
     out = []
@@ -88,7 +100,8 @@ def parse_mirrors(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
         original, sep, mirror = value.partition("=")
         if not sep or not URL.match(original) or not URL.match(mirror):
             raise CommandError(
-                f"--index-mirror {value!r}: expected ORIGINAL=MIRROR, two plain http(s) URLs "
+                f"--index-mirror {redact_url_secrets(repr(value))}: expected ORIGINAL=MIRROR, two plain "
+                "http(s) URLs without credentials (pip reads those from netrc or a keyring) "
                 "(e.g. https://download.pytorch.org/whl/=https://mirror.example/pytorch/whl/)"
             )
         out.append((original, mirror))

@@ -50,7 +50,7 @@ def run(
     snapshot: Optional[str] = None,
     python: tuple[str, ...] = (),
     rules: tuple[str, ...] = (),
-    timeout: float = 10.0,
+    timeout: Optional[float] = None,
 ) -> Outcome:
     from ..explain.answer import answer, candidates_by_line, how, judged_triage
     from ..explain.match import read_numbers

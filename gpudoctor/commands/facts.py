@@ -13,7 +13,7 @@ def run(
     snapshot: Optional[str] = None,
     python: Optional[str] = None,
     fmt: str = "text",
-    timeout: float = 10.0,
+    timeout: Optional[float] = None,
     deep: bool = False,
     no_redact: bool = False,
 ) -> Outcome:
@@ -23,7 +23,7 @@ def run(
     from ..collect import collect as collect_facts
     from ..probes import registry
 
-    host, _source, deadline = collect(snapshot, [python] if python else [], timeout)
+    host, _source, deadline = collect(snapshot, [python] if python else [], timeout, deep=deep)
     facts, _ = collect_facts(host, deadline, registry(deep=deep))
     if not no_redact:
         from ..redact import redact_facts, this_machine

@@ -87,7 +87,7 @@ def run(
     undo: bool = False,
     run_id: Optional[str] = None,
     list_runs: bool = False,
-    timeout: float = 10.0,
+    timeout: Optional[float] = None,
     step_timeout: float = DEFAULT_STEP_TIMEOUT,
     index_mirror: tuple[str, ...] = (),
 ) -> Outcome:
@@ -139,7 +139,7 @@ def _apply(
     targets: list[str],
     rules: tuple[str, ...],
     policy: Optional[str],
-    timeout: float,
+    timeout: Optional[float],
     yes: bool,
     dry_run: bool,
     allow_system: bool,

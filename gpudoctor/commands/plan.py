@@ -16,7 +16,7 @@ def run(
     rules: tuple[str, ...] = (),
     policy: Optional[str] = None,
     fmt: str = "text",
-    timeout: float = 10.0,
+    timeout: Optional[float] = None,
     deep: bool = False,
     index_mirror: tuple[str, ...] = (),
     output: Optional[str] = None,
@@ -34,7 +34,7 @@ def run(
     warn_empty_rule_dirs(rules)
     try:
         pol = load(policy)
-        host, source, deadline = collect(snapshot, python, timeout)
+        host, source, deadline = collect(snapshot, python, timeout, deep=deep)
         results = run_checks(host, source, deadline, list(rules), policy=pol, deep=deep)
     except RuleLoadError as e:
         raise problems("rule files have", e) from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from typing import Optional
 
 from .. import __version__
 from . import CommandError, Outcome
@@ -14,7 +15,7 @@ def run(
     output: str = "gpudoctor-snapshot.tar.gz",
     python: tuple[str, ...] = (),
     no_redact: bool = False,
-    timeout: float = 10.0,
+    timeout: Optional[float] = None,
     deep: bool = False,
 ) -> Outcome:
     """`output` "-" writes the archive to stdout (the summary line then goes to stderr)."""
@@ -22,9 +23,10 @@ def run(
     from ..host.live import LiveHost
     from ..host.snapshot import RecordingHost, redact, save
     from ..pipeline.check import run_checks
+    from ..profiles import DEFAULT, PROFILES, resolve_timeout
     from ..redact import this_machine
 
-    deadline = Deadline(timeout)
+    deadline = Deadline(resolve_timeout(PROFILES[DEFAULT], timeout, deep))
     recorder = RecordingHost(LiveHost(deadline=deadline, python=list(python)))
     run_checks(recorder, "live", deadline, [], deep=deep)
     rec = recorder.recording
