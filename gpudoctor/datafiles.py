@@ -1,11 +1,13 @@
 """What every loader of shipped data files shares: where the shipped files are, how a problem found in
 one is named (file, line, rule or row, where in it, what is wrong), and where what is computed from them is
 cached. Rule files (engine/loader.py), knowledge tables (knowledge/) and policies report their problems
-with it; the rule cache and the table digests keep their JSON with it. It imports nothing of gpudoctor.
+with it; the rule cache and the table digests keep their JSON with it. Every file a user names (rule
+files, policies, baselines, logs) is read with a bound (`read_capped`). It imports nothing of gpudoctor.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,3 +52,27 @@ def write_atomically(path: Path, text: str) -> None:
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(tmp, path)
+
+
+def read_capped(path: str | Path, limit: int) -> bytes:
+    """The bytes of the file at `path`, at most `limit` of them: a larger input (a big file, a device or a
+    pipe that never ends: /dev/zero, <(yes)) is an OSError (EFBIG) saying the limit, read no further."""
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {size_text(limit)}, more than gpudoctor reads")
+    return data
+
+
+def read_capped_text(path: str | Path, limit: int) -> str:
+    """`read_capped` as Path.read_text gives a file: UTF-8 (UnicodeDecodeError otherwise), universal
+    newlines."""
+    return read_capped(path, limit).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def size_text(n: int) -> str:
+    """1048576 -> "1 MiB", 262144 -> "256 KiB"."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} bytes"

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from ..datafiles import read_capped
 from . import CommandError, Outcome, problems, use_color
 from ._shared import collect, report_width
 
@@ -39,10 +40,13 @@ def select_tests(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(t for t in TESTS if t in wanted)
 
 
+MAX_BASELINE_BYTES = 8 << 20  # a bench report is a few KiB a GPU
+
+
 def read_baseline(path: str) -> dict[tuple, float]:
     """(test, gpu, peer) -> value of an earlier `bench --format json` run."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = json.loads(read_capped(path, MAX_BASELINE_BYTES))
     except OSError as e:
         raise CommandError(f"--baseline {path}: {e.strerror or e}") from None
     except ValueError as e:

@@ -23,6 +23,7 @@ from .rank import by_evidence
 
 MAX_SHOWN = 3
 MAX_FACTS = 5
+MISSES = 100_000  # distinct unmatched log lines remembered (a repeat is not matched again)
 
 
 def build(rule_paths: Sequence[str] = ()) -> tuple[Matcher, dict[str, Entry]]:
@@ -138,17 +139,23 @@ def how(cand: Candidate) -> str:
 
 def candidates_by_line(lines: Iterable[str], matcher: Matcher) -> list[tuple[str, list[Candidate]]]:
     """Each distinct line of a log that matches a cause confidently, with its confident candidates (in the
-    text order), in the order met."""
+    text order), in the order met. Lines that matched nothing are remembered only up to MISSES, so that a
+    log of a million distinct lines reads in flat memory."""
     out: list[tuple[str, list[Candidate]]] = []
-    seen: set[str] = set()
+    matched: set[str] = set()
+    missed: set[str] = set()
     for raw in lines:
         line = raw.strip()
-        if not line or line in seen or len(line) > 4000:
+        if not line or line in matched or line in missed or len(line) > 4000:
             continue
-        seen.add(line)
         ranked = [c for c in matcher.rank(line, limit=8) if c.confident]
         if ranked:
+            matched.add(line)
             out.append((line, ranked))
+        else:
+            if len(missed) >= MISSES:
+                missed.clear()
+            missed.add(line)
     return out
 
 
