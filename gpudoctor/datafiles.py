@@ -45,9 +45,27 @@ def cache_dir(name: str) -> Optional[Path]:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """`text` into `path` (its directory made), through a temporary file and a rename: a reader never sees
-    half a file. OSError when it cannot."""
+    """`text` into `path` (its directory made: a cache's), through a temporary file and a rename: a reader
+    never sees half a file. OSError when it cannot."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    _write(path, text)
+
+
+def write_output(path: Path, text: str) -> None:
+    """`text` into a file a user named (`--html`, `-o`), as write_atomically does, into a directory that
+    exists: a missing one is an OSError naming it, not made (cp, tar and a shell redirection refuse it)."""
+    missing = missing_directory(path)
+    if missing is not None:
+        raise OSError(errno.ENOENT, f"no such directory: {missing}")
+    _write(path, text)
+
+
+def missing_directory(path: Path) -> Optional[Path]:
+    """The directory of `path` when it does not exist, else None."""
+    return None if path.parent.is_dir() else path.parent
+
+
+def _write(path: Path, text: str) -> None:
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from ..datafiles import read_capped
+from ..datafiles import missing_directory, read_capped
 from . import CommandError, Outcome, problems, use_color
 from ._shared import collect, report_width
 
@@ -110,6 +110,8 @@ def run(
     if len(python) > 1:
         raise CommandError("bench measures through one interpreter: give --python once")
     chosen = select_tests(tests)
+    if html and missing_directory(Path(html)):  # said before minutes of measuring, not after
+        raise CommandError(f"--html {html}: no such directory: {missing_directory(Path(html))}")
     earlier = read_baseline(baseline) if baseline else None
     host, source, deadline = collect(None, list(python), timeout)
     facts, probes = collect_facts(host, deadline)
@@ -167,11 +169,11 @@ def run(
         unknown=tuple((r.rule.id, why_unknown(r.unknown_facts)) for r in results if r.status == "unknown"),
     )
     if html:
-        from ..datafiles import write_atomically
+        from ..datafiles import write_output
         from ..report import bench_html
 
         try:
-            write_atomically(Path(html), bench_html.render(report))
+            write_output(Path(html), bench_html.render(report))
         except OSError as e:
             raise CommandError(f"--html {html}: {e.strerror or e}") from None
     if fmt == "json":
