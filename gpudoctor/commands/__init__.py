@@ -63,7 +63,9 @@ def dispatch(name: str, **kwargs: Any) -> NoReturn:
     try:
         outcome: Union[int, Outcome] = entry(**kwargs)
     except CommandError as e:
-        sys.stderr.write(f"gpudoctor: {e.message}\n")
+        from ..report.safe import terminal_lines
+
+        sys.stderr.write(terminal_lines(f"gpudoctor: {e.message}\n"))  # it names files, rules, inputs
         finish(e.code)
     finish(outcome)
 

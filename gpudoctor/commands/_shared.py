@@ -158,4 +158,6 @@ def report_width() -> int:
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"gpudoctor: {message}\n")
+    from ..report.safe import terminal_lines
+
+    sys.stderr.write(terminal_lines(f"gpudoctor: {message}\n"))

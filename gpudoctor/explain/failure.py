@@ -51,7 +51,9 @@ def explain_failure(tail: str, timeout: float = 10.0, target: Optional[Any] = No
     lines.append(
         f"  (gpudoctor explain --log FILE{python} reads a whole log; gpudoctor check judges the whole host)"
     )
-    return "\n".join(lines) + "\n"
+    from ..report.safe import terminal_lines
+
+    return terminal_lines("\n".join(lines) + "\n")  # it names the command's interpreter, from its argv
 
 
 def judged_line(target: Optional[Any], host: Any) -> str:
