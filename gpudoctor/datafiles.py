@@ -35,6 +35,15 @@ def shipped_rules_dir() -> Path:
     return installed if installed.is_dir() else here.parent / "rules"
 
 
+def rule_files(path: Path) -> list[Path]:
+    """The rule files of a directory (*.yaml, then *.yml), or the file itself."""
+    if path.is_dir():
+        return sorted(p for p in path.glob("*.yaml") if p.is_file()) + sorted(
+            p for p in path.glob("*.yml") if p.is_file()
+        )
+    return [path]
+
+
 def cache_dir(name: str) -> Optional[Path]:
     """The directory `name` of gpudoctor's cache (`$XDG_CACHE_HOME/gpudoctor`, else `~/.cache/gpudoctor`);
     None when GPUDOCTOR_NO_CACHE is set."""

@@ -10,7 +10,7 @@ bad usage or an unreadable log, snapshot or rule file, or a stream larger than t
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, Callable, Optional
 
 from ..report.safe import terminal_text
@@ -63,18 +63,22 @@ def _triage(path: str, matcher: Any) -> tuple[list, int]:
     return per_line, count[0]
 
 
-def matcher_and_entries(rules: tuple[str, ...] = ()) -> tuple[Any, dict]:
-    """The matcher over the rules' and entries' error texts, and the entries by id."""
-    from ..engine.loader import RuleLoadError
-    from ..explain.answer import build
-    from ..explain.entries import EntryError
+def matcher_and_entries(rules: tuple[str, ...] = ()) -> tuple[Any, Mapping]:
+    """The matcher over the rules' and entries' error texts, and the entries by id (explain/index.py: the
+    shipped ones without loading the rules)."""
+    from ..explain.index import build
 
     try:
         return build(rules)
-    except RuleLoadError as e:
-        raise problems("rule files have", e) from None
-    except EntryError as e:
-        raise problems("explain entries have", e) from None
+    except Exception as e:  # the loaders' errors, imported only when one is raised (they import the engine)
+        from ..engine.loader import RuleLoadError
+        from ..explain.entries import EntryError
+
+        if isinstance(e, RuleLoadError):
+            raise problems("rule files have", e) from None
+        if isinstance(e, EntryError):
+            raise problems("explain entries have", e) from None
+        raise
 
 
 def run(
@@ -85,10 +89,8 @@ def run(
     rules: tuple[str, ...] = (),
     timeout: float = 10.0,
 ) -> Outcome:
-    from ..explain.answer import answer, how, judged_triage
     from ..explain.match import read_numbers
     from ..report import explain_text
-    from ..report.summary import python_line
 
     if (message is None) == (log is None):
         raise CommandError("explain takes a MESSAGE or --log FILE (- for stdin), one of the two")
@@ -97,9 +99,12 @@ def run(
     matcher, entries = matcher_and_entries(rules)
     if message is not None:
         ranked = matcher.rank(message, limit=8)
-        if not ranked:  # nothing to judge on the host: say so at once
-            sys.stdout.write(explain_text.message(message, [], read_numbers(message).lines(), how, ""))
+        if not ranked:  # nothing to judge on the host: say so at once, nothing more loaded
+            sys.stdout.write(explain_text.message(message, [], read_numbers(message).lines(), None, ""))
             return Outcome(1)
+        from ..explain.answer import answer, how
+        from ..report.summary import python_line
+
         result = check_one(snapshot, list(python), rules, None, timeout)
         found = answer(ranked, result, make_plan(result), entries)
         where = where_checked(result)
@@ -108,8 +113,11 @@ def run(
         return Outcome(0 if ranked[0].confident else 1, result.unanswered())
     per_line, total = _triage(log or "-", matcher)
     if not per_line:
-        sys.stdout.write(explain_text.log([], total, how, ""))
+        sys.stdout.write(explain_text.log([], total, None, ""))
         return Outcome(1)
+    from ..explain.answer import how, judged_triage
+    from ..report.summary import python_line
+
     result = check_one(snapshot, list(python), rules, None, timeout)
     judged = judged_triage(per_line, result, make_plan(result), entries)
     sys.stdout.write(explain_text.log(judged, total, how, where_checked(result)))

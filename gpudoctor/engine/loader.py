@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional, Protocol
 
-from ..datafiles import Problem, read_capped, read_capped_text, shipped_rules_dir
+from ..datafiles import Problem, read_capped, read_capped_text, rule_files, shipped_rules_dir
 from ..facts import LISTS
 from . import conditions, remote, rule_cache, template, yamlsafe
 from .model import CATEGORIES, FIX_KINDS, SEVERITIES, ErrorText, FixStep, Rule
@@ -29,14 +29,6 @@ class RuleLoadError(Exception):
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__("\n".join(str(p) for p in problems))
         self.problems = problems
-
-
-def rule_files(path: Path) -> list[Path]:
-    if path.is_dir():
-        return sorted(p for p in path.glob("*.yaml") if p.is_file()) + sorted(
-            p for p in path.glob("*.yml") if p.is_file()
-        )
-    return [path]
 
 
 class Deadline(Protocol):

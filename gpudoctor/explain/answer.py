@@ -11,29 +11,20 @@ Nothing here renders a template without facts: rules' messages reach the user on
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..engine.conditions import Evaluation
 from ..engine.model import NOT_APPLICABLE, Rule
 from .entries import Entry
+from .index import build  # noqa: F401 - where the tests and tools have always imported it from
 from .match import Candidate, Known, Matcher
 from .rank import by_evidence
 
 MAX_SHOWN = 3
 MAX_FACTS = 5
 MISSES = 100_000  # distinct unmatched log lines remembered (a repeat is not matched again)
-
-
-def build(rule_paths: Sequence[str] = ()) -> tuple[Matcher, dict[str, Entry]]:
-    """The matcher over every rule's and entry's error texts, and the entries by id. Raises RuleLoadError
-    and EntryError for bad files."""
-    from ..engine.loader import load_rules
-    from .entries import load_entries
-
-    entries = load_entries()
-    return Matcher(knowns(load_rules(list(rule_paths)), entries)), {e.id: e for e in entries}
 
 
 def knowns(rules: Sequence[Rule], entries: Sequence[Entry]) -> list[Known]:
@@ -118,7 +109,7 @@ class Answer:
     verdict: Verdict
 
 
-def answer(ranked: Sequence[Candidate], result: Any, plan: Any, entries: dict[str, Entry]) -> list[Answer]:
+def answer(ranked: Sequence[Candidate], result: Any, plan: Any, entries: Mapping[str, Entry]) -> list[Answer]:
     """Each candidate judged on the host, in the order of the evidence (explain/rank.py), the first
     MAX_SHOWN."""
     out = []
@@ -160,7 +151,7 @@ def candidates_by_line(lines: Iterable[str], matcher: Matcher) -> list[tuple[str
 
 
 def judged_triage(
-    per_line: Sequence[tuple[str, list[Candidate]]], result: Any, plan: Any, entries: dict[str, Entry]
+    per_line: Sequence[tuple[str, list[Candidate]]], result: Any, plan: Any, entries: Mapping[str, Entry]
 ) -> list[tuple[Answer, list[str]]]:
     """A log's lines grouped by the cause each points at on this host: of a line's candidates, the one the
     evidence puts first (rank.by_evidence: a cause that applies here before one that does not), each cause

@@ -23,7 +23,8 @@ def explain_failure(tail: str, timeout: float = 10.0, target: Optional[Any] = No
     each cause its error output matches, and whether it applies on this host. `target` is the command's
     interpreter (host/command_python.Judged): that Python environment is judged, and the block says which
     and why; without one (or where the command names none) the default target is judged, and said so."""
-    from .answer import build, candidates_by_line, judged_triage
+    from .answer import candidates_by_line, judged_triage
+    from .index import build
 
     matcher, entries = build()
     per_line = candidates_by_line(tail.splitlines(), matcher)

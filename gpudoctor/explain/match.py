@@ -157,10 +157,15 @@ class Matcher:
 
     def __init__(self, knowns: Sequence[Known]) -> None:
         self.knowns = list(knowns)
-        self.texts = [(k, t, normalise(t), masked(normalise(t)), tokens(t)) for k in knowns for t in k.errors]
+        self.texts = []
         df: dict[str, int] = {}
         for k in self.knowns:
-            for tok in set().union(*(tokens(t) for t in k.errors)) if k.errors else ():
+            known_toks: set[str] = set()
+            for t in k.errors:
+                n_text, t_toks = normalise(t), tokens(t)
+                self.texts.append((k, t, n_text, masked(n_text), t_toks))
+                known_toks |= t_toks
+            for tok in known_toks:
                 df[tok] = df.get(tok, 0) + 1
         n = max(1, len(self.knowns))
         self.weight = {t: math.log(1 + n / c) * (1.5 if CODE.match(t) else 1.0) for t, c in df.items()}
