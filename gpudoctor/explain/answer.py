@@ -18,7 +18,6 @@ from typing import Any
 from ..engine.conditions import Evaluation
 from ..engine.model import NOT_APPLICABLE, Rule
 from .entries import Entry
-from .index import build  # noqa: F401 - where the tests and tools have always imported it from
 from .match import Candidate, Known, Matcher
 from .rank import by_evidence
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudoctor.explain.answer import build
+from gpudoctor.explain.index import build
 from gpudoctor.explain.match import tokens
 
 # tests/explain/corpus/first_set.yaml, each with its source there
