@@ -1,6 +1,6 @@
 """Times `gpudoctor explain --log` on a 100 MB log, and the most memory it held.
 
-    python benchmarks/explain_log_bench.py [--mb 100] [--runs 3] [--tree DIR]
+    python benchmarks/explain_log_bench.py [--mb 100] [--runs 3] [--tree DIR] [--kind repeated|distinct]
 
 The log is built here, never in a test: the lines of the real messages of tests/explain/corpus (each case
 cites the thread it was seen in), repeated until the log is --mb megabytes. Two logs: "repeated" is those
@@ -63,9 +63,10 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=100)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose gpudoctor runs")
+    ap.add_argument("--kind", choices=("repeated", "distinct"), action="append", help="default: both")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        for kind in ("repeated", "distinct"):
+        for kind in args.kind or ("repeated", "distinct"):
             log = Path(tmp) / f"{kind}.log"
             count = write_log(log, args.mb, kind == "distinct")
             results = [run(args.tree, log) for _ in range(args.runs)]

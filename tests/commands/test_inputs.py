@@ -75,6 +75,20 @@ def test_an_endless_log_on_stdin_is_exit_2():
     assert r.stderr == "gpudoctor: --log -: larger than 256 MiB, more than gpudoctor reads\n"
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("check", "--snapshot", ENDLESS),
+        ("fix", "--plan", ENDLESS),
+        ("fleet", ENDLESS),
+    ],
+)
+def test_the_inputs_that_were_bounded_already_stay_so(args):
+    r = _capped(*args)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert "MemoryError" not in r.stderr
+
+
 def test_a_policy_that_is_not_a_file_is_refused():
     r = run_cli("check", "--snapshot", str(H200), "--policy", ENDLESS)
     assert r.returncode == 2
