@@ -138,7 +138,9 @@ def candidates_by_line(lines: Iterable[str], matcher: Matcher) -> list[tuple[str
         line = raw.strip()
         if not line or line in matched or line in missed or len(line) > 4000:
             continue
-        ranked = [c for c in matcher.rank(line, limit=8) if c.confident]
+        ranked = (
+            [c for c in matcher.rank(line, limit=8) if c.confident] if matcher.may_be_confident(line) else []
+        )
         if ranked:
             matched.add(line)
             out.append((line, ranked))

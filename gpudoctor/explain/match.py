@@ -41,6 +41,18 @@ STOPWORDS = frozenset(
 CODE = re.compile(
     r"^(?:cuda_?error\w+|cudaerror\w+|cublas_status\w+|cudnn_status\w+|nccl\w*|sm_\d+|xid\d+|lib\w+|cu\d{2,3})$"
 )
+CODE_WORDS = (
+    "error",
+    "fail",
+    "errno",
+    "code",
+    "return",
+    "status",
+    "result",
+    "denied",
+    " vs. ",
+)  # ERROR_CODE's
+XID_TOKEN = re.compile(r"^xid\d+$")
 XID = re.compile(r"\bxid\b\W{0,3}(?:\([^)]*\)\W{0,3})?(\d{1,3})\b", re.IGNORECASE)
 FOUND_VERSION = re.compile(r"found version (\d{4,6})", re.IGNORECASE)
 SM = re.compile(r"\bsm_(\d{2,3})\b", re.IGNORECASE)
@@ -184,11 +196,40 @@ class Matcher:
                 self.by_anchor.setdefault(min(words, key=lambda w: (seen[w] > 3, -len(w), w)), []).append(i)
             else:
                 self.always.append(i)
-        # A message can hold one of those only if it holds the text's longest piece without numbers.
-        pieces = {
-            max(m_text.split("#"), key=len) for _, _, _, m_text, _ in (self.texts[i] for i in self.always)
-        }
+        # A message can hold one of those only if it holds the text's longest piece without numbers or
+        # spaces (so found in the message as it is, lowercase, whatever its spacing).
+        pieces = {max(re.split(r"[# ']", self.texts[i][3]), key=len) for i in self.always}
         self.always_gate = re.compile("|".join(re.escape(p) for p in sorted(pieces, key=len, reverse=True)))
+        # A confident match needs the text whole (so its anchor word), or the tokens of FLOOR of its weight
+        # (so one of its heaviest tokens: those without which the rest weighs less than FLOOR).
+        self.keys = set(self.by_anchor)
+        for _, _, _, _, t_toks in self.texts:
+            left = self._w(t_toks)
+            for tok in sorted(t_toks, key=lambda t: (-self.weight[t], t)):
+                if left < FLOOR * self._w(t_toks) - 1e-9:
+                    break
+                self.keys.add(tok)
+                left -= self.weight[tok]
+        self.xid_keys = any(XID_TOKEN.match(k) for k in self.keys)
+        self.code_keys = {k for k in self.keys if k.isdigit()}  # a number is a token only as an error code
+        self.keys -= self.code_keys
+
+    def may_be_confident(self, message: str) -> bool:
+        """False when no text can match `message` confidently (rank would give no confident candidate):
+        cheaper than rank, for the many lines of a log that hold none of the known texts' key words."""
+        low = message.lower()
+        words = WORD.findall(low)
+        if not self.keys.isdisjoint(words) or (self.xid_keys and "xid" in low):
+            return True
+        if self.code_keys and any(w in low for w in CODE_WORDS):
+            if any(
+                m.group(1) in self.code_keys or m.group(2) in self.code_keys for m in ERROR_CODE.finditer(low)
+            ):
+                return True
+        libs = [re.sub(r"\.so(\.\d+)*$", "", w) for w in words if w.startswith("lib") and ".so" in w]
+        if libs and not self.keys.isdisjoint(libs):
+            return True
+        return bool(self.always) and self.always_gate.search(low) is not None
 
     def _w(self, toks: set[str]) -> float:
         # In sorted order: a float sum in set order would differ between runs (hash seeds) in its last bits,
@@ -202,7 +243,7 @@ class Matcher:
         """The candidates scoring at least CLOSE, best first."""
         norm = normalise(message)
         toks = tokens(message)
-        held = set(self.always) if self.always and self.always_gate.search(norm) else set()
+        held = set(self.always) if self.always and self.always_gate.search(message.lower()) else set()
         for w in self.by_anchor.keys() & WORD.findall(norm):
             held.update(self.by_anchor[w])
         sharing: set[int] = set()

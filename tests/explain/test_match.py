@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from gpudoctor.explain.index import build
 from gpudoctor.explain.match import tokens
@@ -76,3 +79,17 @@ def test_an_error_code_is_a_token(line, code):
 )
 def test_cuda_error_802_is_still_read(matcher, line):
     assert matcher.rank(line, limit=8)[0].known.id in NOT_READY
+
+
+def test_the_log_prefilter_never_drops_a_line_rank_would_match(matcher):
+    # Every real message of the corpus (each cites its thread), whole and line by line, and every known
+    # text: a line may_be_confident turns away has no confident candidate.
+    corpus = Path(__file__).parent / "corpus"
+    messages = [
+        c["message"] for f in sorted(corpus.glob("*.yaml")) for c in yaml.safe_load(f.read_text())["cases"]
+    ]
+    lines = messages + [line for m in messages for line in m.splitlines()]
+    lines += [t for k in matcher.knowns for t in k.errors]
+    turned_away = [line for line in lines if not matcher.may_be_confident(line)]
+    assert turned_away  # the prefilter does turn lines away
+    assert [line for line in turned_away if any(c.confident for c in matcher.rank(line, limit=8))] == []
