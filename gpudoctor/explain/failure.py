@@ -46,7 +46,7 @@ def explain_failure(tail: str, timeout: float = 10.0, target: Optional[Any] = No
     plan = build_plan(result.findings, result.facts)
     lines = ["gpudoctor: the command failed; what its error output points at on this host:"]
     lines.append("  " + judged_line(target, host))
-    for found, _hits in judged_triage(per_line, result, plan, entries)[:MAX_CAUSES]:
+    for found, _count, _lines in judged_triage(per_line, result, plan, entries)[:MAX_CAUSES]:
         lines += _short(found)
     python = f" --python {chosen}" if chosen else ""
     lines.append(
