@@ -181,6 +181,8 @@ class Matcher:
                 df[tok] = df.get(tok, 0) + 1
         n = max(1, len(self.knowns))
         self.weight = {t: math.log(1 + n / c) * (1.5 if CODE.match(t) else 1.0) for t, c in df.items()}
+        self.total = [self._w(t_toks) for *_, t_toks in self.texts]  # each text's weight
+        self.mean = [self._mean(t_toks) for *_, t_toks in self.texts]
         self.by_token: dict[str, list[int]] = {}
         self.by_anchor: dict[str, list[int]] = {}
         self.always: list[int] = []  # texts without an anchor word: held against every message it may hold
@@ -203,10 +205,10 @@ class Matcher:
         # A confident match needs the text whole (so its anchor word), or the tokens of FLOOR of its weight
         # (so one of its heaviest tokens: those without which the rest weighs less than FLOOR).
         self.keys = set(self.by_anchor)
-        for _, _, _, _, t_toks in self.texts:
-            left = self._w(t_toks)
+        for (*_, t_toks), total in zip(self.texts, self.total):
+            left = total
             for tok in sorted(t_toks, key=lambda t: (-self.weight[t], t)):
-                if left < FLOOR * self._w(t_toks) - 1e-9:
+                if left < FLOOR * total - 1e-9:
                     break
                 self.keys.add(tok)
                 left -= self.weight[tok]
@@ -246,28 +248,29 @@ class Matcher:
         held = set(self.always) if self.always and self.always_gate.search(message.lower()) else set()
         for w in self.by_anchor.keys() & WORD.findall(norm):
             held.update(self.by_anchor[w])
-        sharing: set[int] = set()
-        for tok in toks & self.by_token.keys():
-            sharing.update(self.by_token[tok])
+        sharing: dict[int, float] = {}  # each text sharing a token: the weight shared, summed as _w sums it
+        for tok in sorted(toks & self.by_token.keys()):
+            for i in self.by_token[tok]:
+                sharing[i] = sharing.get(i, 0.0) + self.weight[tok]
         masked_message = ""
         best: dict[str, Candidate] = {}
-        for i in sorted(held | sharing):
+        for i in sorted(held | sharing.keys()):
             known, text, n_text, m_text, t_toks = self.texts[i]
             if i in held and len(n_text) >= 8 and n_text in norm:
-                cand = Candidate(known, 1.0, text, "text", (), self._mean(t_toks))
+                cand = Candidate(known, 1.0, text, "text", (), self.mean[i])
             elif (
                 i in held
                 and len(m_text) >= 8
                 and m_text in (masked_message or (masked_message := masked(norm)))
             ):
-                cand = Candidate(known, 0.95, text, "masked", (), self._mean(t_toks))
+                cand = Candidate(known, 0.95, text, "masked", (), self.mean[i])
             elif i in sharing:
-                shared = t_toks & toks
-                weight = self._w(shared)
-                if weight < MIN_WEIGHT:
+                weight = sharing[i]
+                share = weight / self.total[i]
+                if weight < MIN_WEIGHT or share < CLOSE:  # below CLOSE: never shown, never the best
                     continue
-                share = weight / self._w(t_toks)
-                cand = Candidate(known, share, text, "tokens", tuple(sorted(shared)), self._mean(shared))
+                shared = tuple(sorted(t_toks & toks))
+                cand = Candidate(known, share, text, "tokens", shared, weight / len(shared))
             else:
                 continue
             old = best.get(known.id)
