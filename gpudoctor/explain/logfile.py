@@ -3,8 +3,9 @@
 A file is read from where its last MAX_BYTES begin (the failure is at the end of a log); standard input, a
 pipe or a device is read up to MAX_BYTES and is an OSError (EFBIG) past it: /dev/zero ends, it does not grow
 until the kernel kills the process. Lines are the lines `str.splitlines()` gives the decoded text (a
-progress bar's carriage returns split lines too), one at a time: a line longer than MAX_LINE (a run of NUL
-bytes, a minified JSON) is given cut there, since no error text is that long.
+progress bar's carriage returns split lines too), one at a time. A line that runs on for MAX_LINE bytes past
+what has been read without an end (a run of NUL bytes, a minified JSON) is given cut there and the rest of
+it skipped (no error text is that long): memory stays within CHUNK + MAX_LINE.
 """
 
 from __future__ import annotations
@@ -59,16 +60,14 @@ def _lines(f: BinaryIO, size: Optional[int], progress: Optional[Progress]) -> It
             raise OSError(errno.EFBIG, f"larger than {MAX_BYTES >> 20} MiB, more than gpudoctor reads")
         data = rest + chunk
         held = b"\r" if data.endswith(b"\r") else b""  # a \r\n split between two chunks is one line end
-        pieces = LINE_END.split(data[: len(data) - len(held)])
-        if cut:
-            if len(pieces) == 1:
-                rest = held
-                continue
-            cut = False
-            pieces.pop(0)
-        rest = pieces.pop()
-        for piece in pieces:
-            yield from _split(piece)
+        body = data[: len(data) - len(held)]
+        end = max(body.rfind(b"\n"), body.rfind(b"\r")) + 1  # after the last line end; 0: none
+        start = 0
+        if cut and end:
+            start, cut = LINE_END.search(body).end(), False  # the cut line ends here
+        if not cut and end > start:  # whole lines, decoded and split at once (a line end is never inside
+            yield from body[start:end].decode("utf-8", "replace").splitlines()  # a UTF-8 character)
+        rest = body[end:] if not cut else b""
         if len(rest) > MAX_LINE:
             yield from _split(rest[:MAX_LINE])
             rest, cut = b"", True
