@@ -1,11 +1,13 @@
 """Times `gpudoctor explain --log` on a 100 MB log, and the most memory it held.
 
-    python benchmarks/explain_log_bench.py [--mb 100] [--runs 3] [--tree DIR] [--kind repeated|distinct]
+    python benchmarks/explain_log_bench.py [--mb 100] [--runs 3] [--tree DIR] [--kind repeated|quiet|distinct]
 
 The log is built here, never in a test: the lines of the real messages of tests/explain/corpus (each case
-cites the thread it was seen in), repeated until the log is --mb megabytes. Two logs: "repeated" is those
-lines as they are; "distinct" numbers every line (`12345| line`), so that no line repeats and each one is
-matched anew, as in a log with timestamps. The causes are judged on the H200 capture (tests/fixtures), so
+cites the thread it was seen in), repeated until the log is --mb megabytes. Three logs: "repeated" is those
+lines as they are; "quiet" numbers every line (`12345| line`, so that no line repeats, as in a log with
+timestamps) and takes the lines that name no cause, with one that does every thousand lines, as in a real
+job's log; "distinct" numbers every corpus line, most of which name a cause: the worst case, every line
+matched anew. The causes are judged on the H200 capture (tests/fixtures), so
 the host does not matter. --tree runs the gpudoctor of another checkout (the main one, for a before
 figure). A benchmark, not a test: it prints, never fails.
 """
@@ -26,6 +28,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "explain" / "corpus"
 SNAPSHOT = ROOT / "tests" / "fixtures" / "h200-driver580-snapshot"
+KINDS = ("repeated", "quiet", "distinct")
 
 
 def real_lines() -> list[str]:
@@ -33,14 +36,30 @@ def real_lines() -> list[str]:
     return [line for c in cases for line in c["message"].splitlines() if line.strip()]
 
 
-def write_log(path: Path, megabytes: int, distinct: bool) -> int:
+def quiet_lines() -> tuple[list[str], list[str]]:
+    """The corpus lines that name no cause (tracebacks' frames, the commands run, context), and those that
+    do: a real log is mostly the first kind."""
+    sys.path.insert(0, str(ROOT))
+    from gpudoctor.explain.index import build
+
+    matcher = build()[0]
     lines = real_lines()
+    named = [line for line in lines if any(c.confident for c in matcher.rank(line, limit=8))]
+    return [line for line in lines if line not in named], named
+
+
+def write_log(path: Path, megabytes: int, kind: str) -> int:
+    lines = real_lines()
+    quiet, named = quiet_lines() if kind == "quiet" else ([], [])
     target = megabytes * 1_000_000
     written = n = 0
     with open(path, "w", encoding="utf-8") as f:
         while written < target:
-            line = lines[n % len(lines)]
-            text = f"{n}| {line}\n" if distinct else line + "\n"
+            if kind == "quiet":  # one line in a thousand names a cause
+                line = named[n // 1000 % len(named)] if n % 1000 == 999 else quiet[n % len(quiet)]
+            else:
+                line = lines[n % len(lines)]
+            text = line + "\n" if kind == "repeated" else f"{n}| {line}\n"
             f.write(text)
             written += len(text.encode())
             n += 1
@@ -63,12 +82,12 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=100)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose gpudoctor runs")
-    ap.add_argument("--kind", choices=("repeated", "distinct"), action="append", help="default: both")
+    ap.add_argument("--kind", choices=KINDS, action="append", help="default: all three")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        for kind in args.kind or ("repeated", "distinct"):
+        for kind in args.kind or KINDS:
             log = Path(tmp) / f"{kind}.log"
-            count = write_log(log, args.mb, kind == "distinct")
+            count = write_log(log, args.mb, kind)
             results = [run(args.tree, log) for _ in range(args.runs)]
             secs = statistics.median(r[0] for r in results)
             rss = max(r[1] for r in results)
