@@ -20,6 +20,7 @@ from typing import Any, Optional
 from packaging.version import Version
 
 from . import toml_reader
+from .datafiles import read_capped_text
 from .engine.conditions import PatternError, compile_pattern
 from .engine.model import FixStep, Rule
 from .facts import FRAMEWORKS
@@ -95,10 +96,10 @@ class Policy:
 
 def _read(path: Path) -> dict:
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise PolicyError([f"{path}: larger than {MAX_BYTES // 1024} KiB; not a policy file"])
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = read_capped_text(path, MAX_BYTES)
+    except OSError as e:
+        raise PolicyError([f"{path}: cannot read: {e.strerror or e}"]) from e
+    except UnicodeDecodeError as e:
         raise PolicyError([f"{path}: cannot read: {e}"]) from e
     toml = toml_reader.toml()
     try:

@@ -121,6 +121,6 @@ def pytest_terminal_summary(terminalreporter) -> None:
     sys.path.insert(0, str(Path(__file__).parent / "explain"))
     from corpus_score import load, score
 
-    from gpudoctor.explain.answer import build
+    from gpudoctor.explain.index import build
 
     terminalreporter.write_line("explain " + score(build()[0], load()).line("corpus"))

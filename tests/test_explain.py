@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudoctor.explain.answer import build
+from gpudoctor.explain.index import build
 from gpudoctor.explain.match import Known, Matcher, read_numbers
 
 from conftest import H200, run_cli

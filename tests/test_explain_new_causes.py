@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudoctor.explain.answer import build
+from gpudoctor.explain.index import build
 
 
 @pytest.fixture(scope="module")

@@ -110,7 +110,8 @@ def test_without_the_scan_the_rule_cannot_be_judged(h200_host):
 
 def test_explain_puts_the_extension_first_where_it_is_the_cause(tmp_path):
     from gpudoctor.commands._shared import make_plan
-    from gpudoctor.explain.answer import answer, build
+    from gpudoctor.explain.answer import answer
+    from gpudoctor.explain.index import build
 
     # flash-attn's message on two RTX 5090s (hiyouga/LlamaFactory#10132; the rule lists it from line 184):
     # the text alone ranks torch's arch list first; here torch runs on the GPU, the extension does not.

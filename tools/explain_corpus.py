@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "explain"
 
 from corpus_score import load, score  # noqa: E402
 
-from gpudoctor.explain.answer import build  # noqa: E402
+from gpudoctor.explain.index import build  # noqa: E402
 
 
 def main(argv: list[str]) -> int:

@@ -11,8 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from dataclasses import dataclass, field
-from typing import Any, NoReturn, Union
+from typing import Any, NoReturn, Optional, Union
 
 # command name -> module under gpudoctor.commands (imported only when that command runs)
 COMMANDS = {
@@ -43,12 +42,19 @@ class CommandError(Exception):
         self.code = code
 
 
-@dataclass
 class Outcome:
-    """An exit code, and the calls that never answered (the process must not wait for them at exit)."""
+    """An exit code, and the calls that never answered (the process must not wait for them at exit). A
+    plain class, not a dataclass: importing dataclasses (inspect, ast) would delay `run`'s command."""
 
-    code: int
-    unanswered: list[str] = field(default_factory=list)
+    def __init__(self, code: int, unanswered: Optional[list[str]] = None) -> None:
+        self.code = code
+        self.unanswered = unanswered if unanswered is not None else []
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Outcome) and (self.code, self.unanswered) == (other.code, other.unanswered)
+
+    def __repr__(self) -> str:
+        return f"Outcome(code={self.code!r}, unanswered={self.unanswered!r})"
 
 
 def problems(what: str, e: Any) -> CommandError:
@@ -66,7 +72,9 @@ def dispatch(name: str, **kwargs: Any) -> NoReturn:
     try:
         outcome: Union[int, Outcome] = entry(**kwargs)
     except CommandError as e:
-        sys.stderr.write(f"gpudoctor: {e.message}\n")
+        from ..report.safe import terminal_lines
+
+        sys.stderr.write(terminal_lines(f"gpudoctor: {e.message}\n"))  # it names files, rules, inputs
         finish(e.code)
     finish(outcome)
 

@@ -147,10 +147,10 @@ def print_plan(
 
     fix_plan = make_plan(result, mirrors)
     if output:
-        from ..datafiles import write_atomically
+        from ..datafiles import write_output
 
         try:
-            write_atomically(Path(output), json.dumps(plan_json(result, fix_plan), indent=2) + "\n")
+            write_output(Path(output), json.dumps(plan_json(result, fix_plan), indent=2) + "\n")
         except OSError as e:
             raise CommandError(f"-o {output}: {e.strerror or e}") from None
     if fmt == "json":
@@ -174,4 +174,6 @@ def report_width() -> int:
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"gpudoctor: {message}\n")
+    from ..report.safe import terminal_lines
+
+    sys.stderr.write(terminal_lines(f"gpudoctor: {message}\n"))

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from ..datafiles import missing_directory, read_capped
 from . import CommandError, Outcome, problems, use_color
 from ._shared import collect, report_width
 
@@ -38,10 +39,13 @@ def select_tests(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(t for t in TESTS if t in wanted)
 
 
+MAX_BASELINE_BYTES = 8 << 20  # a bench report is a few KiB a GPU
+
+
 def read_baseline(path: str) -> dict[tuple, float]:
     """(test, gpu, peer) -> value of an earlier `bench --format json` run."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = json.loads(read_capped(path, MAX_BASELINE_BYTES))
     except OSError as e:
         raise CommandError(f"--baseline {path}: {e.strerror or e}") from None
     except ValueError as e:
@@ -86,6 +90,8 @@ def run(
     if dcgm is not None and dcgm not in (1, 2):
         raise CommandError("--dcgm: expected 1 or 2 (the dcgmi diag run level)")
     chosen = select_tests(tests)
+    if html and missing_directory(Path(html)):  # said before minutes of measuring, not after
+        raise CommandError(f"--html {html}: no such directory: {missing_directory(Path(html))}")
     earlier = read_baseline(baseline) if baseline else None
     host, source, deadline = collect(None, list(python), timeout)
     try:
@@ -99,11 +105,11 @@ def run(
         raise problems("bench rule files have", e) from None
     report = bench.report
     if html:
-        from ..datafiles import write_atomically
+        from ..datafiles import write_output
         from ..report import bench_html
 
         try:
-            write_atomically(Path(html), bench_html.render(report))
+            write_output(Path(html), bench_html.render(report))
         except OSError as e:
             raise CommandError(f"--html {html}: {e.strerror or e}") from None
     if fmt == "json":

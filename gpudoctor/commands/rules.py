@@ -74,8 +74,10 @@ def run_validate(paths: tuple[str, ...]) -> int:
     try:
         loaded = validate_rules(list(paths))
     except RuleLoadError as e:
+        from ..report.safe import terminal_lines
+
         for p in e.problems:
-            sys.stderr.write(f"{p}\n")
+            sys.stderr.write(terminal_lines(f"{p}\n"))
         sys.stderr.write(f"{len(e.problems)} problem(s) found\n")
         return 2
     sys.stdout.write(f"{len(loaded)} rule(s) valid\n")
@@ -90,10 +92,12 @@ def run_test(paths: tuple[str, ...], cases: Optional[str] = None) -> int:
         code, lines, notes = rule_tests.main(list(paths), cases)
     except rule_tests.CaseError as e:
         raise CommandError(str(e)) from None
+    from ..report.safe import terminal_lines
+
     for line in lines:
-        sys.stdout.write(line + "\n")
+        sys.stdout.write(terminal_lines(line + "\n"))
     for note in notes:
-        sys.stderr.write(note + "\n")
+        sys.stderr.write(terminal_lines(note + "\n"))
     return code
 
 

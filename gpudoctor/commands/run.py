@@ -51,7 +51,6 @@ import array
 import fcntl
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -181,6 +180,8 @@ def _command_env() -> Optional[dict[str, str]]:
 
 def _cannot_start(command: str, e: OSError) -> int:
     """127 not found, 126 found but not executable (permission, format, a directory), as a shell says."""
+    import shutil
+
     code = 127 if isinstance(e, FileNotFoundError) else 126
     if code == 127 and "/" not in command and shutil.which(command) is None:
         reason = "command not found"

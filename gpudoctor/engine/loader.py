@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional, Protocol
 
-from ..datafiles import Problem, shipped_rules_dir
+from ..datafiles import Problem, read_capped, read_capped_text, rule_files, shipped_rules_dir
 from ..facts import LISTS
 from . import conditions, remote, rule_cache, template, yamlsafe
 from .model import CATEGORIES, FIX_KINDS, SEVERITIES, ErrorText, FixStep, Rule
@@ -29,14 +29,6 @@ class RuleLoadError(Exception):
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__("\n".join(str(p) for p in problems))
         self.problems = problems
-
-
-def rule_files(path: Path) -> list[Path]:
-    if path.is_dir():
-        return sorted(p for p in path.glob("*.yaml") if p.is_file()) + sorted(
-            p for p in path.glob("*.yml") if p.is_file()
-        )
-    return [path]
 
 
 class Deadline(Protocol):
@@ -63,11 +55,11 @@ def validate_rules(paths: list[str]) -> list[Rule]:
     given = {
         f.resolve() for p in paths if not remote.is_url(p) and Path(p).exists() for f in rule_files(Path(p))
     }
-    contents = {f.read_bytes() for f in given}
+    contents = {_contents(f) for f in given if f.is_file()}  # a pipe read here would be read empty later
     base = [
         f
         for f in rule_files(shipped_rules_dir())
-        if f.resolve() not in given and f.read_bytes() not in contents
+        if f.resolve() not in given and _contents(f) not in contents
     ]
     shipped = {str(f) for f in base}
     rules = [r for r in _load(paths, base) if r.file not in shipped]
@@ -75,6 +67,13 @@ def validate_rules(paths: list[str]) -> list[Rule]:
     if problems:
         raise RuleLoadError(problems)
     return rules
+
+
+def _contents(path: Path) -> Optional[bytes]:
+    try:
+        return read_capped(path, yamlsafe.MAX_BYTES)
+    except OSError:
+        return None  # load_file says what is wrong with it
 
 
 def unspoken_problems(rules: list[Rule]) -> list[Problem]:
@@ -140,8 +139,10 @@ def load_file(path: Path, cached: bool = False) -> tuple[list[Rule], list[Proble
     (engine/rule_cache.py)."""
     name = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = read_capped_text(path, yamlsafe.MAX_BYTES)
+    except OSError as e:
+        return [], [Problem(name, 0, "", "", f"cannot read: {e.strerror or e}")]
+    except UnicodeDecodeError as e:
         return [], [Problem(name, 0, "", "", f"cannot read: {e}")]
     if cached:
         return rule_cache.load(text, name, parse_rules)

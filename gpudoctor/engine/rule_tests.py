@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from ..datafiles import read_capped_text
 from ..facts import Fact, Facts, known, unknown
 from . import yamlsafe
 from .evaluate import evaluate_rule
@@ -63,7 +64,7 @@ class Outcome:
 def load_cases(path: Path) -> dict[str, list[dict[str, Any]]]:
     """A case file's `fires` and `passes` lists, checked; CaseError says what is wrong."""
     try:
-        data, lines = yamlsafe.load(path.read_text(encoding="utf-8"))
+        data, lines = yamlsafe.load(read_capped_text(path, yamlsafe.MAX_BYTES))
     except (OSError, UnicodeDecodeError) as e:
         raise CaseError(f"{path}: cannot read: {e}") from None
     except yamlsafe.YamlError as e:

@@ -11,7 +11,7 @@ Nothing here renders a template without facts: rules' messages reach the user on
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,16 +23,8 @@ from .rank import by_evidence
 
 MAX_SHOWN = 3
 MAX_FACTS = 5
-
-
-def build(rule_paths: Sequence[str] = ()) -> tuple[Matcher, dict[str, Entry]]:
-    """The matcher over every rule's and entry's error texts, and the entries by id. Raises RuleLoadError
-    and EntryError for bad files."""
-    from ..engine.loader import load_rules
-    from .entries import load_entries
-
-    entries = load_entries()
-    return Matcher(knowns(load_rules(list(rule_paths)), entries)), {e.id: e for e in entries}
+EXAMPLES = 3  # lines shown for each cause of a log
+MISSES = 100_000  # distinct unmatched log lines remembered (a repeat is not matched again)
 
 
 def knowns(rules: Sequence[Rule], entries: Sequence[Entry]) -> list[Known]:
@@ -117,7 +109,7 @@ class Answer:
     verdict: Verdict
 
 
-def answer(ranked: Sequence[Candidate], result: Any, plan: Any, entries: dict[str, Entry]) -> list[Answer]:
+def answer(ranked: Sequence[Candidate], result: Any, plan: Any, entries: Mapping[str, Entry]) -> list[Answer]:
     """Each candidate judged on the host, in the order of the evidence (explain/rank.py), the first
     MAX_SHOWN."""
     out = []
@@ -136,28 +128,58 @@ def how(cand: Candidate) -> str:
     return f'shares {", ".join(cand.shared)} with "{cand.text}" ({cand.score:.0%})'
 
 
-def candidates_by_line(lines: Iterable[str], matcher: Matcher) -> list[tuple[str, list[Candidate]]]:
-    """Each distinct line of a log that matches a cause confidently, with its confident candidates (in the
-    text order), in the order met."""
-    out: list[tuple[str, list[Candidate]]] = []
-    seen: set[str] = set()
-    for raw in lines:
+@dataclass
+class Matches:
+    """The distinct lines of a log that matched the same causes confidently, in the same order: at each
+    place the best-scoring candidate (and the index of the first line that scored it), how many lines, and
+    the first EXAMPLES of them (index, line). Lines are kept this way, not one by one, so that a log of a
+    million lines that match reads in flat memory."""
+
+    best: list[tuple[Candidate, int]]
+    count: int
+    examples: list[tuple[int, str]]
+
+
+def candidates_by_line(lines: Iterable[str], matcher: Matcher) -> list[Matches]:
+    """The distinct lines of a log that match a cause confidently, by the confident candidates they have
+    (in the text order), in the order first met. A line is remembered by its hash once matched; lines that
+    matched nothing only up to MISSES (a repeat is not matched again)."""
+    out: dict[tuple[str, ...], Matches] = {}
+    matched: set[int] = set()
+    missed: set[str] = set()
+    for index, raw in enumerate(lines):
         line = raw.strip()
-        if not line or line in seen or len(line) > 4000:
+        if not line or line in missed or len(line) > 4000 or hash(line) in matched:
             continue
-        seen.add(line)
-        ranked = [c for c in matcher.rank(line, limit=8) if c.confident]
-        if ranked:
-            out.append((line, ranked))
-    return out
+        ranked = (
+            [c for c in matcher.rank(line, limit=8) if c.confident] if matcher.may_be_confident(line) else []
+        )
+        if not ranked:
+            if len(missed) >= MISSES:
+                missed.clear()
+            missed.add(line)
+            continue
+        matched.add(hash(line))
+        same = out.get(tuple(c.known.id for c in ranked))
+        if same is None:
+            out[tuple(c.known.id for c in ranked)] = Matches([(c, index) for c in ranked], 1, [(index, line)])
+            continue
+        same.count += 1
+        if len(same.examples) < EXAMPLES:
+            same.examples.append((index, line))
+        for place, c in enumerate(ranked):
+            if c.score > same.best[place][0].score:
+                same.best[place] = (c, index)
+    return list(out.values())
 
 
 def judged_triage(
-    per_line: Sequence[tuple[str, list[Candidate]]], result: Any, plan: Any, entries: dict[str, Entry]
-) -> list[tuple[Answer, list[str]]]:
+    matches: Sequence[Matches], result: Any, plan: Any, entries: Mapping[str, Entry]
+) -> list[tuple[Answer, int, list[str]]]:
     """A log's lines grouped by the cause each points at on this host: of a line's candidates, the one the
     evidence puts first (rank.by_evidence: a cause that applies here before one that does not), each cause
-    judged once, in the order first met."""
+    judged once, in the order first met; with its best match (the first line that scored best), how many
+    lines and the first EXAMPLES of them."""
     verdicts: dict[str, Verdict] = {}
 
     def judged(cand: Candidate) -> Answer:
@@ -167,12 +189,17 @@ def judged_triage(
             verdicts[rid] = judge_entry(entry, result) if entry else judge_rule(rid, result, plan)
         return Answer(cand, verdicts[rid])
 
-    groups: dict[str, tuple[Answer, list[str]]] = {}
-    for line, ranked in per_line:
-        best = by_evidence([judged(c) for c in ranked], lambda a: a.candidate, lambda a: a.verdict.status)[0]
+    groups: dict[str, tuple[Answer, int, int, list[tuple[int, str]]]] = {}
+    for m in matches:
+        here = [judged(c) for c, _ in m.best]
+        best = by_evidence(here, lambda a: a.candidate, lambda a: a.verdict.status)[0]
+        at = m.best[next(i for i, a in enumerate(here) if a is best)][1]
         rid = best.candidate.known.id
-        kept, hits = groups.setdefault(rid, (best, []))
-        hits.append(line)
-        if best.candidate.score > kept.candidate.score:
-            groups[rid] = (best, hits)
-    return list(groups.values())
+        if rid not in groups:
+            groups[rid] = (best, at, m.count, list(m.examples))
+            continue
+        kept, kept_at, count, examples = groups[rid]
+        if (-best.candidate.score, at) < (-kept.candidate.score, kept_at):
+            kept, kept_at = best, at
+        groups[rid] = (kept, kept_at, count + m.count, sorted(examples + m.examples)[:EXAMPLES])
+    return [(a, count, [line for _, line in examples]) for a, _, count, examples in groups.values()]

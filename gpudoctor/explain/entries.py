@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ..datafiles import Problem, shipped_rules_dir
+from ..datafiles import Problem, read_capped_text, shipped_rules_dir
 from ..engine import yamlsafe
 from ..engine.loader import error_texts, key_problems
 from ..engine.model import ErrorText
@@ -49,7 +49,7 @@ def load_entries(path: Optional[Path] = None) -> list[Entry]:
     """The entries of `path` (the shipped file when None), in file order; EntryError for any problem."""
     path = Path(path) if path is not None else shipped_path()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_capped_text(path, yamlsafe.MAX_BYTES)
     except (OSError, UnicodeDecodeError) as e:
         raise EntryError([Problem(str(path), 0, "", "", f"cannot read: {e}")]) from None
     entries, problems = parse_entries(text, str(path))

@@ -23,7 +23,8 @@ def explain_failure(tail: str, timeout: float = 10.0, target: Optional[Any] = No
     each cause its error output matches, and whether it applies on this host. `target` is the command's
     interpreter (host/command_python.Judged): that Python environment is judged, and the block says which
     and why; without one (or where the command names none) the default target is judged, and said so."""
-    from .answer import build, candidates_by_line, judged_triage
+    from .answer import candidates_by_line, judged_triage
+    from .index import build
 
     matcher, entries = build()
     per_line = candidates_by_line(tail.splitlines(), matcher)
@@ -45,13 +46,15 @@ def explain_failure(tail: str, timeout: float = 10.0, target: Optional[Any] = No
     plan = build_plan(result.findings, result.facts)
     lines = ["gpudoctor: the command failed; what its error output points at on this host:"]
     lines.append("  " + judged_line(target, host))
-    for found, _hits in judged_triage(per_line, result, plan, entries)[:MAX_CAUSES]:
+    for found, _count, _lines in judged_triage(per_line, result, plan, entries)[:MAX_CAUSES]:
         lines += _short(found)
     python = f" --python {chosen}" if chosen else ""
     lines.append(
         f"  (gpudoctor explain --log FILE{python} reads a whole log; gpudoctor check judges the whole host)"
     )
-    return "\n".join(lines) + "\n"
+    from ..report.safe import terminal_lines
+
+    return terminal_lines("\n".join(lines) + "\n")  # it names the command's interpreter, from its argv
 
 
 def judged_line(target: Optional[Any], host: Any) -> str:

@@ -58,15 +58,16 @@ def message(text: str, found: list, numbers: list[str], how: Any, where: str, wi
 
 
 def log(groups: list, total: int, how: Any, where: str, width: int = 100) -> str:
-    """`groups`: (answer, lines) per cause, in the order first met; `total`: lines read."""
+    """`groups`: (answer, how many lines, the first of them) per cause, in the order first met; `total`:
+    lines read."""
     if not groups:
         return terminal_lines(f"Read {total} line(s): none matches a cause gpudoctor knows.\n" + NO_MATCH)
     lines = [f"Read {total} line(s): {len(groups)} cause(s) recognised.", ""]
-    for n, (a, hits) in enumerate(groups, 1):
+    for n, (a, count, examples) in enumerate(groups, 1):
         block = answers([a], how, where, width, first=n)
         lines += block[:-1]
-        lines.append(f"{INDENT}seen in {len(hits)} line(s), e.g.:")
-        lines += [f"{INDENT}  | {h[:200]}" for h in hits[:3]]
+        lines.append(f"{INDENT}seen in {count} line(s), e.g.:")
+        lines += [f"{INDENT}  | {h[:200]}" for h in examples]
         lines.append("")
     return terminal_lines("\n".join(lines).rstrip("\n") + "\n")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..engine.model import Rule
+from .safe import terminal_lines
 
 if TYPE_CHECKING:  # the fleet rules load their file when imported; only `rules show` needs them
     from ..fleet.rules import FleetRule
@@ -15,7 +16,7 @@ def rule_table(rules: list[Rule]) -> str:
     w = max((len(r.id) for r in ordered), default=2)
     lines = [f"{'ID'.ljust(w)}  SEVERITY  AREA        TITLE"]
     lines += [f"{r.id.ljust(w)}  {r.severity.ljust(8)}  {r.category.ljust(10)}  {r.title}" for r in ordered]
-    return "\n".join(lines) + "\n"
+    return terminal_lines("\n".join(lines) + "\n")  # a user rule file's texts: no escape reaches the terminal
 
 
 def rule_detail(rule: Rule) -> str:
@@ -46,7 +47,7 @@ def rule_detail(rule: Rule) -> str:
                 out.append(f"         {step.text}")
     if rule.references:
         out += ["", "references:"] + [f"  {r}" for r in rule.references]
-    return "\n".join(out) + "\n"
+    return terminal_lines("\n".join(out) + "\n")
 
 
 def fleet_rule_detail(rule: FleetRule) -> str:

@@ -9,7 +9,7 @@ import re
 import pytest
 from corpus_score import FIELDS, KINDS, load, score
 
-from gpudoctor.explain.answer import build
+from gpudoctor.explain.index import build
 
 CASES = load()
 # The floors: what the corpus scored when they were set (see CHANGELOG); raise them as explain improves,
