@@ -61,7 +61,12 @@ def rollback_lines(rb: Any) -> list[str]:
         head = "ROLLBACK INCOMPLETE: the environment is not as it was before the run."
     lines = [head]
     lines += [f"  removed {x}" for x in rb.removed] + [f"  put back {x}" for x in rb.restored]
-    lines += [f"  no copy to put back: {x}" for x in rb.missing] + [f"  problem: {x}" for x in rb.problems]
+    lines += [f"  no copy to put back: {x}" for x in rb.missing]
+    if rb.leftovers:
+        lines.append(
+            f"  removed {len(rb.leftovers)} file(s) a stopped installer left, e.g. {rb.leftovers[0]}"
+        )
+    lines += [f"  problem: {x}" for x in rb.problems]
     return lines
 
 
