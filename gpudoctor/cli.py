@@ -265,6 +265,12 @@ def fix(
     ),
     run_id: Optional[str] = typer.Argument(None, metavar="[RUN]", help="With --undo: the run to undo."),
     list_runs: bool = typer.Option(False, "--list", help="List past runs."),
+    prune: bool = typer.Option(
+        False,
+        "--prune",
+        help="Remove old runs and their restore points (keeps the newest 5 and those of the last 14 days); "
+        "with --dry-run, only list them.",
+    ),
     timeout: float = TimeoutOpt,
     step_timeout: float = typer.Option(
         "3600",
@@ -288,6 +294,7 @@ def fix(
         undo=undo,
         run_id=run_id,
         list_runs=list_runs,
+        prune=prune,
         timeout=timeout,
         step_timeout=step_timeout,
         index_mirror=tuple(index_mirror),

@@ -415,3 +415,27 @@ def test_allow_system_never_runs_a_rule_packs_reboot_power_or_log_deletion(site,
     assert "not one of the system commands fix runs" in out.split("systemctl restart acme-agent")[1]
     assert "Outcome: nothing to do" in out and "-> done" not in out
     assert not state.exists()  # no run: nothing ran
+
+
+def test_a_fix_that_worked_removes_the_runs_the_retention_policy_does_not_keep(
+    site, state, pip_template, tmp_path
+):
+    python = cpu_env(site, pip_template, tmp_path / "env")
+    serve_the_plan(site, plan_of(site, state, python))
+    runs = state / "gpudoctor" / "runs"
+    old = []
+    for n in range(5):  # five runs of a month ago, as fix left them: the newest 5 stay, so 1 goes
+        run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() - (30 + n) * 86400)) + "-0000"
+        (runs / run_id / "restore" / "dists").mkdir(parents=True)
+        (runs / run_id / "restore" / "dists" / "torch-2.5.1+cpu-0123456789ab.tar").write_bytes(b"\0" * 4000)
+        (runs / run_id / "journal.jsonl").write_text('{"event": "start", "kind": "fix"}\n')
+        old.append(run_id)
+    r = gd(site, state, "fix", "--yes", "--python", str(python), *mirror(site["index"]))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Outcome: fixed" in r.stdout
+    assert r.stdout.endswith(
+        "Removed 1 old run(s), 4.0 kB (fix keeps the newest 5 runs and every run of the last 14 days; "
+        "gpudoctor fix --prune).\n"
+    )
+    assert sorted(p.name for p in runs.iterdir())[:4] == sorted(old)[1:]  # the oldest went
+    assert len(list(runs.iterdir())) == 5
