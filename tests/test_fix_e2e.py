@@ -37,7 +37,7 @@ def site(tmp_path_factory, fake_lib):  # noqa: F811 - the fixture imported above
     """The wheels directory and its index, and the environment every gpudoctor run gets."""
     root = tmp_path_factory.mktemp("fix-e2e")
     wheels = root / "wheels"
-    wheels_for(wheels, ["torch==2.5.1+cpu", "onnxruntime==1.20.1", "onnxruntime-gpu==1.20.1"])
+    wheels_for(wheels, ["torch==2.5.1+cpu", "onnxruntime==1.20.1", "onnxruntime-gpu==1.20.2"])
     with LocalIndex(wheels) as index:
         env = offline_env(root, index.url("simple"))
         env.update(
