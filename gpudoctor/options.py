@@ -311,6 +311,12 @@ FIX = (
     flag("undo", "--undo", "Put the environment back as it was before run RUN (default: the last run)."),
     Option("run_id", ("run_id",), "With --undo: the run to undo.", metavar="[RUN]"),
     flag("list_runs", "--list", "List past runs."),
+    flag(
+        "prune",
+        "--prune",
+        "Remove old runs and their restore points (keeps the newest 5 and those of the last 14 days); "
+        "with --dry-run, only list them.",
+    ),
     TIMEOUT.but(help=f"Deadline in seconds for the whole check (default 10; at most {MAX_TIMEOUT:.0f})."),
     Option(
         "step_timeout",

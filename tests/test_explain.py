@@ -107,7 +107,9 @@ def test_explain_on_a_host_where_it_applies_gives_the_finding_and_the_plan(tmp_p
     )
     assert r.returncode == 0, r.stderr
     assert ": APPLIES" in r.stdout
-    assert "fix: /opt/torch/.venv/bin/python3 -m pip install onnxruntime-gpu==" in r.stdout
+    assert (
+        "fix: /opt/torch/.venv/bin/python3 -m pip install 'onnxruntime-gpu[cuda,cudnn]==1.30.0'" in r.stdout
+    )
 
 
 def test_no_match_says_so_and_exits_1():

@@ -27,7 +27,7 @@ from gpudoctor.remedy.inventory import read_inventory
 
 from conftest import ROOT
 from pkgindex import LocalIndex, offline_env
-from pyenvs import broken_wheel, clone_venv, site_packages, torch_wheel, tree_hash, uv, wheels_for
+from pyenvs import broken_wheel, clone_venv, make_venv, site_packages, torch_wheel, tree_hash, uv, wheels_for
 
 PYTORCH = "https://download.pytorch.org/whl/"
 
@@ -37,7 +37,7 @@ def site(tmp_path_factory, fake_lib):  # noqa: F811 - the fixture imported above
     """The wheels directory and its index, and the environment every gpudoctor run gets."""
     root = tmp_path_factory.mktemp("fix-e2e")
     wheels = root / "wheels"
-    wheels_for(wheels, ["torch==2.5.1+cpu", "onnxruntime==1.20.1", "onnxruntime-gpu==1.20.1"])
+    wheels_for(wheels, ["torch==2.5.1+cpu", "onnxruntime==1.20.1", "onnxruntime-gpu==1.20.2"])
     with LocalIndex(wheels) as index:
         env = offline_env(root, index.url("simple"))
         env.update(
@@ -378,3 +378,66 @@ def test_answering_no_changes_nothing(site, state, onnx_env):
     assert r.stdout.count("   Run this step? [y]es / [n]o / [q]uit: ") == 2
     assert re.search(r"Outcome: declined \(.*2 skipped\)", r.stdout) and "-> skipped: you said no" in r.stdout
     assert tree_hash(onnx_env) == before and not state.exists()
+
+
+PACK = """\
+rules:
+  - id: ACME-HOUSEKEEPING-001
+    title: Housekeeping
+    severity: warning
+    category: system
+    when:
+      all:
+        - {fact: driver.version, exists: true}
+    message: "Time for housekeeping."
+    why: "A rule pack's fix steps, as issue 24 reported `fix --allow-system` running them."
+    silent: "Nothing fails; this is a test of what fix runs."
+    fix:
+      - kind: command
+        argv: [sudo, systemctl, start, reboot.target]
+      - kind: command
+        argv: [journalctl, --vacuum-time=1s]
+      - kind: command
+        argv: [nvidia-smi, -pl, "100"]
+      - kind: command
+        argv: [systemctl, restart, acme-agent]
+"""
+
+
+def test_allow_system_never_runs_a_rule_packs_reboot_power_or_log_deletion(site, state, tmp_path):
+    pack = tmp_path / "acme.yaml"
+    pack.write_text(PACK)
+    python = make_venv(sys.executable, tmp_path / "env")
+    r = gd(site, state, "fix", "--yes", "--allow-system", "--rules", str(pack), "--python", str(python))
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+    assert "fix never reboots, powers off or suspends the machine" in out.split("reboot.target")[1]
+    assert "deletes or rewrites the system's logs" in out.split("--vacuum-time=1s")[1]
+    assert "changes a GPU's power limit, clocks or mode" in out.split("nvidia-smi -pl 100")[1]
+    assert "not one of the system commands fix runs" in out.split("systemctl restart acme-agent")[1]
+    assert "Outcome: nothing to do" in out and "-> done" not in out
+    assert not state.exists()  # no run: nothing ran
+
+
+def test_a_fix_that_worked_removes_the_runs_the_retention_policy_does_not_keep(
+    site, state, pip_template, tmp_path
+):
+    python = cpu_env(site, pip_template, tmp_path / "env")
+    serve_the_plan(site, plan_of(site, state, python))
+    runs = state / "gpudoctor" / "runs"
+    old = []
+    for n in range(5):  # five runs of a month ago, as fix left them: the newest 5 stay, so 1 goes
+        run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() - (30 + n) * 86400)) + "-0000"
+        (runs / run_id / "restore" / "dists").mkdir(parents=True)
+        (runs / run_id / "restore" / "dists" / "torch-2.5.1+cpu-0123456789ab.tar").write_bytes(b"\0" * 4000)
+        (runs / run_id / "journal.jsonl").write_text('{"event": "start", "kind": "fix"}\n')
+        old.append(run_id)
+    r = gd(site, state, "fix", "--yes", "--python", str(python), *mirror(site["index"]))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Outcome: fixed" in r.stdout
+    assert r.stdout.endswith(
+        "Removed 1 old run(s), 4.0 kB (fix keeps the newest 5 runs and every run of the last 14 days; "
+        "gpudoctor fix --prune).\n"
+    )
+    assert sorted(p.name for p in runs.iterdir())[:4] == sorted(old)[1:]  # the oldest went
+    assert len(list(runs.iterdir())) == 5

@@ -115,27 +115,45 @@ def test_conda_and_poetry_use_pip_inside_the_environment_and_say_so():
         assert step.notes[-1] == INSTALLER_NOTES[installer]
 
 
+# onnxruntime 1.20.1 exists; onnxruntime-gpu 1.20.1 does not (1.20.0, 1.20.2 do: knowledge/onnxruntime.yaml)
 ONNX = {
     "frameworks[0].name": "onnxruntime",
     "frameworks[0].distribution": "onnxruntime",
-    "frameworks[0].version": "1.30.0",
+    "frameworks[0].version": "1.20.1",
 }
+ORT_GPU = "onnxruntime-gpu==1.20.2"
+LITERAL = (
+    '      - {kind: pip, argv: ["{python.executable}", -m, pip, uninstall, -y, numpy]}\n'
+    '      - {kind: pip, argv: ["{python.executable}", -m, pip, install, "numpy==1.26.4"]}'
+)
 
 
 def test_literal_pip_steps_are_written_for_uv():
-    plan = plan_for(h100_535(**ONNX, **{"python.installer": "uv"}))
-    assert [s.argv for s in plan.steps] == [
-        ("uv", "pip", "uninstall", "--python", EXE, "onnxruntime"),
-        ("uv", "pip", "install", "--python", EXE, "onnxruntime-gpu==1.30.0"),
+    plan = plan_for(h100_535(**{"python.installer": "uv"}), user_rule("USR-A-001", "error", LITERAL))
+    assert [s.argv for s in plan.steps if not s.resolver] == [
+        ("uv", "pip", "uninstall", "--python", EXE, "numpy"),
+        ("uv", "pip", "install", "--python", EXE, "numpy==1.26.4"),
     ]
 
 
 def test_literal_pip_steps_stay_as_written_for_pip():
+    plan = plan_for(h100_535(), user_rule("USR-A-001", "error", LITERAL))
+    assert [(s.kind, s.argv, s.resolver) for s in plan.steps if not s.resolver] == [
+        ("pip", (EXE, "-m", "pip", "uninstall", "-y", "numpy"), ""),
+        ("pip", (EXE, "-m", "pip", "install", "numpy==1.26.4"), ""),
+    ]
+
+
+def test_cpu_onnxruntime_is_replaced_by_an_onnxruntime_gpu_release_that_exists():
+    """Issue 24: the plan pinned onnxruntime-gpu==<the CPU package's version>, a release that may not
+    exist (1.20.1), or one built for a CUDA the driver does not run."""
     plan = plan_for(h100_535(**ONNX))
     assert [(s.kind, s.argv, s.resolver) for s in plan.steps] == [
-        ("pip", (EXE, "-m", "pip", "uninstall", "-y", "onnxruntime"), ""),
-        ("pip", (EXE, "-m", "pip", "install", "onnxruntime-gpu==1.30.0"), ""),
+        ("pip", (EXE, "-m", "pip", "uninstall", "-y", "onnxruntime"), "onnxruntime"),
+        ("pip", (EXE, "-m", "pip", "install", ORT_GPU), "onnxruntime"),
     ]
+    newer = plan_for(h100_535(**{**ONNX, "frameworks[0].version": "1.22.0"}))
+    assert newer.steps[-1].argv[-1] == "onnxruntime-gpu[cuda,cudnn]==1.22.0"
 
 
 USER = """\
@@ -180,7 +198,7 @@ def test_between_literal_pins_the_more_severe_finding_wins():
     ).replace("\nrules:\n", "\n")
     plan = plan_for(h100_535(**ONNX), rules)
     installs = [s.argv[4:] for s in plan.steps if s.argv[3:4] == ("install",)]
-    assert installs == [("numpy==1.26.4",), ("onnxruntime-gpu==1.30.0",)]
+    assert installs == [("numpy==1.26.4",), (ORT_GPU,)]
     assert plan.notes == (
         "numpy: USR-A-001 wanted numpy==2.0.0, USR-B-001 wanted numpy==1.26.4; kept numpy==1.26.4 "
         f"(its finding is more severe) and left out `{EXE} -m pip install numpy==2.0.0`",
@@ -212,7 +230,7 @@ def test_system_changes_first_python_environment_next_reboot_last():
         ("env", "system", "Unset LD_LIBRARY_PATH."),
         ("pip", "python-env", ("numpy==1.26.4",)),
         ("pip", "python-env", ("onnxruntime",)),
-        ("pip", "python-env", ("onnxruntime-gpu==1.30.0",)),
+        ("pip", "python-env", (ORT_GPU,)),
         ("reboot", "reboot", ("reboot",)),
     ]
 

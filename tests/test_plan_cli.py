@@ -54,7 +54,7 @@ def test_h200_plan_as_json():
             2,
             "pip",
             "python-env",
-            "/opt/torch/.venv/bin/python3 -m pip install onnxruntime-gpu==1.30.0",
+            "/opt/torch/.venv/bin/python3 -m pip install 'onnxruntime-gpu[cuda,cudnn]==1.30.0'",
             ["GD-FW-004"],
         ),
     ]

@@ -55,7 +55,7 @@ def test_a_saved_plan_reads_back_as_the_same_steps(saved):
     assert plan.plan.python == "/opt/torch/.venv/bin/python3"
     assert [s.command for s in plan.plan.steps] == [
         "/opt/torch/.venv/bin/python3 -m pip uninstall -y onnxruntime",
-        "/opt/torch/.venv/bin/python3 -m pip install onnxruntime-gpu==1.30.0",
+        "/opt/torch/.venv/bin/python3 -m pip install 'onnxruntime-gpu[cuda,cudnn]==1.30.0'",
     ]
     assert [s.rules for s in plan.plan.steps] == [("GD-FW-004",), ("GD-FW-004",)]
 

@@ -122,7 +122,7 @@ def test_rule_facts_cover_condition_iteration_texts_and_nvidia_require():
     nvidia_require = replace(rule, when={"fact": "container.nvidia_require_cuda", "nvidia_require": "unmet"})
     assert {"driver.max_cuda", "driver.version", "gpus.count"} <= rule_facts(nvidia_require)
     assert "frameworks.count" in rule_facts(rules["GD-FW-004"])  # its for_each
-    assert "python.executable" in rule_facts(rules["GD-FW-004"])  # only in its fix command
+    assert "python.executable" in rule_facts(rules["GD-RUNTIME-011"])  # only in its fix command
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""`gpudoctor fix`: apply the plan (or a saved one) with confirmation, verify, roll back; `--undo`, `--list`.
+"""`gpudoctor fix`: apply the plan (or a saved one) with confirmation, verify, roll back; `--undo`, `--list`,
+`--prune`.
 
 This module wires: it runs the check, makes (or loads and re-checks) the plan, asks before each step, and
 prints; the remedy package does the rest. Exit codes: 0 fixed or nothing to do (a dry run too), 1 some
@@ -87,10 +88,15 @@ def run(
     undo: bool = False,
     run_id: Optional[str] = None,
     list_runs: bool = False,
+    prune: bool = False,
     timeout: Optional[float] = None,
     step_timeout: float = DEFAULT_STEP_TIMEOUT,
     index_mirror: tuple[str, ...] = (),
 ) -> Outcome:
+    if prune:
+        if list_runs or undo or plan or run_id is not None:
+            raise CommandError("--prune goes alone (with --dry-run to only list what it would remove)")
+        return _prune(dry_run)
     if list_runs:
         from ..remedy import journal
         from ..report.fix_report import runs_table
@@ -164,7 +170,28 @@ def _apply(
     except CannotRun as e:
         raise CommandError(str(e)) from None
     sys.stdout.write(summary(outcome, dry_run))
+    if outcome.outcome in ("fixed", "partly fixed"):
+        _prune(dry_run=False, quiet=True)
     return Outcome(outcome.exit_code)
+
+
+def _prune(dry_run: bool, quiet: bool = False) -> Outcome:
+    """The retention policy (remedy/retention.py): `--prune` lists what it removes and keeps; after a fix,
+    a line when it removed something."""
+    import time
+
+    from ..remedy import journal, retention
+    from ..report.fix_report import prune_report
+
+    runs = journal.runs()
+    pruned, problems = retention.prune(runs, time.time(), dry_run)
+    if quiet and not pruned and not problems:
+        return Outcome(0)
+    gone = {p.run.run_id for p in pruned}
+    kept = [] if quiet else [(r, retention.size_of(r.path)) for r in runs if r.run_id not in gone]
+    keep = (retention.KEEP_RUNS, retention.KEEP_DAYS)
+    sys.stdout.write(prune_report(pruned, kept, problems, dry_run, quiet, keep))
+    return Outcome(1 if problems else 0)
 
 
 def _undo(run_id: Optional[str], yes: bool, dry_run: bool) -> Outcome:

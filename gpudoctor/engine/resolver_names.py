@@ -19,6 +19,7 @@ RESOLVER_ARGS: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "torch": _MINOR,
     "tensorflow": _MINOR,
     "jax": _MINOR,
+    "onnxruntime": _MINOR,
     "framework": _MINOR,
     "driver": {"cuda": ()},
 }

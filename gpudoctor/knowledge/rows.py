@@ -180,6 +180,15 @@ class JaxPlugin(Row):
 
 
 @dataclass(frozen=True)
+class OnnxruntimeGpu(Row):
+    version: str  # an onnxruntime-gpu release as published (1.20.2: there is no 1.20.1)
+    cuda_major: int  # the CUDA major its Linux wheels are built with
+    cudnn_major: int
+    extras: bool  # it has the `cuda` and `cudnn` extras that install the CUDA libraries it loads
+    python_min: Optional[str] = None  # its Requires-Python floor, where it has one
+
+
+@dataclass(frozen=True)
 class CudnnSupport(Row):
     cudnn: str
     cuda_major: int
@@ -290,6 +299,7 @@ class Knowledge:
     host_compilers: tuple[HostCompilers, ...]
     xid_codes: tuple[XidCode, ...] = ()
     cuda_gpu_floors: tuple[CudaGpuFloor, ...] = ()
+    onnxruntime_gpu: tuple[OnnxruntimeGpu, ...] = ()
 
     def rows(self) -> list[Any]:
         """Every row of every table (torch variants included), for cross-checks and listings."""

@@ -176,6 +176,7 @@ class _Run:
             removed=rb.removed,
             restored=rb.restored,
             missing=rb.missing,
+            leftovers=rb.leftovers,
             problems=rb.problems,
         )
         return rb

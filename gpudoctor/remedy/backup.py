@@ -2,7 +2,10 @@
 
 Layout of `<name>-<version>-<record_sha256[:12]>.tar` (PAX format):
     manifest.json       first member: format, name, version, record_sha256, the prefix it was taken from,
-                        the files it holds (relative to the prefix) and the ones it skipped, with why
+                        the files it holds (relative to the prefix) and the ones it skipped, with why; from
+                        format 2 the sha256 of each regular file as it was read (`sha256`), and the files
+                        whose bytes were not those their RECORD lists when they were read (`not_as_recorded`:
+                        a file another distribution overwrote, one edited by hand)
     env/<path>          each file as installed, its path relative to the environment's prefix (sys.prefix),
                         with its mode and mtime; a symbolic link is stored as a link
 Paths are relative to the prefix, not to /, so a backup is put back into the environment being restored,
@@ -15,10 +18,18 @@ checked before any is written, and the whole backup is refused if one would land
 is not a plain file, directory or symbolic link, or asks for more than permission bits. Files are written
 to a temporary name and renamed into place, so an installer's hard link (uv links files from its cache)
 is replaced, never written through.
+
+A backup is verified before anything of it is written, and each file again after it is in place: every
+file's bytes must have the sha256 the manifest recorded (format 2) and the one its distribution's RECORD
+lists (unless the manifest says the file already differed from RECORD when it was read). A tar has no
+checksum over file data: without this, one flipped byte in a restore point would be put back silently.
 """
 
 from __future__ import annotations
 
+import base64
+import csv
+import hashlib
 import io
 import json
 import os
@@ -30,7 +41,8 @@ from typing import Optional
 
 from .inventory import Dist
 
-FORMAT = 1
+FORMAT = 2
+READS = (1, 2)  # format 1 (gpudoctor 0.x before issue 24): no sha256 per file, RECORD only
 MANIFEST = "manifest.json"
 ROOT = "env/"
 
@@ -77,6 +89,8 @@ def write(dist: Dist, prefix: str, dest: Path) -> Path:
         else:
             skipped.append({"path": path, "why": "listed in RECORD but not there"})
     rel = {p: os.path.relpath(p, prefix) for p in held}
+    sha256 = {rel[p]: _sha256_file(p) for p in held if not os.path.islink(p)}
+    recorded = record_hashes(dist, prefix)
     manifest = {
         "format": FORMAT,
         "name": dist.name,
@@ -85,6 +99,8 @@ def write(dist: Dist, prefix: str, dest: Path) -> Path:
         "prefix": prefix,
         "files": [rel[p] for p in held],
         "skipped": skipped,
+        "sha256": sha256,
+        "not_as_recorded": sorted(r for r, h in sha256.items() if recorded.get(r, h) != h),
     }
     dest.mkdir(parents=True, exist_ok=True)
     final = dest / file_name(dist.name, dist.version, dist.record_sha256)
@@ -111,6 +127,59 @@ def write(dist: Dist, prefix: str, dest: Path) -> Path:
     return final
 
 
+def _sha256_file(path: str) -> str:
+    with open(path, "rb") as f:
+        return _sha256_stream(f)
+
+
+def parse_record(text: str, site_rel: str) -> dict[str, str]:
+    """RECORD's entries that carry a sha256 (PEP 376/627: `path,sha256=<urlsafe base64, no padding>,size`),
+    as {path relative to the prefix: hex sha256}; `site_rel` is the site directory relative to the prefix."""
+    out = {}
+    for row in csv.reader(io.StringIO(text)):
+        if len(row) >= 2 and row[1].startswith("sha256="):
+            b64 = row[1][len("sha256=") :]
+            try:
+                digest = base64.urlsafe_b64decode(b64 + "=" * (-len(b64) % 4)).hex()
+            except ValueError:
+                continue
+            out[os.path.normpath(os.path.join(site_rel, row[0]))] = digest
+    return out
+
+
+def record_hashes(dist: Dist, prefix: str) -> dict[str, str]:
+    """The sha256 RECORD lists for each file of `dist`, by path relative to `prefix`."""
+    try:
+        with open(os.path.join(dist.dist_info, "RECORD"), encoding="utf-8", errors="surrogateescape") as f:
+            return parse_record(f.read(), os.path.relpath(dist.site, prefix))
+    except OSError:
+        return {}
+
+
+def expected_hashes(tar: tarfile.TarFile, manifest: dict) -> dict[str, list[tuple[str, str]]]:
+    """What each regular file of a backup must hash to: {member name: [(where the hash comes from, hex)]},
+    from the manifest (format 2) and from the RECORD the backup holds."""
+    want: dict[str, list[tuple[str, str]]] = {}
+    for rel, digest in (manifest.get("sha256") or {}).items():
+        want.setdefault(ROOT + rel, []).append(("the restore point", str(digest)))
+    skip = {ROOT + r for r in manifest.get("not_as_recorded") or ()}
+    for member in tar.getmembers():
+        if member.isreg() and member.name.endswith(".dist-info/RECORD"):
+            site_rel = os.path.dirname(os.path.dirname(member.name[len(ROOT) :]))
+            text = tar.extractfile(member).read().decode("utf-8", "surrogateescape")
+            for rel, digest in parse_record(text, site_rel).items():
+                if ROOT + rel not in skip:
+                    want.setdefault(ROOT + rel, []).append(("its RECORD", digest))
+    return want
+
+
+def mismatch(name: str, data_sha256: str, want: dict[str, list[tuple[str, str]]]) -> Optional[str]:
+    for where, digest in want.get(name, ()):
+        if digest != data_sha256:
+            return f"sha256 {data_sha256[:16]}..., {where} says {digest[:16]}..."
+    return None
+
+
 def read_manifest(tar_path: Path) -> Optional[dict]:
     try:
         with tarfile.open(tar_path) as tar:
@@ -120,7 +189,7 @@ def read_manifest(tar_path: Path) -> Optional[dict]:
             data = json.loads(tar.extractfile(member).read())
     except (OSError, tarfile.TarError, ValueError):
         return None
-    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
+    return data if isinstance(data, dict) and data.get("format") in READS else None
 
 
 def search_dirs(search: Iterable[Path]) -> list[Path]:
@@ -170,32 +239,75 @@ def _refusal(member: tarfile.TarInfo, prefix: str) -> Optional[str]:
 
 
 def refusals(tar_path: Path, prefix: str) -> list[str]:
-    """Why the backup cannot be put back under `prefix`: a member refused, or the tar unreadable."""
+    """Why the backup cannot be put back under `prefix`: a member refused, a file whose bytes are not
+    those recorded, a file the manifest lists that is not there, or the tar unreadable."""
+    manifest = read_manifest(tar_path)
+    if manifest is None:
+        return [f"{tar_path.name}: no manifest gpudoctor can read"]
+    found = []
     try:
         with tarfile.open(tar_path) as tar:
+            want = expected_hashes(tar, manifest)
             members = [m for m in tar.getmembers() if m.name != MANIFEST]
-    except (OSError, tarfile.TarError) as e:
+            for m in members:
+                why = _refusal(m, prefix)
+                if why is None and m.isreg():
+                    if manifest["format"] >= 2 and m.name[len(ROOT) :] not in manifest.get("sha256", {}):
+                        why = "not among the files the restore point recorded"
+                    else:
+                        why = mismatch(m.name, _sha256_stream(tar.extractfile(m)), want)
+                if why:
+                    found.append(f"{tar_path.name}: member {m.name!r} refused: {why}")
+    except (OSError, tarfile.TarError, ValueError) as e:
         return [f"{tar_path.name}: cannot read the backup: {e}"]
-    found = ((m, _refusal(m, prefix)) for m in members)
-    return [f"{tar_path.name}: member {m.name!r} refused: {why}" for m, why in found if why]
+    held = {m.name for m in members}
+    found += [
+        f"{tar_path.name}: {rel} is in its manifest but not in the backup"
+        for rel in manifest.get("files", ())
+        if ROOT + rel not in held
+    ]
+    return found
+
+
+def _sha256_stream(stream) -> str:
+    digest = hashlib.sha256()
+    while chunk := stream.read(1 << 20):
+        digest.update(chunk)
+    return digest.hexdigest()
 
 
 def extract(tar_path: Path, prefix: str) -> list[str]:
-    """Put a backup's files back under `prefix`, byte for byte, with their modes and mtimes. Returns the
-    problems; when refusals() has any, nothing at all is written."""
+    """Put a backup's files back under `prefix`, byte for byte, with their modes and mtimes, and read each
+    back to check its sha256. Returns the problems; when refusals() has any, nothing at all is written."""
     refused = refusals(tar_path, prefix)
     if refused:
         return refused
     problems = []
     try:
         with tarfile.open(tar_path) as tar:
+            want = expected_hashes(tar, read_manifest(tar_path) or {})
             for member in tar.getmembers():
-                problem = None if member.name == MANIFEST else _put(tar, member, prefix)
+                if member.name == MANIFEST:
+                    continue
+                problem = _put(tar, member, prefix)
+                if problem is None and member.isreg():
+                    problem = _verify_written(member, prefix, want)
                 if problem:
                     problems.append(f"{tar_path.name}: {member.name}: {problem}")
     except (OSError, tarfile.TarError) as e:
         problems.append(f"{tar_path.name}: cannot read the backup: {e}")
     return problems
+
+
+def _verify_written(member: tarfile.TarInfo, prefix: str, want: dict) -> Optional[str]:
+    """The file as it is on disk now has the bytes the restore point recorded."""
+    target = os.path.join(prefix, member.name[len(ROOT) :])
+    try:
+        digest = _sha256_file(target)
+    except OSError as e:
+        return f"cannot read it back: {e}"
+    problem = mismatch(member.name, digest, want)
+    return f"not as recorded after it was written ({problem})" if problem else None
 
 
 def _put(tar: tarfile.TarFile, member: tarfile.TarInfo, prefix: str) -> Optional[str]:

@@ -5,7 +5,10 @@ is read from the files an installer wrote, not from names in directory listings:
 directory's METADATA (Name, Version), RECORD (every file, and the sha256 of the RECORD file's bytes, which
 changes whenever any installed file's recorded hash does), INSTALLER, REQUESTED and direct_url.json.
 `.egg-info` directories (setuptools' legacy `setup.py develop`/egg installs) are skipped: they carry no
-dependable file list, so they could be neither backed up nor removed.
+dependable file list, so they could be neither backed up nor removed. So are `~*.dist-info` directories:
+pip's stash of what it was replacing, left when it was stopped half-way (pip skips them too: "Pip's
+AdjacentTempDirectory leaves folders e.g. ``~atplotlib.dist-info`` if cleanup was interrupted",
+pip 23.2.1 src/pip/_internal/metadata/base.py:613).
 
 Only the environment's own site directories are walked (sysconfig's purelib and platlib of the target
 interpreter): the user site and PYTHONPATH are not part of the environment, and a fix never installs
@@ -64,7 +67,7 @@ dists, errors = [], []
 for site in sites:
     for folder in sorted(os.listdir(site)):
         info = os.path.join(site, folder)
-        if not folder.endswith(".dist-info") or not os.path.isdir(info):
+        if not folder.endswith(".dist-info") or folder.startswith("~") or not os.path.isdir(info):
             continue
         stem = folder[: -len(".dist-info")]
         meta = headers(text(os.path.join(info, "METADATA")))

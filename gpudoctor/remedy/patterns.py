@@ -5,7 +5,9 @@ the knowledge tables; a saved plan is a file anyone can edit. So before anything
 checked again here against the shape of the step it belongs to, whatever checked it before: a package
 name, a version, an index URL or a path that does not match its pattern, an option this module does not
 know, or an interpreter other than the target's makes the step refuse. What this module does not know how
-to run stays an instruction: driver changes and reboots always do.
+to run stays an instruction: driver changes and reboots always do, and so do the system commands of a
+rule pack that are not among the shipped rules' (SYSTEM_COMMANDS), and any command that reboots, changes a
+GPU's power or mode, deletes logs or removes things, whoever wrote it.
 
 `check(kind, risk, argv, python, allow_system)` returns None for a step fix may run, else why not (Held).
 """
@@ -27,19 +29,84 @@ REQUIREMENT = re.compile(rf"^{NAME}(?:\[{NAME}(?:,{NAME})*\])?(?:(?:==|!=|<=|>=|
 URL = re.compile(
     r"^https?://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~/-]*)?$"
 )
-# An argument of a system command: a plain token or a plain option.
-TOKEN = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9,=:._/@+-]*|--?[A-Za-z][A-Za-z0-9-]*(?:=[A-Za-z0-9,._/-]+)?)$")
-
 PACKAGE_OPS = ("install", "uninstall")
 INDEX_OPTIONS = ("--index-url", "--extra-index-url")
-# System commands fix runs with --allow-system, by program (after an optional sudo) and what they may do.
-SYSTEMCTL_VERBS = ("status", "show", "is-active", "is-enabled", "start", "restart", "enable", "unmask")
-SYSTEM_PROGRAMS = ("nvidia-smi", "journalctl", "systemctl")
 NEVER_RUN = {
     "driver": "driver changes are instructions, always: how depends on how the driver was installed",
     "reboot": "fix never reboots: reboot yourself when nothing else runs",
     "manual": "a person carries this out",
     "env": "fix cannot change the variables of your shell, job script or image: set them there",
+}
+# The system commands fix runs with --allow-system, each word matched in full: the diagnostics and service
+# starts of the shipped rules (tests/remedy/test_step_patterns.py holds this list to them), with or without
+# `sudo`. Any other command a rule pack's fix names stays an instruction, printed and never run.
+UNIT = r"nvidia-(?:fabricmanager|imex|persistenced)"
+INDEX = r"[0-9]{1,2}"
+SYSTEM_COMMANDS = tuple(
+    tuple(re.compile(f"^(?:{word})$") for word in shape)
+    for shape in (
+        ("journalctl", "-k", "-b", "--grep", "NVRM"),
+        ("journalctl", "-u", UNIT, "-b"),
+        ("nvidia-smi", "-L"),
+        ("nvidia-smi", "-q", "-d", r"[A-Z_]+(?:,[A-Z_]+)*", "-i", INDEX),
+        ("nvidia-smi", "nvlink", "--status"),
+        ("nvidia-smi", "nvlink", "--status", "-i", INDEX),
+        ("nvidia-smi", "topo", "-m"),
+        ("nvidia-smi", "topo", "-p2p", "r"),
+        ("systemctl", "status", UNIT),
+        ("systemctl", "enable", "--now", UNIT),
+        ("systemctl", "restart", UNIT),
+    )
+)
+# What a rule pack's command may do that fix never does, whoever wrote the rule: named in the instruction.
+POWER = "fix never reboots, powers off or suspends the machine: do it yourself when nothing else runs"
+SYSTEMCTL_POWER = {
+    "reboot",
+    "poweroff",
+    "halt",
+    "kexec",
+    "suspend",
+    "hibernate",
+    "hybrid-sleep",
+    "suspend-then-hibernate",
+    "isolate",
+    "rescue",
+    "emergency",
+    "default",
+    "soft-reboot",
+}
+POWER_PROGRAMS = {"reboot", "poweroff", "halt", "shutdown", "init", "telinit", "kexec", "systemd-run"}
+GPU_SETTINGS = (
+    "it changes a GPU's power limit, clocks or mode, or resets it, which stops its jobs: fix leaves that "
+    "to you, while no job uses the GPU"
+)
+# nvidia-smi's options that set or reset something (nvidia-smi --help, "Device Modification" options).
+NVIDIA_SMI_SETTERS = re.compile(
+    r"^(?:-pl|--power-limit|-pm|--persistence-mode|-e|--ecc-config|-p|--reset-ecc-errors|-c|--compute-mode"
+    r"|-r|--gpu-reset|-ac|--applications-clocks|-rac|--reset-applications-clocks|-lgc|--lock-gpu-clocks"
+    r"|-rgc|--reset-gpu-clocks|-lmc|--lock-memory-clocks|-rmc|--reset-memory-clocks|-mig"
+    r"|--multi-instance-gpu|-dm|--driver-model|-fdm|--force-driver-model|-am|--accounting-mode"
+    r"|-caa|--clear-accounted-apps|--auto-boost-default|--auto-boost-permission|-cc|--cuda-clocks"
+    r"|-gtt|--gpu-target-temp|-mgm)(?:=.*)?$|^(?:mig|drain|conf-compute|vgpu)$"
+)
+LOGS = "it deletes or rewrites the system's logs: fix never does"
+JOURNALCTL_WRITERS = re.compile(
+    r"^--(?:vacuum-size|vacuum-time|vacuum-files|rotate|flush|relinquish-var|smart-relinquish-var"
+    r"|setup-keys|update-catalog|sync)(?:=.*)?$"
+)
+DESTRUCTIVE_PROGRAMS = {
+    "rm",
+    "dd",
+    "shred",
+    "wipefs",
+    "mkfs",
+    "rmmod",
+    "modprobe",
+    "fdisk",
+    "parted",
+    "kill",
+    "pkill",
+    "killall",
 }
 
 
@@ -93,27 +160,6 @@ def uv_problem(argv: tuple[str, ...], python: Optional[str]) -> Optional[str]:
     return _python_problem(argv[4], python) or _package_args(list(argv[5:]), argv[2])
 
 
-def system_problem(argv: tuple[str, ...], python: Optional[str]) -> Optional[str]:
-    """A diagnostic or service command of the shipped rules: nvidia-smi, journalctl, systemctl (start,
-    restart, enable ...; never reboot, poweroff or isolate), or `<python> -m pip check`."""
-    if not argv:
-        return "no command"
-    if len(argv) == 4 and argv[1:] == ("-m", "pip", "check"):
-        return _python_problem(argv[0], python)
-    words = list(argv[1:] if argv[0] == "sudo" else argv)
-    if not words or words[0] not in SYSTEM_PROGRAMS:
-        program = words[0] if words else argv[0]
-        return f"fix runs only {', '.join(SYSTEM_PROGRAMS)} and pip check as system steps, not {program!r}"
-    bad = next((w for w in words[1:] if not TOKEN.match(w)), None)
-    if bad is not None:
-        return f"argument {bad!r} is not a plain token"
-    if words[0] == "systemctl":
-        verb = next((w for w in words[1:] if not w.startswith("-")), "")
-        if verb not in SYSTEMCTL_VERBS:
-            return f"systemctl {verb or '(no verb)'} is not one fix runs ({', '.join(SYSTEMCTL_VERBS)})"
-    return None
-
-
 @dataclass(frozen=True)
 class Held:
     """Why fix does not run a step: `refused` when something in it is wrong (a pattern, an option, another
@@ -122,6 +168,49 @@ class Held:
 
     reason: str
     refused: bool
+
+
+def _never(words: list[str]) -> Optional[str]:
+    """Why fix never runs this system command, whoever's rule names it: a reboot or power change, a GPU
+    setting or reset, a log deletion, or something that removes or stops things."""
+    program, args = words[0].rsplit("/", 1)[-1], words[1:]
+    if program in POWER_PROGRAMS:
+        return POWER
+    if program == "systemctl":
+        verbs = [w for w in args if not w.startswith("-")]
+        if (verbs and verbs[0] in SYSTEMCTL_POWER) or any(w.endswith(".target") for w in verbs[1:]):
+            return POWER
+    if program == "nvidia-smi" and any(NVIDIA_SMI_SETTERS.match(w) for w in args):
+        return GPU_SETTINGS
+    if program == "journalctl" and any(JOURNALCTL_WRITERS.match(w) for w in args):
+        return LOGS
+    if program.startswith("mkfs") or program in DESTRUCTIVE_PROGRAMS:
+        return f"{program} removes, unloads or stops things: fix never runs it"
+    return None
+
+
+def _system(argv: tuple[str, ...], python: Optional[str], allow_system: bool) -> Optional[Held]:
+    """A system step: `<python> -m pip check`, or one of SYSTEM_COMMANDS (after an optional sudo); any other
+    stays an instruction, with why."""
+    words = list(argv[1:] if argv[0] == "sudo" else argv) or ["sudo"]
+    never = _never(words)
+    if never:
+        return Held(never, False)
+    if not allow_system:
+        return Held("a system step: fix runs it only with --allow-system", False)
+    if len(argv) == 4 and argv[1:] == ("-m", "pip", "check"):
+        problem = _python_problem(argv[0], python)
+        return Held(problem, True) if problem else None
+    if not any(
+        len(shape) == len(words) and all(p.match(w) for p, w in zip(shape, words))
+        for shape in SYSTEM_COMMANDS
+    ):
+        return Held(
+            "not one of the system commands fix runs (the shipped rules' diagnostics and service starts, "
+            "docs/fix.md): run it yourself if you mean to",
+            False,
+        )
+    return None
 
 
 def check(
@@ -137,9 +226,7 @@ def check(
     elif kind == "uv" and risk == "python-env":
         problem = uv_problem(argv, python)
     elif kind == "command" and risk == "system":
-        if not allow_system:
-            return Held("a system step: fix runs it only with --allow-system", False)
-        problem = system_problem(argv, python)
+        return _system(argv, python, allow_system)
     else:
         return Held(f"fix does not run {kind} steps", False)
     return Held(problem, True) if problem else None

@@ -4,12 +4,16 @@ A run's restore point lives in its directory (`<run_dir>/restore/`):
     inventory.json      Inventory.to_json() of the target before the run
     requirements.txt    freeze_lines, with a header saying how to restore by hand
     pip-inspect.json    `python -m pip inspect` verbatim, when the target has pip 22.2 or later
+    files.json          every path under each site directory (directories end in /), by site
     dists/*.tar         backups of distributions as they were installed (backup.py has the layout)
 
 Rolling back removes what the restore point does not have (backed up first into the current run's
 restore point, so that a rollback or an undo can itself be undone) and puts back, from backups, what it
-had. Success is not assumed: the environment is read again and `ok` says whether names, versions and
-RECORD hashes all match.
+had, each file checked against the sha256 the backup recorded. Then what an installer stopped half-way
+left under the directories of the distributions it touched is removed: files no distribution lists that
+files.json says were not there (a partly written .so, pip's `~orch` stash of what it was replacing).
+Success is not assumed: the environment is read again and `ok` says whether names, versions and RECORD
+hashes all match, every file put back is as recorded, and every leftover is gone.
 """
 
 from __future__ import annotations
@@ -64,6 +68,8 @@ class RestorePoint:
             f"#   or: uv pip install --python {python} --no-deps -r {requirements}",
         ]
         _write(requirements, "\n".join(header + freeze_lines(point.inventory)) + "\n")
+        listing = {site: _listing(site) for site in point.inventory.sites}
+        _write(point.dir / "files.json", json.dumps(listing, indent=0) + "\n")
         inspected = _pip_inspect(point.inventory, timeout)
         if inspected is not None:
             _write(point.dir / "pip-inspect.json", inspected)
@@ -77,6 +83,15 @@ class RestorePoint:
             return cls(Path(run_dir), Inventory.from_json(data), timeout)
         except (OSError, ValueError, InventoryError, AttributeError) as e:
             raise RestoreError(f"cannot read the restore point {path}: {e}") from None
+
+    def files(self) -> dict[str, set[str]] | None:
+        """files.json: the paths under each site directory at the restore point; None when it has none (a
+        restore point of gpudoctor before issue 24) or it cannot be read."""
+        try:
+            data = json.loads((self.dir / "files.json").read_text(encoding="utf-8"))
+            return {str(site): set(map(str, paths)) for site, paths in data.items()}
+        except (OSError, ValueError, AttributeError, TypeError):
+            return None
 
     def back_up(self, names: Iterable[str]) -> list[str]:
         """Back up each named distribution as it is installed now (a fresh inventory), unless this run
@@ -110,6 +125,9 @@ class Rollback:
     restored: list[str] = field(default_factory=list)  # "name version" put back from a backup
     missing: list[str] = field(default_factory=list)  # "name==version" with no usable backup
     problems: list[str] = field(default_factory=list)  # anything else that went wrong
+    # files no distribution lists that were not there at the restore point, removed: what an installer
+    # stopped half-way leaves (a partly written .so, pip's `~orch` stash of what it was replacing)
+    leftovers: list[str] = field(default_factory=list)
     after: Inventory | None = None
 
 
@@ -143,10 +161,25 @@ def roll_back(
         if restore.pop(dist.name, None):
             result.missing.append(f"{dist.name}=={want[dist.name].version}")
 
+    listing = point.files()
+    half_written: list[Dist] = []
+    unrestorable = [want[n] for n in want if n not in restore and not _same(now, want[n])]
     for dist in list(remove):
+        holds = next(
+            (w for w in unrestorable if w.name != dist.name and set(w.files) & set(dist.files)), None
+        )
         if dist.name in want and dist.name not in restore:
             instead = want[dist.name].version
             keep(dist, f"kept {dist.name} {dist.version}: no backup of {instead} to put in its place")
+        elif holds is not None:  # onnxruntime-gpu in the place of onnxruntime: one of the two beats neither
+            keep(
+                dist,
+                f"kept {dist.name} {dist.version}: it holds the files of {holds.name} {holds.version}, "
+                "of which there is no backup to put in its place",
+            )
+        elif not dist.record_sha256 and listing is not None and _new(dist, listing):
+            remove.remove(dist)  # a .dist-info an installer stopped before its RECORD: the sweep takes it
+            half_written.append(dist)
         elif not dist.record_sha256:
             keep(dist, f"cannot remove {dist.name} {dist.version}: it has no RECORD")
         else:
@@ -159,18 +192,106 @@ def roll_back(
     for dist in remove:
         result.problems += _remove(dist, now, staying)
         result.removed.append(f"{dist.name} {dist.version}")
+    broken = False  # a file put back is not as the restore point recorded it
     for name, tar in sorted(restore.items()):
         problems = backup.extract(tar, now.prefix)
         result.problems += problems
         if problems:
+            broken = True
             result.missing.append(f"{name}=={want[name].version}")
         else:
             result.restored.append(f"{name} {want[name].version}")
+    touched = remove + half_written + [want[n] for n in restore]
+    touched += [now.dists[n] for n in restore if n in now.dists]
+    if listing is not None and touched:
+        after = read_inventory(point.inventory.python, timeout)
+        result.leftovers, problems = _sweep(after, listing, touched)
+        result.problems += problems
+        broken = broken or bool(problems)
     result.after = read_inventory(point.inventory.python, timeout)
-    result.ok = set(result.after.dists) == set(want) and all(
-        result.after.dists[n].same_install(d) for n, d in want.items()
+    result.ok = (
+        not broken
+        and set(result.after.dists) == set(want)
+        and all(result.after.dists[n].same_install(d) for n, d in want.items())
     )
     return result
+
+
+def _listing(site: str) -> list[str]:
+    """Every path under `site`, relative to it; directories end in /."""
+    out = []
+    for top, dirs, files in os.walk(site):
+        rel = os.path.relpath(top, site)
+        base = "" if rel == "." else rel + "/"
+        out += [base + d + "/" for d in dirs if not os.path.islink(os.path.join(top, d))]
+        out += [base + f for f in files]
+        out += [base + d for d in dirs if os.path.islink(os.path.join(top, d))]
+    return sorted(out)
+
+
+def _sweep(env: Inventory, had: dict[str, set[str]], touched: list[Dist]) -> tuple[list[str], list[str]]:
+    """Remove what an installer stopped half-way left: under the top-level entries of the touched
+    distributions (their packages and .dist-info directories) and pip's `~` stash entries, every path no
+    distribution of `env` lists that the restore point's listing `had` does not have. Returns (the paths
+    removed, the problems)."""
+    owned = {f for d in env.dists.values() for f in d.files}
+    removed: list[str] = []
+    problems: list[str] = []
+    for site in env.sites:
+        before = had.get(site)
+        if before is None:
+            continue
+        tops = {os.path.basename(d.dist_info) for d in touched if d.site == site}
+        tops |= {
+            rel.split(os.sep)[0]
+            for d in touched
+            for rel in (os.path.relpath(f, site) for f in d.files)
+            if d.site == site and not rel.startswith("..")
+        }
+        before_tops = {p.split("/")[0] for p in before}
+        try:
+            entries = sorted(os.listdir(site))
+        except OSError as e:
+            problems.append(f"cannot list {site}: {e}")
+            continue
+        for top in entries:
+            if top in tops or (top.startswith("~") and top not in before_tops):
+                _sweep_entry(site, top, before, owned, removed, problems)
+    return removed, problems
+
+
+def _sweep_entry(
+    site: str, top: str, before: set[str], owned: set[str], removed: list, problems: list
+) -> None:
+    path = os.path.join(site, top)
+    if os.path.islink(path) or not os.path.isdir(path):
+        walk = [(site, [], [top])]
+    else:
+        walk = list(os.walk(path, topdown=False))
+    for where, dirs, files in walk:
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(where, d))]:
+            full = os.path.join(where, name)
+            if os.path.relpath(full, site) in before or full in owned:
+                continue
+            try:
+                os.unlink(full)
+                removed.append(full)
+            except OSError as e:
+                problems.append(f"cannot remove {full}, which was not there before the run: {e}")
+        if where != site and os.path.relpath(where, site) + "/" not in before:
+            try:
+                os.rmdir(where)
+            except OSError:  # not empty: something listed or kept is in it
+                pass
+
+
+def _new(dist: Dist, listing: dict[str, set[str]]) -> bool:
+    """The .dist-info directory of `dist` was not there at the restore point."""
+    return os.path.relpath(dist.dist_info, dist.site) + "/" not in listing.get(dist.site, set())
+
+
+def _same(now: Inventory, dist: Dist) -> bool:
+    return dist.name in now.dists and now.dists[dist.name].same_install(dist)
 
 
 def _remove(dist: Dist, env: Inventory, staying: set[str]) -> list[str]:

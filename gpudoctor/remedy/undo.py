@@ -74,6 +74,7 @@ def undo(
         removed=rb.removed,
         restored=rb.restored,
         missing=rb.missing,
+        leftovers=rb.leftovers,
         problems=rb.problems,
     )
     result.rollback = rb

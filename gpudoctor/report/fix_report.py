@@ -61,7 +61,12 @@ def rollback_lines(rb: Any) -> list[str]:
         head = "ROLLBACK INCOMPLETE: the environment is not as it was before the run."
     lines = [head]
     lines += [f"  removed {x}" for x in rb.removed] + [f"  put back {x}" for x in rb.restored]
-    lines += [f"  no copy to put back: {x}" for x in rb.missing] + [f"  problem: {x}" for x in rb.problems]
+    lines += [f"  no copy to put back: {x}" for x in rb.missing]
+    if rb.leftovers:
+        lines.append(
+            f"  removed {len(rb.leftovers)} file(s) a stopped installer left, e.g. {rb.leftovers[0]}"
+        )
+    lines += [f"  problem: {x}" for x in rb.problems]
     return lines
 
 
@@ -127,4 +132,34 @@ def undo_summary(result: Any) -> str:
         lines += rollback_lines(result.rollback)
     if result.run_id:
         lines.append(f"Run {result.run_id}; undo this undo with: gpudoctor fix --undo {result.run_id}")
+    return terminal_lines("\n".join(lines) + "\n")
+
+
+def size_text(n: int) -> str:
+    """Bytes in decimal units, as `du -h --si` writes them: 412.0 MB."""
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n} B" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return ""  # not reached
+
+
+def prune_report(pruned: list, kept: list, problems: list, dry_run: bool, quiet: bool, keep: tuple) -> str:
+    """What --prune removed (or would), with sizes, and what it kept; after a fix (`quiet`), one line.
+    `keep`: the policy, (newest runs kept, days kept)."""
+    freed = size_text(sum(p.size for p in pruned))
+    policy = f"fix keeps the newest {keep[0]} runs and every run of the last {keep[1]} days"
+    if quiet:
+        lines = [f"Removed {len(pruned)} old run(s), {freed} ({policy}; gpudoctor fix --prune)."]
+        return terminal_lines("\n".join(lines + [f"  problem: {x}" for x in problems]) + "\n")
+    lines = [f"Restore points: {policy}."]
+    if pruned:
+        lines.append(f"{'Would remove' if dry_run else 'Removed'} {len(pruned)} run(s), {freed}:")
+        rows = [(p.run.run_id, p.run.kind, p.run.outcome, size_text(p.size), p.run.started) for p in pruned]
+        widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        lines += ["  " + "  ".join([*(c.ljust(w) for c, w in zip(row, widths)), row[4]]) for row in rows]
+    else:
+        lines.append("Nothing to remove.")
+    lines += [f"  problem: {x}" for x in problems]
+    lines.append(f"Kept {len(kept)} run(s), {size_text(sum(size for _r, size in kept))}.")
     return terminal_lines("\n".join(lines) + "\n")

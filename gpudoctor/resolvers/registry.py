@@ -11,6 +11,7 @@ from ..knowledge import Knowledge
 from .base import Resolution, ResolverSpec, _fail
 from .driver import driver_branch
 from .jax import jax_plugin
+from .onnxruntime import onnxruntime_gpu
 from .tensorflow import tensorflow_build
 from .torch import torch_wheel
 
@@ -21,13 +22,15 @@ FRAMEWORK_RESOLVERS: Mapping[str, Callable[..., Resolution]] = {
     "torch": torch_wheel,
     "tensorflow": tensorflow_build,
     "jax": jax_plugin,
+    "onnxruntime": onnxruntime_gpu,
 }
 
 
 def framework_build(
     facts: Facts, kb: Knowledge, item: Optional[int] = None, args: Optional[Mapping[str, str]] = None
 ) -> Resolution:
-    """The framework at `item` (frameworks[i].name) resolved by its own resolver: torch, tensorflow, jax."""
+    """The framework at `item` (frameworks[i].name) resolved by its own resolver: torch, tensorflow, jax,
+    onnxruntime."""
     name = facts.value(f"frameworks[{item}].name") if item is not None else None
     func = FRAMEWORK_RESOLVERS.get(name) if isinstance(name, str) else None
     if func is None:
@@ -46,6 +49,7 @@ RESOLVERS: Mapping[str, ResolverSpec] = {
             ("torch", torch_wheel, "the newest torch wheel (and companions) this host runs"),
             ("tensorflow", tensorflow_build, "a tested TensorFlow CUDA build the driver runs"),
             ("jax", jax_plugin, "the JAX CUDA plugin extra for the driver and GPUs"),
+            ("onnxruntime", onnxruntime_gpu, "an onnxruntime-gpu release that exists and fits the driver"),
             ("framework", framework_build, "the resolver of frameworks[i].name"),
             ("driver", driver_branch, "the driver branch a CUDA version needs"),
         )

@@ -113,7 +113,7 @@ def test_a_missing_or_unknown_table_file_is_reported(tables):
     found = problems(tables)
     assert (
         "rocm.yaml:0: unknown table (expected: cuda_drivers, torch, torch_companions, tensorflow, jax, "
-        "cudnn, gpus, pcie, host_compilers, xid)" in found
+        "onnxruntime, cudnn, gpus, pcie, host_compilers, xid)" in found
     )
     assert f"pcie.yaml:0: missing table file in {tables}" in found
 

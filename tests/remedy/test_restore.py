@@ -3,13 +3,16 @@ back that puts every byte of site-packages back, the undo of that roll back, and
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
+import time
 
 import pytest
 
@@ -17,7 +20,7 @@ from gpudoctor.remedy import backup
 from gpudoctor.remedy.inventory import read_inventory
 from gpudoctor.remedy.restore import RestoreError, RestorePoint, roll_back
 
-from pyenvs import build_wheel, file_list, pip_install, site_packages, unpack_wheel, uv
+from pyenvs import build_wheel, file_list, make_venv, pip_install, site_packages, unpack_wheel, uv
 from remedyenvs import copy_env, pip_env, remedy_wheels, tree_hash
 
 STUBS = ["nvidia-cuda-runtime-cu12 12.4.127", "nvidia-cudnn-cu12 9.1.0.70", "nvidia-nccl-cu12 2.21.5"]
@@ -236,3 +239,114 @@ def test_a_malicious_backup_is_refused_whole(base, tmp_path):
     both = roll_back(run1, [run2.run_dir, run1.run_dir], keep_in=run2)
     assert (both.ok, both.restored, len(both.problems)) == (True, ["victim 1.0"], 8)
     assert (site / "victim" / "__init__.py").read_text() == "V = 1\n"
+
+
+def _flip_a_byte(tar_path, member_suffix: str) -> None:
+    """One bit of one file's data changed in place, as a bad disk or a careless edit would leave it (a tar
+    has a checksum over each header, none over the data)."""
+    with tarfile.open(tar_path) as tar:
+        offset = next(m for m in tar.getmembers() if m.name.endswith(member_suffix)).offset_data
+    with open(tar_path, "r+b") as f:
+        f.seek(offset)
+        byte = f.read(1)[0]
+        f.seek(offset)
+        f.write(bytes([byte ^ 1]))
+
+
+def test_a_backup_with_one_flipped_byte_is_not_put_back(base, tmp_path):
+    python = copy_env(base["python"], tmp_path / "env")
+    run1 = RestorePoint.create(tmp_path / "run1", str(python))
+    (made,) = run1.back_up(["torch"])
+    pip_install(python, base["wheels"], "torch==2.5.1+cu124")
+    _flip_a_byte(run1.dists_dir / made, "torch/version.py")
+    run2 = RestorePoint.create(tmp_path / "run2", str(python))
+    result = roll_back(run1, [run2.run_dir, run1.run_dir], keep_in=run2)
+    assert (result.ok, result.restored, result.missing) == (False, [], ["torch==2.5.1+cpu"])
+    refused = [p for p in result.problems if "torch/version.py' refused: sha256 " in p]
+    assert refused and "the restore point says" in refused[0], result.problems
+    assert result.problems[-1] == "kept torch 2.5.1+cu124: no backup of 2.5.1+cpu to put in its place"
+    assert result.after.dists["torch"].version == "2.5.1+cu124"  # the present build, not a corrupt one
+
+
+def test_a_backup_that_differs_from_its_record_is_not_put_back(base, tmp_path):
+    """A backup whose file and manifest agree, but not with the RECORD the backup holds: refused too."""
+    python = copy_env(base["python"], tmp_path / "env")
+    run1 = RestorePoint.create(tmp_path / "run1", str(python))
+    (made,) = run1.back_up(["filelock"])
+    tar_path = run1.dists_dir / made
+    with tarfile.open(tar_path) as tar:
+        members = [(m, tar.extractfile(m).read() if m.isreg() else None) for m in tar.getmembers()]
+    manifest = json.loads(members[0][1])
+    target = next(m.name for m, _ in members if m.name.endswith("filelock_stub/__init__.py"))
+    forged = b"print('not the file RECORD lists')\n"
+    manifest["sha256"][target[len("env/") :]] = hashlib.sha256(forged).hexdigest()
+    with tarfile.open(tar_path, "w", format=tarfile.PAX_FORMAT) as tar:
+        for m, data in members:
+            data = json.dumps(manifest).encode() if m.name == "manifest.json" else data
+            data = forged if m.name == target else data
+            m.size = len(data) if data is not None else m.size
+            tar.addfile(m, io.BytesIO(data) if data is not None else None)
+    problems = backup.refusals(tar_path, run1.inventory.prefix)
+    assert len(problems) == 1 and "filelock_stub/__init__.py' refused: sha256 " in problems[0]
+    assert "its RECORD says" in problems[0]
+
+
+def test_undo_of_a_swap_without_a_backup_keeps_the_one_installed(base, tmp_path):
+    """onnxruntime replaced by onnxruntime-gpu (the plan's uninstall, then install): both install the
+    `onnxruntime` package. When no copy of onnxruntime can be put back, the undo must not remove
+    onnxruntime-gpu (issue 24: "one undo left neither package installed")."""
+    wheels = tmp_path / "wheels"
+    for name in ("onnxruntime", "onnxruntime-gpu"):
+        files = {"onnxruntime/__init__.py": f"# {name}\n", "onnxruntime/capi/_pybind_state.py": f"# {name}\n"}
+        build_wheel(wheels, name, "1.20.1", files)
+    python = make_venv(sys.executable, tmp_path / "env")
+    pip_install(python, wheels, "onnxruntime")
+    run1 = RestorePoint.create(tmp_path / "run1", str(python))
+    (made,) = run1.back_up(["onnxruntime"])
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check"]
+    subprocess.run([*pip, "uninstall", "-q", "-y", "onnxruntime"], check=True, timeout=120)
+    pip_install(python, wheels, "onnxruntime-gpu")
+    (run1.dists_dir / made).unlink()  # gone: pruned, or a copy never made
+    run2 = RestorePoint.create(tmp_path / "run2", str(python))
+    result = roll_back(run1, [run2.run_dir, run1.run_dir], keep_in=run2)
+    assert (result.ok, result.removed, result.missing) == (False, [], ["onnxruntime==1.20.1"])
+    assert result.problems == [
+        "kept onnxruntime-gpu 1.20.1: it holds the files of onnxruntime 1.20.1, of which there is no backup "
+        "to put in its place"
+    ]
+    assert sorted(result.after.dists) == ["onnxruntime-gpu"]
+
+
+def test_an_install_stopped_by_sigterm_is_rolled_back_to_the_same_files(base, tmp_path):
+    """Real pip, stopped with SIGTERM while it writes a wheel's files: pip rolls back only on an Exception
+    (pip 23.2.1 src/pip/_internal/req/__init__.py:79-84), so it leaves what it stashed of the old torch
+    under `~orch` names beside the originals (AdjacentTempDirectory) and a partly written new torch."""
+    wheels = tmp_path / "wheels"
+    size = 256 << 20
+    files = {
+        "torch/__init__.py": "__version__ = '2.5.1+cu124'\n",
+        "torch/lib/libtorch_cuda.so": "\0" * size,  # long enough to be stopped in the middle of
+    }
+    build_wheel(wheels, "torch", "2.5.1+cu124", files)
+    python = copy_env(base["python"], tmp_path / "env")
+    before_tree = tree_hash(python)
+    run1 = RestorePoint.create(tmp_path / "run1", str(python))
+    run1.back_up(["torch"])
+    lib = site_packages(python) / "torch" / "lib" / "libtorch_cuda.so"
+    argv = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-index", "--no-deps"]
+    proc = subprocess.Popen(
+        [*argv, "--find-links", str(wheels), "torch==2.5.1+cu124"], start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not lib.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.0005)
+        os.killpg(proc.pid, signal.SIGTERM)
+    finally:
+        proc.wait(timeout=60)
+    assert lib.exists() and lib.stat().st_size < size, "pip was not stopped while it wrote the library"
+    assert any(p.name.startswith("~") for p in site_packages(python).iterdir())  # pip's stash
+    result = roll_back(run1, [run1.run_dir], keep_in=run1)
+    assert (result.ok, result.problems, result.missing) == (True, [], []), result
+    assert str(lib) in result.leftovers
+    assert tree_hash(python) == before_tree

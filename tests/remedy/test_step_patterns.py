@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudoctor.remedy.patterns import NEVER_RUN, check
+from gpudoctor.remedy.patterns import NEVER_RUN, SYSTEM_COMMANDS, check
 
 PY = "/home/ana/project/.venv/bin/python"
 
@@ -129,20 +129,90 @@ def test_system_commands_need_allow_system():
         is None
     )
     assert held("command", "system", PY, "-m", "pip", "check", allow_system=True) is None
+    h = held("command", "system", "/usr/bin/python3", "-m", "pip", "check", allow_system=True)
+    assert h.refused and "is not the target environment's" in h.reason
+
+
+# What a user's rule pack may put in a fix (issue 24: `fix --allow-system` ran each of the first three).
+POWER, GPU, LOGS = "fix never reboots", "changes a GPU's power limit", "deletes or rewrites the system's logs"
+OTHER = "not one of the system commands fix runs"
 
 
 @pytest.mark.parametrize(
     "argv, reason",
     [
-        (("sudo", "systemctl", "reboot"), "systemctl reboot is not one fix runs"),
-        (("systemctl", "--force", "poweroff"), "systemctl poweroff is not one fix runs"),
-        (("sudo", "apt-get", "install", "-y", "nvidia-driver-580"), "not 'apt-get'"),
-        (("rm", "-rf", "/"), "not 'rm'"),
-        (("nvidia-smi", "-i", "0;reboot"), "'0;reboot' is not a plain token"),
-        (("journalctl", "-u", "$(id)"), "'$(id)' is not a plain token"),
-        (("/usr/bin/python3", "-m", "pip", "check"), "is not the target environment's"),
+        (("sudo", "systemctl", "start", "reboot.target"), POWER),
+        (("journalctl", "--vacuum-time=1s"), LOGS),
+        (("nvidia-smi", "-pl", "100"), GPU),
+        (("sudo", "systemctl", "reboot"), POWER),
+        (("systemctl", "--force", "poweroff"), POWER),
+        (("systemctl", "isolate", "rescue.target"), POWER),
+        (("/sbin/shutdown", "-h", "now"), POWER),
+        (("sudo", "nvidia-smi", "-i", "0", "-pm", "1"), GPU),
+        (("nvidia-smi", "--power-limit=100"), GPU),
+        (("nvidia-smi", "mig", "-dci"), GPU),
+        (("sudo", "journalctl", "--rotate"), LOGS),
+        (("rm", "-rf", "/"), "rm removes, unloads or stops things"),
+        (("sudo", "rmmod", "nvidia_uvm"), "rmmod removes"),
+        (("sudo", "apt-get", "install", "-y", "nvidia-driver-580"), OTHER),
+        (("systemctl", "restart", "sshd"), OTHER),
+        (("systemctl", "enable", "--now", "evil"), OTHER),
+        (("nvidia-smi", "-i", "0;reboot"), OTHER),
+        (("journalctl", "-u", "$(id)"), OTHER),
+        (("sudo",), OTHER),
     ],
 )
-def test_system_commands_outside_the_known_shapes_refuse(argv, reason):
+def test_a_rule_packs_system_commands_stay_instructions(argv, reason):
     h = held("command", "system", *argv, allow_system=True)
-    assert h is not None and h.refused and reason in h.reason, h
+    assert h is not None and not h.refused and reason in h.reason, h
+    if reason != OTHER:  # said so with or without --allow-system
+        assert held("command", "system", *argv) == h
+
+
+def _shipped_commands() -> set[tuple[str, ...]]:
+    """Every command step of the shipped rules, its facts filled in as a host would."""
+    import re
+
+    from gpudoctor.engine.loader import load_rules
+
+    fill = {"{python.executable}": PY}
+    return {
+        tuple(fill.get(a, re.sub(r"\{[^}]*\}", "0", a)) for a in step.argv)
+        for rule in load_rules([])
+        for step in rule.fix
+        if step.kind == "command"
+    }
+
+
+def test_of_the_shipped_rules_commands_fix_runs_the_diagnostics_and_service_starts_only():
+    shipped = _shipped_commands()
+    runs = {argv for argv in shipped if held("command", "system", *argv, allow_system=True) is None}
+    assert runs == {
+        (PY, "-m", "pip", "check"),
+        ("journalctl", "-k", "-b", "--grep", "NVRM"),
+        ("journalctl", "-u", "nvidia-fabricmanager", "-b"),
+        ("journalctl", "-u", "nvidia-imex", "-b"),
+        ("nvidia-smi", "-L"),
+        ("nvidia-smi", "-q", "-d", "ECC,ROW_REMAPPER", "-i", "0"),
+        ("nvidia-smi", "-q", "-d", "PERFORMANCE,TEMPERATURE,POWER", "-i", "0"),
+        ("nvidia-smi", "-q", "-d", "PCIE", "-i", "0"),
+        ("nvidia-smi", "nvlink", "--status"),
+        ("nvidia-smi", "nvlink", "--status", "-i", "0"),
+        ("nvidia-smi", "topo", "-m"),
+        ("nvidia-smi", "topo", "-p2p", "r"),
+        ("systemctl", "status", "nvidia-fabricmanager"),
+        ("sudo", "systemctl", "enable", "--now", "nvidia-fabricmanager"),
+        ("sudo", "systemctl", "enable", "--now", "nvidia-imex"),
+        ("systemctl", "enable", "--now", "nvidia-persistenced"),
+        ("sudo", "systemctl", "restart", "nvidia-fabricmanager"),
+    }
+    # GPU resets and mode changes of the shipped rules stay instructions too.
+    for argv in [("sudo", "nvidia-smi", "-r", "-i", "0"), ("nvidia-smi", "-i", "0", "-e", "1")]:
+        assert argv in shipped and GPU in held("command", "system", *argv, allow_system=True).reason
+    # No shape of SYSTEM_COMMANDS is there for a command no shipped rule has.
+    for shape in SYSTEM_COMMANDS:
+        assert any(
+            len(shape) == len(w) and all(p.match(x) for p, x in zip(shape, w))
+            for argv in runs
+            for w in [argv[1:] if argv[0] == "sudo" else argv]
+        ), shape
