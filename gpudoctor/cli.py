@@ -453,6 +453,9 @@ def fleet(
         "--policy",
         help="Policy file whose [ignore] entries for fleet rules (GD-FLEET-*) apply, with their reasons.",
     ),
+    rules: list[str] = typer.Option(
+        [], "--rules", help="More fleet rules over the fleet's records (peers[]): files or directories."
+    ),
 ) -> None:
     """Merge per-node JSON reports into one fleet view, with what differs between nodes."""
     _run(
@@ -462,6 +465,7 @@ def fleet(
         fail_on=fail_on.value,
         skip_invalid=skip_invalid,
         policy=policy,
+        rules=tuple(rules),
     )
 
 

@@ -1322,6 +1322,43 @@ SCHEMA: tuple[FactSpec, ...] = (
     _s("dcgm[].gpu", "int", "", "NVML index of the GPU the result is about; unknown for node-wide tests"),
     _s("dcgm[].where", "str", "", "`GPU N`, or `the node` for a result about no GPU in particular"),
     _s("dcgm[].message", "str", "", "the warning or information DCGM attached to the result"),
+    # --- fleet records: BEGIN (only `gpudoctor fleet` produces these, gpudoctor/fleet/records.py, from the
+    # nodes' reports; the rules of rules/fleet/peers.yaml read them). One block: move it as one. -----------
+    _s("peers.count", "int", "", "fleet: distinct (counter, peer group, value) records of the fleet"),
+    _s(
+        "peers[].counter",
+        "str",
+        "",
+        "fleet: what is compared: `ecc_corrected`, `pcie_replays`, `pcie_aer_correctable`, `nvlink_errors`, "
+        "`xid_events` or `sm_clock_under_load` (docs/fleet.md lists the report fact each is read from)",
+    ),
+    _s(
+        "peers[].group",
+        "str",
+        "",
+        "fleet: the peers compared: the GPU model (gpus[].name); for a node-wide counter the node's GPU "
+        "models; for a bench measurement its bench[].group (`<gpu_name> <test>`)",
+    ),
+    _s("peers[].value", "float", "", "fleet: the value these GPUs (or nodes) have"),
+    _s("peers[].unit", "str", "", "fleet: what the value counts: `corrected ECC errors`, `MHz`, ..."),
+    _s("peers[].count", "int", "", "fleet: how many GPUs (or nodes) of the group have this value"),
+    _s("peers[].peers", "int", "", "fleet: how many known values the group has (this one among them)"),
+    _s("peers[].median", "float", "", "fleet: the median of the group's values"),
+    _s("peers[].mode", "float", "", "fleet: the group's most common value (of a tie, the lowest)"),
+    _s("peers[].deviation", "float", "", "fleet: peers[].value - peers[].median"),
+    _s(
+        "peers[].ratio",
+        "float",
+        "",
+        "fleet: peers[].value / peers[].median, to 3 places; unknown where the median is 0",
+    ),
+    _s(
+        "peers[].where",
+        "list[str]",
+        "",
+        "fleet: the GPUs (or nodes) that have the value: `gpu-node-04 GPU 5`, `gpu-node-09`",
+    ),
+    # --- fleet records: END ----------------------------------------------------------------------------
 )
 
 SPECS: dict[str, FactSpec] = {s.name: s for s in SCHEMA}

@@ -369,11 +369,13 @@ def errors_markdown(rules: Sequence[Rule], entries: Sequence[ExplainEntry] = ())
 
 
 def documented_rules() -> list[Rule]:
-    """The rules docs/rules/ documents: the check's shipped rules and the bench's (rules/bench/)."""
+    """The rules docs/rules/ documents: the check's shipped rules, the bench's (rules/bench/) and the
+    fleet's peer rules (rules/fleet/peers.yaml)."""
     from ..bench.rules import load_bench_rules
     from ..engine.loader import load_rules
+    from ..fleet.merge import shipped_peer_rules
 
-    return load_rules([]) + load_bench_rules()
+    return load_rules([]) + load_bench_rules() + shipped_peer_rules()
 
 
 def render_all(rules: list[Rule], entries: Sequence[ExplainEntry]) -> dict[str, str]:

@@ -1,0 +1,195 @@
+"""The fleet's records stage: counters and rates of each GPU set beside those of its peers, as facts.
+
+A fixed threshold cannot say whether 40 corrected ECC errors or 1,300 MHz under load is odd; the GPU's peers
+can. For each counter below, every GPU (or bench measurement) of the fleet is placed in its group of peers
+(the same GPU model; a bench measurement: the same model and test), and each distinct value of a group is
+one record of the `peers[]` list (facts.SCHEMA, the `fleet records` block): the value, how many have it
+and which, the group's median and most common value, and the value's deviation and ratio from the median.
+Ordinary rules judge them (rules/fleet/peers.yaml, and users' own with `gpudoctor fleet --rules FILE`).
+
+Reports carry no node role, so the peers are the GPU model alone. One record per distinct value, not per
+GPU: a healthy fleet's counters are mostly equal, so 20,000 nodes make a few hundred records.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
+
+from ..facts import Facts, known, list_facts
+
+if TYPE_CHECKING:  # load.py reads READS of this module
+    from .load import NodeReport
+
+MIN_PEERS = 3  # a median of fewer values says nothing about which one is off
+
+
+@dataclass(frozen=True)
+class Counter:
+    name: str  # peers[].counter
+    list_name: str  # the report list it is read from
+    fields: tuple[str, ...]  # summed; the value is unknown when any is
+    unit: str
+    by: str  # the member field that names the peer group
+
+
+# What the records compare; the fact each is read from is in docs/fleet.md (from this table).
+COUNTERS = (
+    Counter("ecc_corrected", "gpus", ("ecc.corrected_volatile",), "corrected ECC errors", "name"),
+    Counter("pcie_replays", "gpus", ("pcie.replay_counter",), "PCIe replays", "name"),
+    Counter(
+        "pcie_aer_correctable", "gpu_health", ("pcie.aer_correctable",), "correctable PCIe AER errors", "name"
+    ),
+    Counter(
+        "nvlink_errors",
+        "gpu_health",
+        tuple(f"nvlink.{e}_errors" for e in ("replay", "recovery", "crc_flit", "crc_data")),
+        "NVLink errors",
+        "name",
+    ),
+    Counter("xid_events", "xid", ("events",), "Xid events", "gpu"),  # per GPU: xid[].gpu, its model
+    Counter("sm_clock_under_load", "bench", ("sm_mhz",), "MHz", "group"),
+)
+
+# Every report fact the records stage reads (fleet/load.py keeps these of each report).
+READS = tuple(
+    sorted(
+        {f"{c.list_name}[].{f}" for c in COUNTERS for f in c.fields + (c.by,)}
+        | {"gpus[].index", "gpu_health[].index", "bench[].gpu", "bench[].status", "xid.count"}
+    )
+)
+
+
+@dataclass(frozen=True)
+class Member:
+    node: str
+    gpu: Optional[int]
+    value: Any
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record of peers[]: a counter's value in a group, and the GPUs that have it."""
+
+    counter: Counter
+    group: str
+    value: Any
+    members: tuple[Member, ...]
+    peers: int
+    median: Any
+    mode: Any
+
+    def facts(self) -> dict[str, Any]:
+        ratio = round(self.value / self.median, 3) if self.median else None
+        where = [m.node if m.gpu is None else f"{m.node} GPU {m.gpu}" for m in self.members]
+        return {
+            "counter": self.counter.name,
+            "group": self.group,
+            "value": self.value,
+            "unit": self.counter.unit,
+            "count": len(self.members),
+            "peers": self.peers,
+            "median": self.median,
+            "mode": self.mode,
+            "deviation": self.value - self.median,
+            "ratio": ratio,
+            "where": where,
+        }
+
+
+def records(nodes: list[NodeReport]) -> list[Record]:
+    """Every counter's records, in COUNTERS order; in each, the groups by name and their values ascending.
+    A group of fewer than MIN_PEERS known values makes none."""
+    out = []
+    for counter in COUNTERS:
+        groups: dict[str, list[Member]] = {}
+        for node in nodes:
+            for group, member in _values(counter, node):
+                groups.setdefault(group, []).append(member)
+        for group in sorted(groups):
+            members = groups[group]
+            if len(members) < MIN_PEERS:
+                continue
+            numbers = [m.value for m in members]
+            median = _whole(statistics.median(numbers))
+            by_value: dict[Any, list[Member]] = {}
+            for m in members:
+                by_value.setdefault(m.value, []).append(m)
+            mode = min(by_value, key=lambda v: (-len(by_value[v]), v))
+            out += [
+                Record(counter, group, value, tuple(by_value[value]), len(members), median, mode)
+                for value in sorted(by_value)
+            ]
+    return out
+
+
+def record_facts(found: list[Record]) -> Facts:
+    """The records as the facts rules read: peers.count and peers[i].<field>."""
+    members = [{k: known(v, "fleet") for k, v in r.facts().items() if v is not None} for r in found]
+    return Facts(list_facts("peers", members, "fleet"))
+
+
+def _values(counter: Counter, node: NodeReport) -> Iterator[tuple[str, Member]]:
+    """(peer group, member) for each known value of a counter on one node."""
+    facts = node.facts
+    if counter.list_name == "xid":
+        yield from _xid_values(counter, node)
+        return
+    for i in range(_count(facts, counter.list_name)):
+        item = f"{counter.list_name}[{i}]"
+        if counter.list_name == "bench" and _get(facts, f"{item}.status") not in (None, "ok"):
+            continue
+        value = _sum(facts, item, counter.fields)
+        group = _get(facts, f"{item}.{counter.by}")
+        if value is None or not isinstance(group, str):
+            continue
+        gpu = _get(facts, f"{item}.{'gpu' if counter.list_name == 'bench' else 'index'}")
+        yield group, Member(node.name, gpu if isinstance(gpu, int) else i, value)
+
+
+def _xid_values(counter: Counter, node: NodeReport) -> Iterator[tuple[str, Member]]:
+    """Xid events per GPU (xid[].events summed by xid[].gpu); a GPU with none has 0. Only where the node's
+    kernel log was read (xid.count known); an event on a GPU NVML does not list is not counted here."""
+    facts = node.facts
+    if _count(facts, "xid", default=None) is None:
+        return
+    events: dict[int, int] = {}
+    for i in range(_count(facts, "xid")):
+        gpu, n = _get(facts, f"xid[{i}].gpu"), _get(facts, f"xid[{i}].events")
+        if isinstance(gpu, int) and _number(n):
+            events[gpu] = events.get(gpu, 0) + n
+    for i in range(_count(facts, "gpus")):
+        index, name = _get(facts, f"gpus[{i}].index"), _get(facts, f"gpus[{i}].name")
+        if isinstance(index, int) and isinstance(name, str):
+            yield name, Member(node.name, index, events.get(index, 0))
+
+
+def _count(facts: Facts, list_name: str, default: Optional[int] = 0) -> Any:
+    fact = facts.get(f"{list_name}.count")
+    if fact.known and isinstance(fact.value, int):
+        return fact.value
+    if list_name in facts and facts.get(list_name).known and facts.get(list_name).value == []:
+        return 0  # an empty list in a report has no count of its own
+    return default
+
+
+def _get(facts: Facts, name: str) -> Any:
+    fact = facts.get(name)
+    return fact.value if fact.known else None
+
+
+def _sum(facts: Facts, item: str, fields: tuple[str, ...]) -> Any:
+    values = [_get(facts, f"{item}.{f}") for f in fields]
+    if not all(_number(v) for v in values):
+        return None
+    return sum(values)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _whole(median: Any) -> Any:
+    return int(median) if isinstance(median, float) and median.is_integer() else median
