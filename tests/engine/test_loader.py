@@ -74,7 +74,7 @@ def test_every_problem_is_reported_with_file_line_and_rule_id():
         "got 'usr-lowercase'",
         "bad.yaml:14: usr-lowercase: at severity: expected one of error, warning, info, got 'fatal'",
         "bad.yaml:15: usr-lowercase: at category: expected one of driver, gpu, cuda, cudnn, frameworks, "
-        "container, system, got 'gpus'",
+        "container, system, fleet, got 'gpus'",
         "bad.yaml:16: usr-lowercase: at when.fact: unknown fact 'no.such.fact' (see docs/facts.md for the "
         "names facts have)",
         "bad.yaml:17: usr-lowercase: at message: unknown fact 'also.missing' (see docs/facts.md for the "
