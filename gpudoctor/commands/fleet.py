@@ -65,7 +65,8 @@ def _fleet_ignores(path: str, peer_ids: set[str]) -> dict[str, str]:
     if pol is None:
         return {}
     ids = {r.id for r in FLEET_RULES} | peer_ids
-    ignore = {rid: why for rid, why in pol.ignore if rid.startswith("GD-FLEET-")}
+    # A policy's other ids are check's; a GD-FLEET-* id must name a fleet rule.
+    ignore = {rid: why for rid, why in pol.ignore if rid.startswith("GD-FLEET-") or rid in ids}
     unknown = sorted(set(ignore) - ids)
     if unknown:
         raise CommandError(

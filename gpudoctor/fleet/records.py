@@ -16,12 +16,16 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional, Protocol
 
 from ..facts import Facts, known, list_facts
 
-if TYPE_CHECKING:  # load.py reads READS of this module
-    from .load import NodeReport
+
+class NodeReport(Protocol):
+    """What the records stage reads of a node (fleet/load.py's NodeReport, which imports READS from here)."""
+
+    name: str
+    facts: Facts
 
 MIN_PEERS = 3  # a median of fewer values says nothing about which one is off
 
