@@ -27,6 +27,7 @@ class NodeReport(Protocol):
     name: str
     facts: Facts
 
+
 MIN_PEERS = 3  # a median of fewer values says nothing about which one is off
 
 
