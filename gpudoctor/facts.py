@@ -1356,7 +1356,8 @@ SCHEMA: tuple[FactSpec, ...] = (
         "peers[].where",
         "list[str]",
         "",
-        "fleet: the GPUs (or nodes) that have the value: `gpu-node-04 GPU 5`, `gpu-node-09`",
+        "fleet: the GPUs (or nodes) that have the value, `gpu-node-04 GPU 5`, the first 20 and then "
+        "`and N more`",
     ),
     # --- fleet records: END ----------------------------------------------------------------------------
 )

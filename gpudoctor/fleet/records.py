@@ -29,6 +29,7 @@ class NodeReport(Protocol):
 
 
 MIN_PEERS = 3  # a median of fewer values says nothing about which one is off
+WHERE_NAMES = 20  # GPUs a record's `where` names before "and N more" (a finding's JSON carries them all)
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,10 @@ class Record:
 
     def facts(self) -> dict[str, Any]:
         ratio = round(self.value / self.median, 3) if self.median else None
-        where = [m.node if m.gpu is None else f"{m.node} GPU {m.gpu}" for m in self.members]
+        shown = self.members[:WHERE_NAMES]
+        where = [m.node if m.gpu is None else f"{m.node} GPU {m.gpu}" for m in shown]
+        if len(self.members) > WHERE_NAMES:
+            where.append(f"and {len(self.members) - WHERE_NAMES} more")
         return {
             "counter": self.counter.name,
             "group": self.group,

@@ -73,6 +73,13 @@ def test_records_are_one_per_distinct_value_of_a_group(tmp_path):
     assert not facts.get("peers[0].ratio").known or facts.value("peers[0].ratio") == 0
 
 
+def test_where_names_twenty_and_counts_the_rest(tmp_path):
+    fleet = merge(load_reports([str(peer_fleet(tmp_path, outliers=True))]), peer_rules=[])
+    ecc = [r for r in records(fleet.nodes) if r.counter.name == "ecc_corrected"]
+    where = record_facts(ecc).value("peers[0].where")  # 21 GPUs have 0 corrected errors
+    assert len(where) == 21 and where[0] == "peer-node-01 GPU 2" and where[-1] == "and 1 more"
+
+
 def test_fewer_than_three_peers_are_not_compared(tmp_path):
     fleet = merge(load_reports([str(peer_fleet(tmp_path, outliers=True))]), peer_rules=[])
     assert records(fleet.nodes[:0]) == []
@@ -107,7 +114,7 @@ def test_a_user_fleet_rule_through_the_cli(tmp_path):
     data = json.loads(r.stdout)
     mine = [f for f in data["fleet_findings"] if f["rule"] == "SITE-FLEET-001"]
     assert [f["message"] for f in mine] == [
-        "2 corrected ECC errors on " + ", ".join(_where_ecc(reports, 2)) + " (median 1)",
+        "2 corrected ECC errors on " + ", ".join(_where_ecc(reports, 2)[:20]) + ", and 1 more (median 1)",
         "5210 corrected ECC errors on peer-node-02 GPU 3 (median 1)",
     ]
     assert data["summary"]["fleet"]["error"] == 2
