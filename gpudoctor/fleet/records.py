@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol
 
-from ..facts import Facts, known, list_facts
+from ..facts import Facts, known, list_facts, unknown
 
 
 class NodeReport(Protocol):
@@ -77,7 +77,9 @@ class Member:
 
 @dataclass(frozen=True)
 class Record:
-    """One record of peers[]: a counter's value in a group, and the GPUs that have it."""
+    """One record of peers[]: a counter's value in a group, and the GPUs that have it. A counter that no
+    group could compare has one record whose value is unknown, so that its rules say "not compared"
+    rather than "passed"."""
 
     counter: Counter
     group: str
@@ -88,6 +90,8 @@ class Record:
     mode: Any
 
     def facts(self) -> dict[str, Any]:
+        if self.value is None:
+            return {"counter": self.counter.name, "unit": self.counter.unit, "peers": self.peers}
         ratio = round(self.value / self.median, 3) if self.median else None
         shown = self.members[:WHERE_NAMES]
         where = [m.node if m.gpu is None else f"{m.node} GPU {m.gpu}" for m in shown]
@@ -110,9 +114,11 @@ class Record:
 
 def records(nodes: list[NodeReport]) -> list[Record]:
     """Every counter's records, in COUNTERS order; in each, the groups by name and their values ascending.
-    A group of fewer than MIN_PEERS known values makes none."""
-    out = []
+    A group of fewer than MIN_PEERS known values makes none; a counter without any, one with its value
+    unknown (NOT_COMPARED)."""
+    out: list[Record] = []
     for counter in COUNTERS:
+        before = len(out)
         groups: dict[str, list[Member]] = {}
         for node in nodes:
             for group, member in _values(counter, node):
@@ -131,12 +137,23 @@ def records(nodes: list[NodeReport]) -> list[Record]:
                 Record(counter, group, value, tuple(by_value[value]), len(members), median, mode)
                 for value in sorted(by_value)
             ]
+        if len(out) == before:
+            out.append(Record(counter, "", None, (), 0, None, None))
     return out
+
+
+NOT_COMPARED = "no group of the fleet has 3 or more known values (same GPU model) to compare"
 
 
 def record_facts(found: list[Record]) -> Facts:
     """The records as the facts rules read: peers.count and peers[i].<field>."""
-    members = [{k: known(v, "fleet") for k, v in r.facts().items() if v is not None} for r in found]
+    members = []
+    for r in found:
+        facts = {k: known(v, "fleet") for k, v in r.facts().items() if v is not None}
+        if r.value is None:
+            facts.update({k: unknown(NOT_COMPARED, "fleet") for k in ("value", "median", "deviation")})
+            facts["ratio"] = unknown(NOT_COMPARED, "fleet")
+        members.append(facts)
     return Facts(list_facts("peers", members, "fleet"))
 
 

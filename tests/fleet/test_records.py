@@ -81,11 +81,18 @@ def test_where_names_twenty_and_counts_the_rest(tmp_path):
 
 
 def test_fewer_than_three_peers_are_not_compared(tmp_path):
-    fleet = merge(load_reports([str(peer_fleet(tmp_path, outliers=True))]), peer_rules=[])
-    assert records(fleet.nodes[:0]) == []
-    one_node = [n for n in fleet.nodes if n.name == "peer-node-07"]
-    clocks = [r for r in records(one_node) if r.counter.name == "sm_clock_under_load"]
-    assert sum(len(r.members) for r in clocks) == 8  # 8 GPUs of one node are 8 peers: compared
+    from fleetgen import report, write
+
+    write(tmp_path, "two.json", report("node-2", gpus=2))  # two H200s: no median worth the name
+    write(tmp_path, "three.json", report("node-3", gpus=3, every_gpu={"name": "NVIDIA H100 80GB HBM3"}))
+    fleet = merge(load_reports([str(tmp_path)]), peer_rules=[])
+    ecc = [r for r in records(fleet.nodes) if r.counter.name == "ecc_corrected"]
+    assert [(r.group, r.value, r.peers) for r in ecc] == [("NVIDIA H100 80GB HBM3", 0, 3)]
+    assert [(r.counter.name, r.value) for r in records([])] == [(c.name, None) for c in COUNTERS]
+    facts = record_facts(records([])[:1])
+    assert facts.get("peers[0].value").unknown == (
+        "no group of the fleet has 3 or more known values (same GPU model) to compare"
+    )
 
 
 USER_RULE = """\
@@ -156,3 +163,23 @@ def test_docs_carry_the_counter_table():
 
     docs = (Path(__file__).resolve().parents[2] / "docs" / "fleet.md").read_text()
     assert counters_table() in docs, "docs/fleet.md: paste counters_table() into it"
+
+
+def test_counters_no_report_knows_are_not_compared(tmp_path):
+    # The real H200 capture's report: AER counters unknown ("not recorded in snapshot"), the kernel log not
+    # read (xid unknown), no bench. Those rules compare nothing and say so; the others pass.
+    from fleetgen import report, write
+
+    for n in range(1, 4):
+        write(tmp_path, f"n{n}.json", report(f"node-{n}"))
+    fleet = merge(load_reports([str(tmp_path)]))
+    status = {r.rule.id: r.status for r in fleet.peer_results}
+    assert status == {
+        "GD-FLEET-ECC-001": "passed",
+        "GD-FLEET-PCIE-003": "passed",
+        "GD-FLEET-AER-001": "not compared",
+        "GD-FLEET-NVLINK-003": "passed",
+        "GD-FLEET-XID-001": "not compared",
+        "GD-FLEET-CLOCK-001": "not compared",
+    }
+    assert fleet.findings == []
