@@ -193,17 +193,16 @@ def _xid_values(counter: Counter, node: NodeReport) -> Iterator[tuple[str, Membe
 
 
 def _count(facts: Facts, list_name: str, default: Optional[int] = 0) -> Any:
-    fact = facts.get(f"{list_name}.count")
-    if fact.known and isinstance(fact.value, int):
-        return fact.value
-    if list_name in facts and facts.get(list_name).known and facts.get(list_name).value == []:
+    count = facts.value(f"{list_name}.count")
+    if isinstance(count, int):
+        return count
+    if facts.value(list_name) == []:
         return 0  # an empty list in a report has no count of its own
     return default
 
 
 def _get(facts: Facts, name: str) -> Any:
-    fact = facts.get(name)
-    return fact.value if fact.known else None
+    return facts.value(name)  # None when unknown or absent
 
 
 def _sum(facts: Facts, item: str, fields: tuple[str, ...]) -> Any:
