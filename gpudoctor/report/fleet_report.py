@@ -400,6 +400,10 @@ def fleet_data(fleet: Fleet, v: Verdict) -> dict[str, Any]:
             else {}
         ),
         "fleet_rules": [_rule_data(r) for r in fleet.results],
+        "peer_rules": [
+            {"id": r.rule.id, "title": r.rule.title, "severity": r.rule.severity, "status": r.status}
+            for r in fleet.peer_results
+        ],
         "node_rules": [
             {
                 "rule": s.rule,
