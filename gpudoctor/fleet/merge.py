@@ -275,6 +275,8 @@ def judge_peers(rules: list[Rule], nodes: list[NodeReport]) -> list[FleetRuleRes
     from ..engine.evaluate import evaluate_rule
     from .records import record_facts, records
 
+    if not rules:
+        return []
     found = records(nodes)
     facts = record_facts(found)
     out = []
