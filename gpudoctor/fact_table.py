@@ -443,6 +443,18 @@ FACTS = (
     ('dcgm[].gpu', 'int', '', 'NVML index of the GPU the result is about; unknown for node-wide tests'),
     ('dcgm[].where', 'str', '', '`GPU N`, or `the node` for a result about no GPU in particular'),
     ('dcgm[].message', 'str', '', 'the warning or information DCGM attached to the result'),
+    ('peers.count', 'int', '', 'fleet: distinct (counter, peer group, value) records of the fleet'),
+    ('peers[].counter', 'str', '', 'fleet: what is compared: `ecc_corrected`, `pcie_replays`, `pcie_aer_correctable`, `nvlink_errors`, `xid_events` or `sm_clock_under_load` (docs/fleet.md lists the report fact each is read from)'),
+    ('peers[].group', 'str', '', "fleet: the peers compared: the GPU model (gpus[].name); for a node-wide counter the node's GPU models; for a bench measurement its bench[].group (`<gpu_name> <test>`)"),
+    ('peers[].value', 'float', '', 'fleet: the value these GPUs (or nodes) have'),
+    ('peers[].unit', 'str', '', 'fleet: what the value counts: `corrected ECC errors`, `MHz`, ...'),
+    ('peers[].count', 'int', '', 'fleet: how many GPUs (or nodes) of the group have this value'),
+    ('peers[].peers', 'int', '', 'fleet: how many known values the group has (this one among them)'),
+    ('peers[].median', 'float', '', "fleet: the median of the group's values"),
+    ('peers[].mode', 'float', '', "fleet: the group's most common value (of a tie, the lowest)"),
+    ('peers[].deviation', 'float', '', 'fleet: peers[].value - peers[].median'),
+    ('peers[].ratio', 'float', '', 'fleet: peers[].value / peers[].median, to 3 places; unknown where the median is 0'),
+    ('peers[].where', 'list[str]', '', 'fleet: the GPUs (or nodes) that have the value, `gpu-node-04 GPU 5`, the first 20 and then `and N more`'),
 )
 
 # (name, profiles, per_env, options, deep, module, heads, derives), in the order the probes start

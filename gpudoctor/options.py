@@ -408,9 +408,8 @@ FLEET = (
         "--skip-invalid",
         "Unusable report files are listed but do not make the exit code 2.",
     ),
-    POLICY.but(
-        help="Policy file whose [ignore] entries for fleet rules (GD-FLEET-*) apply, with their reasons."
-    ),
+    POLICY.but(help="Policy file whose [ignore] entries for fleet rules apply, with their reasons."),
+    RULES.but(help="More fleet rules over the fleet's records (peers[]): files or directories."),
 )
 
 BENCH = (

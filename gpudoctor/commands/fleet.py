@@ -15,16 +15,19 @@ def run(
     fail_on: str = "error",
     skip_invalid: bool = False,
     policy: Optional[str] = None,
+    rules: tuple[str, ...] = (),
 ) -> int:
     """`policy`: a policy file whose `[ignore]` entries for fleet rules (GD-FLEET-*) are ignored here, with
-    their reasons; its other entries are check's."""
+    their reasons; its other entries are check's. `rules`: users' rule files over the fleet's records,
+    loaded beside rules/fleet/peers.yaml."""
     from ..fleet.load import load_reports
     from ..fleet.merge import merge, verdict
     from ..report import fleet_report
     from ..report.safe import terminal_text
 
-    ignore = _fleet_ignores(policy) if policy else {}
-    merged = merge(load_reports(list(paths)), ignore=ignore)
+    peer_rules = _peer_rules(rules)
+    ignore = _fleet_ignores(policy, {r.id for r in peer_rules}) if policy else {}
+    merged = merge(load_reports(list(paths)), ignore=ignore, peer_rules=peer_rules)
     for bad in merged.invalid:
         warn(terminal_text(f"cannot use {bad.file}: {bad.reason}"))
     v = verdict(merged, fail_on, skip_invalid)  # the one verdict, handed to whichever renderer
@@ -39,7 +42,19 @@ def run(
     return v.code
 
 
-def _fleet_ignores(path: str) -> dict[str, str]:
+def _peer_rules(paths: tuple[str, ...]) -> list:
+    """The shipped peer rules and users' own (`--rules`), validated as `check --rules` validates."""
+    from ..datafiles import shipped_rules_dir
+    from ..engine.loader import RuleLoadError, load_rules
+
+    shipped = str(shipped_rules_dir() / "fleet" / "peers.yaml")
+    try:
+        return load_rules([shipped, *paths], include_shipped=False)
+    except RuleLoadError as e:
+        raise problems("rule files have", e) from None
+
+
+def _fleet_ignores(path: str, peer_ids: set[str]) -> dict[str, str]:
     from ..fleet.rules import FLEET_RULES
     from ..policy import PolicyError, load
 
@@ -49,8 +64,9 @@ def _fleet_ignores(path: str) -> dict[str, str]:
         raise problems("policy has", e) from None
     if pol is None:
         return {}
-    ids = {r.id for r in FLEET_RULES}
-    ignore = {rid: why for rid, why in pol.ignore if rid.startswith("GD-FLEET-")}
+    ids = {r.id for r in FLEET_RULES} | peer_ids
+    # A policy's other ids are check's; a GD-FLEET-* id must name a fleet rule.
+    ignore = {rid: why for rid, why in pol.ignore if rid.startswith("GD-FLEET-") or rid in ids}
     unknown = sorted(set(ignore) - ids)
     if unknown:
         raise CommandError(

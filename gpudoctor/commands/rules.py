@@ -15,11 +15,11 @@ from ._shared import load_rules
 
 
 def run_list(rules: tuple[str, ...] = ()) -> int:
-    """Every rule, the bench's (rules/bench/) and the fleet's (rules/fleet/fleet.yaml, area `fleet`) among
-    them."""
+    """Every rule, the bench's (rules/bench/) and the fleet's (rules/fleet/fleet.yaml and peers.yaml, area
+    `fleet`) among them."""
     from ..report.rules_text import rule_table
 
-    rows = load_rules(list(rules)) + _bench_rules() + [_FleetRow(r) for r in _fleet_rules()]
+    rows = load_rules(list(rules)) + _bench_rules() + [_FleetRow(r) for r in _fleet_rules()] + _peer_rules()
     sys.stdout.write(rule_table(rows))
     return 0
 
@@ -32,7 +32,7 @@ def run_show(rule_id: str, rules: tuple[str, ...] = ()) -> int:
     if fleet:
         sys.stdout.write(fleet_rule_detail(fleet[0]))
         return 0
-    match = [r for r in load_rules(list(rules)) + _bench_rules() if r.id == wanted]
+    match = [r for r in load_rules(list(rules)) + _bench_rules() + _peer_rules() if r.id == wanted]
     if not match:
         raise CommandError(f"no rule {rule_id!r}; `gpudoctor rules list` shows them all")
     sys.stdout.write(rule_detail(match[0]))
@@ -56,6 +56,16 @@ def _bench_rules() -> list:
         return load_bench_rules()
     except RuleLoadError as e:
         raise problems("bench rule files have", e) from None
+
+
+def _peer_rules() -> list:
+    from ..engine.loader import RuleLoadError
+    from ..fleet.merge import shipped_peer_rules
+
+    try:
+        return shipped_peer_rules()
+    except RuleLoadError as e:
+        raise problems("fleet rule files have", e) from None
 
 
 def _fleet_rules() -> tuple:

@@ -62,8 +62,17 @@ def validate_rules(paths: list[str]) -> list[Rule]:
         if f.resolve() not in given and _contents(f) not in contents
     ]
     shipped = {str(f) for f in base}
-    rules = [r for r in _load(paths, base) if r.file not in shipped]
-    problems = unspoken_problems(rules)
+    # A directory with no rule file in it validates nothing: a mistyped path must not read as valid.
+    problems = [
+        Problem(p, 0, "", "", "no rule files (*.yaml, *.yml) in this directory")
+        for p in paths
+        if not remote.is_url(p) and Path(p).is_dir() and not rule_files(Path(p))
+    ]
+    try:
+        rules = [r for r in _load(paths, base) if r.file not in shipped]
+    except RuleLoadError as e:
+        raise RuleLoadError(problems + e.problems) from None
+    problems += unspoken_problems(rules)
     if problems:
         raise RuleLoadError(problems)
     return rules

@@ -7,8 +7,8 @@ from typing import Any, NamedTuple, Optional
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
-# Report areas, in the order a report shows them.
-CATEGORIES = ("driver", "gpu", "cuda", "cudnn", "frameworks", "container", "system")
+# Report areas, in the order a report shows them; `fleet` rules (rules/fleet/) judge a fleet's records.
+CATEGORIES = ("driver", "gpu", "cuda", "cudnn", "frameworks", "container", "system", "fleet")
 FIX_KINDS = ("pip", "uv", "conda", "apt", "env", "driver", "reboot", "command", "manual")
 
 

@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 from ..engine.model import SEVERITIES
 from ..facts import SPECS, Facts, known, unknown
+from .records import READS as RECORDS_READ
 from .rules import FLEET_RULES
 
 REPORT_SCHEMA = "gpudoctor.report"
@@ -198,8 +199,10 @@ def _shape(facts: list[str]) -> dict:
 
 
 # What the fleet reads of each node: what the fleet rules read (their facts, their groups, and the members
-# beside them: a GPU's index, a measurement's status), and the GPUs.
-FLEET_FACTS = sorted({name for r in FLEET_RULES for name in r.reads()} | {"gpus[].index", "gpus.count"})
+# beside them: a GPU's index, a measurement's status), the GPUs, and the counters of the records stage.
+FLEET_FACTS = sorted(
+    {name for r in FLEET_RULES for name in r.reads()} | {"gpus[].index", "gpus.count"} | set(RECORDS_READ)
+)
 SHAPE = _shape(FLEET_FACTS)
 
 _TYPES = {

@@ -1,7 +1,9 @@
 """Merge node reports into a fleet: the fleet rules evaluated over all nodes, and the exit code policy.
 
 One function (evaluate) runs every rule of the table in rules.py; values come from the reports' facts
-trees, where an unknown fact is {"unknown": reason} and a list's count is the length of its array.
+trees, where an unknown fact is {"unknown": reason} and a list's count is the length of its array. The
+peer rules (rules/fleet/peers.yaml, and users' --rules) are ordinary rules over the records stage's facts
+(records.py); judge_peers turns their findings into fleet findings.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Optional
 
-from ..engine.model import SEVERITY_RANK
+from ..engine.model import SEVERITY_RANK, Rule
 from ..facts import Facts
 from ..pipeline.verdict import EXIT_CANNOT_CHECK
 from ..pipeline.verdict import exit_code as findings_exit_code
@@ -81,18 +83,23 @@ class Fleet:
     invalid: list[Invalid]
     duplicates: dict[str, list[str]] = field(default_factory=dict)
     ignore: dict[str, str] = field(default_factory=dict)  # fleet rule id -> why a policy ignores it
+    peer_results: list[FleetRuleResult] = field(default_factory=list)  # the peer rules', after results
 
     @property
     def findings(self) -> list[FleetFinding]:
-        """Most severe first; then in rule-table order, each rule's findings in its own order. Findings of
-        rules the policy ignores are not among them (see ignored_findings)."""
-        found = (f for r in self.results if r.rule.id not in self.ignore for f in r.findings)
+        """Most severe first; then in rule-table order (the peer rules after), each rule's findings in its
+        own order. Findings of rules the policy ignores are not among them (see ignored_findings)."""
+        results = self.results + self.peer_results
+        found = (f for r in results if r.rule.id not in self.ignore for f in r.findings)
         return sorted(found, key=lambda f: -SEVERITY_RANK[f.severity])
 
     @property
     def ignored_findings(self) -> list[tuple[FleetFinding, str]]:
         return [
-            (f, self.ignore[r.rule.id]) for r in self.results if r.rule.id in self.ignore for f in r.findings
+            (f, self.ignore[r.rule.id])
+            for r in self.results + self.peer_results
+            if r.rule.id in self.ignore
+            for f in r.findings
         ]
 
     def fleet_counts(self) -> dict[str, int]:
@@ -107,9 +114,13 @@ class Fleet:
 
 
 def merge(
-    loaded: Loaded, rules: tuple[FleetRule, ...] = FLEET_RULES, ignore: Optional[dict[str, str]] = None
+    loaded: Loaded,
+    rules: tuple[FleetRule, ...] = FLEET_RULES,
+    ignore: Optional[dict[str, str]] = None,
+    peer_rules: Optional[list[Rule]] = None,
 ) -> Fleet:
-    """`ignore`: fleet rule id -> reason (a policy's `[ignore]`); their findings are kept apart."""
+    """`ignore`: fleet rule id -> reason (a policy's `[ignore]`); their findings are kept apart.
+    `peer_rules`: the rules over the records stage's facts; None: the shipped rules/fleet/peers.yaml."""
     nodes = sorted(loaded.nodes, key=lambda n: _natural(n.name))
     return Fleet(
         nodes=nodes,
@@ -117,6 +128,7 @@ def merge(
         invalid=list(loaded.invalid),
         duplicates=dict(loaded.duplicates),
         ignore=dict(ignore or {}),
+        peer_results=judge_peers(shipped_peer_rules() if peer_rules is None else peer_rules, nodes),
     )
 
 
@@ -244,6 +256,49 @@ def evaluate(rules: tuple[FleetRule, ...], nodes: list[NodeReport]) -> list[Flee
     """Every fleet rule over the nodes, in table order."""
     kinds = {"drift": _drift, "outlier": _outlier, "slower": _slower}
     return [kinds[r.kind](r, nodes) for r in rules]
+
+
+def shipped_peer_rules() -> list[Rule]:
+    """rules/fleet/peers.yaml, validated as every rule file is; RuleLoadError lists every problem."""
+    from ..datafiles import shipped_rules_dir
+    from ..engine.loader import load_rules
+
+    return load_rules([str(shipped_rules_dir() / "fleet" / "peers.yaml")], include_shipped=False)
+
+
+def judge_peers(rules: list[Rule], nodes: list[NodeReport]) -> list[FleetRuleResult]:
+    """The peer rules over the fleet's records: each finding is a record (a value of a group of peers)
+    and names the GPUs or nodes that have it."""
+    from ..engine.evaluate import evaluate_rule
+    from .records import record_facts, records
+
+    if not rules:
+        return []
+    found = records(nodes)
+    facts = record_facts(found)
+    out = []
+    for rule in rules:
+        result = evaluate_rule(rule, facts)
+        as_fleet = FleetRule(rule.id, rule.title, rule.severity, "peers", "peers[].value", "", rule.why)
+        findings = tuple(_peer_finding(as_fleet, found[f.item or 0], f.message) for f in result.findings)
+        status = {"fired": "fired", "passed": "passed"}.get(result.status, "not compared")
+        out.append(FleetRuleResult(as_fleet, status, (), (), findings))
+    return out
+
+
+def _peer_finding(rule: FleetRule, record: Any, message: str) -> FleetFinding:
+    nodes = tuple(dict.fromkeys(m.node for m in record.members))
+    return FleetFinding(
+        rule=rule,
+        key=record.group,
+        value=record.value,
+        majority=record.median,
+        majority_count=0,
+        compared=record.peers,
+        nodes=nodes,
+        gpus=tuple((m.node, m.gpu, m.value) for m in record.members if m.gpu is not None),
+        message=message,
+    )
 
 
 def _split(fact: str) -> tuple[str, str]:

@@ -400,6 +400,10 @@ def fleet_data(fleet: Fleet, v: Verdict) -> dict[str, Any]:
             else {}
         ),
         "fleet_rules": [_rule_data(r) for r in fleet.results],
+        "peer_rules": [
+            {"id": r.rule.id, "title": r.rule.title, "severity": r.rule.severity, "status": r.status}
+            for r in fleet.peer_results
+        ],
         "node_rules": [
             {
                 "rule": s.rule,
@@ -489,3 +493,19 @@ def rules_table(rules: tuple[FleetRule, ...]) -> str:
         compares = f"`{r.fact}`" + (f" by `{r.by}`" if r.by else "")
         rows.append([r.id, r.severity, r.kind_words, compares, r.title])
     return "\n".join(_table(["id", "severity", "kind", "compares", "title"], rows)).rstrip("\n") + "\n"
+
+
+def counters_table() -> str:
+    """The records stage's counters as a Markdown table (docs/fleet.md carries it; a test keeps it fresh)."""
+    from ..fleet.records import COUNTERS
+
+    rows = [
+        [
+            f"`{c.name}`",
+            " + ".join(f"`{c.list_name}[].{f}`" for f in c.fields),
+            f"`{c.list_name}[].{c.by}`" if c.list_name != "xid" else "`gpus[].name` of `xid[].gpu`",
+            c.unit,
+        ]
+        for c in COUNTERS
+    ]
+    return "\n".join(_table(["counter", "read from", "peers: same", "unit"], rows)).rstrip("\n") + "\n"

@@ -148,12 +148,20 @@ def argv_line(argv: tuple[str, ...]) -> str:
     return " ".join(shlex.quote(a) if _SHELL_SPECIAL.search(PLACEHOLDER.sub("x", a)) else a for a in argv)
 
 
+def _shipped_path(file: str) -> str:
+    """A shipped rule file as the source tree names it: `rules/gpu.yaml`, `rules/bench/bench.yaml`."""
+    from ..datafiles import shipped_rules_dir
+
+    path, root = Path(file).resolve(), shipped_rules_dir().resolve()
+    return "rules/" + (path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name)
+
+
 def rule_markdown(rule: Rule) -> str:
     meta = [f"**Severity:** {rule.severity}", f"**Area:** {rule.category}"]
     meta.append(
         f"**For each:** {code(rule.for_each)}" if rule.for_each else "**For each:** (checked once per host)"
     )
-    meta.append(f"**Defined in:** {code('rules/' + Path(rule.file).name)}" if rule.file else "")
+    meta.append(f"**Defined in:** {code(_shipped_path(rule.file))}" if rule.file else "")
     out = [GENERATED_NOTE, "", f"# {rule.id}: {rule.title}", "", " · ".join(m for m in meta if m), ""]
     out += ["## What it checks", "", *what_it_checks(rule), ""]
     out += ["## Why it matters", "", rule.why, ""]
@@ -373,11 +381,13 @@ def errors_markdown(rules: Sequence[Rule], entries: Sequence[ExplainEntry] = ())
 
 
 def documented_rules() -> list[Rule]:
-    """The rules docs/rules/ documents: the check's shipped rules and the bench's (rules/bench/)."""
+    """The rules docs/rules/ documents: the check's shipped rules, the bench's (rules/bench/) and the
+    fleet's peer rules (rules/fleet/peers.yaml)."""
     from ..bench.rules import load_bench_rules
     from ..engine.loader import load_rules
+    from ..fleet.merge import shipped_peer_rules
 
-    return load_rules([]) + load_bench_rules()
+    return load_rules([]) + load_bench_rules() + shipped_peer_rules()
 
 
 def render_all(rules: list[Rule], entries: Sequence[ExplainEntry]) -> dict[str, str]:

@@ -74,7 +74,7 @@ def test_every_problem_is_reported_with_file_line_and_rule_id():
         "got 'usr-lowercase'",
         "bad.yaml:14: usr-lowercase: at severity: expected one of error, warning, info, got 'fatal'",
         "bad.yaml:15: usr-lowercase: at category: expected one of driver, gpu, cuda, cudnn, frameworks, "
-        "container, system, got 'gpus'",
+        "container, system, fleet, got 'gpus'",
         "bad.yaml:16: usr-lowercase: at when.fact: unknown fact 'no.such.fact' (see docs/facts.md for the "
         "names facts have)",
         "bad.yaml:17: usr-lowercase: at message: unknown fact 'also.missing' (see docs/facts.md for the "
@@ -151,3 +151,21 @@ def test_shipped_rules_are_valid():
     rules = load_rules([], include_shipped=True)
     assert len(rules) >= 20
     assert all(r.id.startswith("GD-") for r in rules)
+
+
+def test_a_directory_without_rule_files_is_a_problem(tmp_path):
+    # Issue 24: `rules validate emptydir` said "0 rule(s) valid" and exited 0, so a typo in a CI path
+    # (or a pack that was never copied) passed as valid. It names the directory and exits 2.
+    from conftest import run_cli
+
+    empty = tmp_path / "emptydir"
+    empty.mkdir()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "README.md").write_text("no rules here\n")
+    for folder in (empty, tmp_path / "notes"):
+        r = run_cli("rules", "validate", str(folder))
+        assert r.returncode == 2, r.stdout
+        assert r.stderr == (
+            f"{folder}:0: no rule files (*.yaml, *.yml) in this directory\n1 problem(s) found\n"
+        )
+        assert r.stdout == ""

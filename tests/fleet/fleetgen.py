@@ -204,3 +204,65 @@ def fleet_of(*docs: dict) -> Fleet:
     reports = [parse_report(json.dumps(d).encode(), f"node-{n}.json") for n, d in enumerate(docs)]
     nodes, duplicates = name_nodes(reports)
     return merge(Loaded(nodes=nodes, invalid=[], duplicates=duplicates))
+
+
+# The records stage's counters on a fleet of bench reports (each also a check report: gpus[], gpu_health[],
+# xid[]). Healthy values are those of the real H200 capture (pcie.replay_counter 1, ECC and NVLink counters
+# 0) with the small spread a real fleet has; under load an H200 holds its highest SM clock, 1980 MHz
+# (gpus[0].clocks.sm_max_mhz of the capture). The Xid is the MMU fault the kernel-log probe's tests cite
+# ("NVRM: Xid (PCI:0000:c1:00): 31, pid=2646416, name=python, channel 0x0000001a, ...":
+# NVIDIA/open-gpu-kernel-modules issue 1208), read into xid[] as the probe reads it.
+PEER_OUTLIERS = {
+    # counter: (node, GPU, fact under that GPU, value) -- one outlier each
+    "ecc_corrected": ("peer-node-02", 3, "gpus[3].ecc.corrected_volatile", 5210),
+    "pcie_replays": ("peer-node-03", 1, "gpus[1].pcie.replay_counter", 2400),
+    "pcie_aer_correctable": ("peer-node-04", 6, "gpu_health[6].pcie.aer_correctable", 350),
+    "nvlink_errors": ("peer-node-05", 2, "gpu_health[2].nvlink.replay_errors", 900),
+    "xid_events": ("peer-node-06", 4, None, 12),
+    "sm_clock_under_load": ("peer-node-07", 0, None, 1410),
+}
+
+
+def peer_report(n: int, outliers: bool) -> dict:
+    """Node `peer-node-<n>` of the peer fleet: 8 H200s, counters that differ a little between GPUs; with
+    `outliers`, the one PEER_OUTLIERS names on this node."""
+    name = f"peer-node-{n:02d}"
+    doc = bench_report(name, values={"matmul_bf16": 730.0})
+    facts = doc["facts"]
+    health0 = facts["gpu_health"][0]
+    facts["gpu_health"] = [dict(copy.deepcopy(health0), index=i) for i in range(8)]
+    facts["xid"] = []  # the kernel log was read and had no Xid
+    for i in range(8):
+        facts["gpus"][i]["ecc"]["corrected_volatile"] = (n + i) % 3
+        facts["gpus"][i]["pcie"]["replay_counter"] = 1 + (n * i) % 4
+        facts["gpu_health"][i]["pcie"]["aer_correctable"] = (n + 2 * i) % 3
+        facts["bench"][i]["sm_mhz"] = 1980 - 15 * ((n + i) % 3)
+    if not outliers:
+        return doc
+    for counter, (node, gpu, path, value) in PEER_OUTLIERS.items():
+        if node != name:
+            continue
+        if path is not None:
+            set_fact(facts, path, value)
+        elif counter == "xid_events":
+            facts["xid"] = [
+                {
+                    "code": 31,
+                    "pci": "0000:1c:00",
+                    "pid": 2646416,
+                    "process": "python",
+                    "text": "channel 0x0000001a, intr 00000000. MMU Fault",
+                    "events": value,
+                    "gpu": gpu,
+                }
+            ]
+        else:
+            facts["bench"][gpu]["sm_mhz"] = value
+    return doc
+
+
+def peer_fleet(directory: Path, outliers: bool) -> Path:
+    """Eight nodes of the peer fleet (peer_report)."""
+    for n in range(1, 9):
+        write(directory, f"peer-node-{n:02d}.json", peer_report(n, outliers))
+    return directory

@@ -194,7 +194,8 @@ def test_a_node_keeps_only_the_facts_the_fleet_reads():
     node = parse_report(json.dumps(report("slim")).encode(), "r.json")
     assert isinstance(node.facts, Facts)  # the same Facts class a check reads
     names = {name for name, _ in node.facts.items()}
-    assert {n.split(".")[0].split("[")[0] for n in names} <= {"driver", "gpus", "frameworks", "nccl"}
+    heads = {"driver", "gpus", "frameworks", "nccl", "gpu_health", "xid"}  # xid, gpu_health: the records'
+    assert {n.split(".")[0].split("[")[0] for n in names} <= heads
     assert {n for n in names if n.startswith("gpus[0].")} == {
         "gpus[0].index",
         "gpus[0].name",
@@ -202,6 +203,8 @@ def test_a_node_keeps_only_the_facts_the_fleet_reads():
         "gpus[0].pcie.gen_max",
         "gpus[0].nvlink.links",
         "gpus[0].nvlink.links_down",
+        "gpus[0].ecc.corrected_volatile",  # the records stage's counters (fleet/records.py)
+        "gpus[0].pcie.replay_counter",
     }
     assert {n for n in names if n.startswith("driver.")} == {"driver.version", "driver.max_cuda"}
     assert node.facts.value("gpus.count") == 8 and node.facts.get("gpus[0].name").source == "report"
