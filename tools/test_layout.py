@@ -12,8 +12,8 @@ gpudoctor/ and, for a module directly under gpudoctor/, P is `core`:
     gpudoctor/host/live.py          -> tests/host/test_live.py
     gpudoctor/report/text.py        -> tests/report/test_text.py
     gpudoctor/plan.py               -> tests/core/test_plan.py
-    gpudoctor/commands/__init__.py  -> tests/commands/test_commands.py   (a package's own code: test_<package>)
-    gpudoctor/commands/_shared.py   -> tests/commands/test_shared.py     (leading underscores dropped)
+    gpudoctor/commands/__init__.py  -> tests/commands/test_commands.py  (a package's own code: test_<package>)
+    gpudoctor/commands/_shared.py   -> tests/commands/test_shared.py    (leading underscores dropped)
 
 `core`, not `gpudoctor`: a tests/gpudoctor/ package on sys.path would shadow the real one. Each test
 directory is a package (it has an __init__.py), so two directories may hold test files of the same name
@@ -60,8 +60,6 @@ def test_path(module: Path, package: Path = PACKAGE, tests: Path = TESTS) -> Pat
     if name == "__init__":
         name = folder[-1] if folder else package.name
     return tests.joinpath(*(folder or (TOP,)), f"test_{name.lstrip('_')}.py")
-
-
 
 
 def modules_with_logic(package: Path = PACKAGE) -> list[Path]:
