@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -165,3 +166,18 @@ def test_an_early_inspection_that_fails_fails_the_probes_call_the_same_way(tmp_p
     with pytest.raises(HostError) as e:
         host.python()
     assert (e.value.reason, "broken" in e.value.detail) == ("python failed", True)
+
+
+def test_runtime_children_get_only_the_variables_they_need(monkeypatch):
+    monkeypatch.setenv("GPUDOCTOR_TEST_SECRET", "do not pass me on")
+    monkeypatch.setenv("FAKE_CUDA_SCENARIO", "802")
+    monkeypatch.setenv("CUDA_HOME", "/usr/local/cuda-13.0")
+    monkeypatch.setenv("PYTHONPATH", "/somewhere")
+    argv = (sys.executable, "-c", "import json, os; print(json.dumps(dict(os.environ)))")
+    env = json.loads(LiveHost()._child(argv, 5.0, "environment")["stdout"])
+    assert not {"GPUDOCTOR_TEST_SECRET", "PYTHONPATH", "FAKE_CUDA_SCENARIO"} & set(env)
+    assert (env["CUDA_HOME"], env["XLA_PYTHON_CLIENT_PREALLOCATE"], env["LC_ALL"]) == (
+        "/usr/local/cuda-13.0",
+        "false",
+        "C",
+    )
