@@ -1,6 +1,7 @@
-"""Which interpreter a command runs (host/command_python.py), on real files: console scripts written by real
-pip and real uv into virtual environments made here, and uv's own choice of environment compared with what
-uv itself runs."""
+"""Which interpreter a command runs (host/command_python.py), on real files: interpreters, console scripts
+written by real pip and real uv into virtual environments made here (tests/host/conftest.py), shebangs and
+the wrappers that run the rest of the line. `uv run` and `conda run` are in test_command_uv.py and
+test_command_conda.py."""
 
 from __future__ import annotations
 
