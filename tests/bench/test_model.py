@@ -34,8 +34,8 @@ def test_a_measurement_knows_its_kind(test, kind):
     assert Measurement(test, 0, OK, 1.0).kind == kind
 
 
-def row(**kw) -> Row:
-    return Row(index=0, test="matmul_bf16", label="bf16 matmul", gpu=0, gpu_name="NVIDIA H200", status=OK,
+def row(status: str = OK, **kw) -> Row:
+    return Row(index=0, test="matmul_bf16", label="bf16 matmul", gpu=0, gpu_name="NVIDIA H200", status=status,
                unit="TFLOP/s", **kw)  # fmt: skip
 
 
