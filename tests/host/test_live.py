@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import threading
@@ -227,3 +228,16 @@ def test_a_command_printing_past_the_bound_keeps_its_first_bytes_and_status():
 
     result = LiveHost().run(("sh", "-c", f"head -c {MAX_OUTPUT + 5000} /dev/zero | tr '\\0' x"), timeout=30)
     assert (result.rc, len(result.stdout), result.stdout.strip("x")) == (0, MAX_OUTPUT, "")
+def test_runtime_children_get_only_the_variables_they_need(monkeypatch):
+    monkeypatch.setenv("GPUDOCTOR_TEST_SECRET", "do not pass me on")
+    monkeypatch.setenv("FAKE_CUDA_SCENARIO", "802")
+    monkeypatch.setenv("CUDA_HOME", "/usr/local/cuda-13.0")
+    monkeypatch.setenv("PYTHONPATH", "/somewhere")
+    argv = (sys.executable, "-c", "import json, os; print(json.dumps(dict(os.environ)))")
+    env = json.loads(LiveHost()._child(argv, 5.0, "environment")["stdout"])
+    assert not {"GPUDOCTOR_TEST_SECRET", "PYTHONPATH", "FAKE_CUDA_SCENARIO"} & set(env)
+    assert (env["CUDA_HOME"], env["XLA_PYTHON_CLIENT_PREALLOCATE"], env["LC_ALL"]) == (
+        "/usr/local/cuda-13.0",
+        "false",
+        "C",
+    )

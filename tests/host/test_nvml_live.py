@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 import types
+from pathlib import Path
 
 import pytest
 
 from gpudoctor.host.base import TIMED_OUT, NvmlError
-from gpudoctor.host.nvml_live import NvmlSession, call_args, to_plain
+from gpudoctor.host.nvml_live import NVML_LIBRARY, NvmlSession, call_args, nvml_library_findable, to_plain
+
+from conftest import ROOT
 
 
 def fake_pynvml(**overrides):
@@ -162,7 +167,7 @@ def test_a_malformed_peer_argument_is_invalid_and_calls_nothing(function, arg):
     assert called == []
 
 
-# --- calls that fill a structure the caller passes (OUT_STRUCTS) ---------------------------------------
+# --- calls that fill a structure the caller passes (OUT_STRUCTS) --------------------------------------
 
 
 def _fabric_pynvml(answer: int = 0):
@@ -229,3 +234,44 @@ def test_to_plain_turns_ctypes_arrays_into_lists():
     import ctypes
 
     assert to_plain((ctypes.c_uint8 * 4)(1, 2, 3, 255)) == [1, 2, 3, 255]
+
+
+# --- finding libnvidia-ml.so.1 ------------------------------------------------------------------------------
+# pynvml is imported only when the loader can find libnvidia-ml.so.1 (host/nvml_live.py).
+
+
+def test_found_in_ld_library_path(tmp_path):
+    (tmp_path / NVML_LIBRARY).write_bytes(b"")
+    assert nvml_library_findable(f"/nowhere:{tmp_path}", cache=str(tmp_path / "no-cache"))
+
+
+def test_found_in_the_loader_cache(tmp_path):
+    cache = tmp_path / "ld.so.cache"
+    cache.write_bytes(
+        b"glibc-ld.so.cache1.1\x00libnvidia-ml.so.1\x00/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"
+    )
+    assert nvml_library_findable("", cache=str(cache))
+
+
+def test_absent_everywhere(tmp_path):
+    cache = tmp_path / "ld.so.cache"
+    cache.write_bytes(b"glibc-ld.so.cache1.1\x00libc.so.6\x00/lib/x86_64-linux-gnu/libc.so.6")
+    trusted = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
+    found_in_trusted = any((Path(d) / NVML_LIBRARY).exists() for d in trusted)
+    assert nvml_library_findable(str(tmp_path), cache=str(cache)) is found_in_trusted
+
+
+def test_a_check_without_the_library_never_imports_pynvml(tmp_path):
+    """On this machine (no NVIDIA driver) the NVML status is the same as pynvml would say, without it."""
+    if nvml_library_findable("", "/etc/ld.so.cache"):
+        # A machine with the driver: the library is found, and pynvml is imported as it must be.
+        return
+    prog = (
+        "import sys, json; from gpudoctor.host.live import LiveHost\n"
+        "from gpudoctor.host.base import NvmlError\n"
+        "try:\n    LiveHost().nvml('nvmlSystemGetDriverVersion')\n"
+        "except NvmlError as e:\n    print(json.dumps([e.name, 'pynvml' in sys.modules]))\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "LD_LIBRARY_PATH": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, env=env, timeout=60)
+    assert r.stdout.strip() == '["NVMLError_LibraryNotFound", false]', r.stderr

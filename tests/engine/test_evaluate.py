@@ -1,0 +1,84 @@
+"""Evaluating rules on facts (engine/evaluate.py): the shipped rules on the facts of two real captures
+(tests/fixtures/h200-driver580-snapshot, tests/fixtures/nogpu-ci-snapshot), each rule fired with its
+evidence, passed, unknown with the facts and reasons that stopped it, or not applicable."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpudoctor.collect import collect
+from gpudoctor.engine.evaluate import evaluate, evaluate_rule
+from gpudoctor.engine.loader import load_rules
+from gpudoctor.engine.model import NOT_APPLICABLE
+from gpudoctor.facts import Facts, unknown
+from gpudoctor.host.base import Deadline
+from gpudoctor.host.snapshot import SnapshotHost, load
+
+from conftest import FIXTURES, H200
+
+
+def facts_of(path) -> Facts:
+    facts, _statuses = collect(SnapshotHost(load(str(path))), Deadline(30))
+    return facts
+
+
+@pytest.fixture(scope="module")
+def rules():
+    return {rule.id: rule for rule in load_rules([])}
+
+
+@pytest.fixture(scope="module")
+def h200():
+    return facts_of(H200)
+
+
+def test_a_rule_that_fires_carries_the_facts_it_read(rules, h200):
+    # the capture's two cuDNN copies: the system 9.14.0 and the venv's 9.19.0.56 (its README)
+    result = evaluate_rule(rules["GD-CUDNN-002"], h200)
+    assert result.status == "fired"
+    (finding,) = result.findings
+    assert finding.message.startswith("2 cuDNN versions are installed (9.19.0.56, 9.14.0); none is on ")
+    assert (finding.item, finding.severity) == (None, rules["GD-CUDNN-002"].severity)
+    assert finding.evidence == (("cudnn.distinct_versions", 2), ("cudnn.ld_library_path_version", None))
+
+
+def test_a_for_each_rule_fires_on_the_item_that_matches(rules, h200):
+    # onnxruntime 1.30.0, the CPU-only build, is the fourth framework of the capture
+    (finding,) = evaluate_rule(rules["GD-FW-004"], h200).findings
+    assert finding.item == 3
+    assert finding.message.startswith("onnxruntime 1.30.0 is the CPU-only package")
+    assert ("frameworks[3].build", "cpu") in finding.evidence
+
+
+def test_a_rule_whose_facts_were_not_recorded_is_unknown_with_the_reasons(rules, h200):
+    result = evaluate_rule(rules["GD-CUDA-006"], h200)
+    assert (result.status, result.findings) == ("unknown", ())
+    assert result.unknown_facts == (
+        ("cuda.nvcc.on_path", "not recorded in snapshot"),
+        ("cuda.nvcc.version", "not recorded in snapshot"),
+    )
+
+
+def test_a_healthy_link_passes(rules, h200):
+    # GD-PCIE-002 on the capture: gen 5 of gen 5, idle
+    assert evaluate_rule(rules["GD-PCIE-002"], h200).status == "passed"
+
+
+def test_a_list_that_could_not_be_read_leaves_its_rules_unknown(rules, h200):
+    items = dict(h200.items())
+    items["gpus.count"] = unknown("timed out", "nvml:nvmlDeviceGetCount")
+    result = evaluate_rule(rules["GD-PCIE-002"], Facts(items))
+    assert (result.status, result.unknown_facts) == ("unknown", (("gpus.count", "timed out"),))
+
+
+def test_a_rule_about_gpus_on_a_host_without_one_is_not_applicable(rules):
+    facts = facts_of(FIXTURES / "nogpu-ci-snapshot")
+    assert facts.value("gpus.count") == 0
+    assert evaluate_rule(rules["GD-PCIE-002"], facts).status == NOT_APPLICABLE
+
+
+def test_evaluate_keeps_the_order_of_the_rules(rules, h200):
+    chosen = [rules["GD-PCIE-002"], rules["GD-CUDNN-002"], rules["GD-CUDA-006"]]
+    assert [(r.rule.id, r.status) for r in evaluate(chosen, h200)] == [
+        ("GD-PCIE-002", "passed"), ("GD-CUDNN-002", "fired"), ("GD-CUDA-006", "unknown"),
+    ]  # fmt: skip
