@@ -228,6 +228,8 @@ def test_a_command_printing_past_the_bound_keeps_its_first_bytes_and_status():
 
     result = LiveHost().run(("sh", "-c", f"head -c {MAX_OUTPUT + 5000} /dev/zero | tr '\\0' x"), timeout=30)
     assert (result.rc, len(result.stdout), result.stdout.strip("x")) == (0, MAX_OUTPUT, "")
+
+
 def test_runtime_children_get_only_the_variables_they_need(monkeypatch):
     monkeypatch.setenv("GPUDOCTOR_TEST_SECRET", "do not pass me on")
     monkeypatch.setenv("FAKE_CUDA_SCENARIO", "802")
