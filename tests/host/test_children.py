@@ -29,8 +29,8 @@ from conftest import ROOT
 SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
 
 
-def children_of(pid: int) -> list[int]:
-    """The live (not zombie) processes whose parent is `pid`."""
+def live_processes() -> list[tuple[int, int, int]]:
+    """(pid, parent pid, process group) of every process in /proc that is not a zombie."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -39,10 +39,15 @@ def children_of(pid: int) -> list[int]:
             stat = Path(f"/proc/{entry}/stat").read_text()
         except OSError:
             continue
-        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
-        if int(ppid) == pid and state != "Z":
-            found.append(int(entry))
+        state, ppid, pgrp = stat.rsplit(")", 1)[1].split()[:3]
+        if state != "Z":
+            found.append((int(entry), int(ppid), int(pgrp)))
     return found
+
+
+def children_of(pid: int) -> list[int]:
+    """The live (not zombie) processes whose parent is `pid`."""
+    return [p for p, ppid, _ in live_processes() if ppid == pid]
 
 
 def workers(gpudoctor: int) -> list[int]:
@@ -164,18 +169,7 @@ sleep 3600
 
 def group_members(pgid: int) -> list[int]:
     """The processes of group `pgid` that are not zombies."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        state, _ppid, pgrp = stat.rsplit(")", 1)[1].split()[:3]
-        if int(pgrp) == pgid and state != "Z":
-            members.append(int(entry))
-    return members
+    return [p for p, _, pgrp in live_processes() if pgrp == pgid]
 
 
 @pytest.mark.parametrize("signum, code", SIGNALS)
