@@ -51,9 +51,9 @@ def bench_seconds(value: object) -> float:
 
 
 def fail_on_levels() -> tuple[str, ...]:
-    """--fail-on's values, from the one place the threshold lives. Imported when asked (a --fail-on value
-    to check, a help page to print), not with this module: it brings the whole pipeline."""
-    from .pipeline.verdict import FAIL_ON
+    """--fail-on's values, defined once beside the severities (engine/model.py; pipeline/verdict.py applies
+    them). Imported when asked (a --fail-on value to check, a help page to print), not with this module."""
+    from .engine.model import FAIL_ON
 
     return FAIL_ON
 

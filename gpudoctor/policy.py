@@ -22,12 +22,11 @@ from packaging.version import Version
 from . import toml_reader
 from .datafiles import read_capped_text
 from .engine.conditions import PatternError, compile_pattern
-from .engine.model import FixStep, Rule
+from .engine.model import FAIL_ON, FixStep, Rule
 from .facts import FRAMEWORKS
 
 FILE_NAME = "gpudoctor.toml"
 MAX_BYTES = 256 * 1024
-FAIL_ON = ("error", "warning", "info", "never")
 # The frameworks the Python probe knows; it lists each at most once, so frameworks[0..4] covers them all.
 _ID = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Z0-9]+)+$")
 # Allowed keys per table, and what each takes (for the error messages).

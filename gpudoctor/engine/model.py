@@ -7,6 +7,8 @@ from typing import Any, NamedTuple, Optional
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
+# The values of --fail-on (and a policy's fail_on): a severity, or never. pipeline/verdict.py applies them.
+FAIL_ON = (*SEVERITIES, "never")
 # Report areas, in the order a report shows them; `fleet` rules (rules/fleet/) judge a fleet's records.
 CATEGORIES = ("driver", "gpu", "cuda", "cudnn", "frameworks", "container", "system", "fleet")
 FIX_KINDS = ("pip", "uv", "conda", "apt", "env", "driver", "reboot", "command", "manual")

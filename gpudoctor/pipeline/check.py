@@ -19,8 +19,6 @@ from ..probes import ENV_PROBES
 from ..profiles import PROFILES, Profile, select_rules
 from .result import Result, Target
 
-# The probes that read the Python environment: run once per interpreter judged (`--python` repeated).
-
 
 @dataclass
 class Choice:

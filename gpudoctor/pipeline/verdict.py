@@ -18,7 +18,6 @@ from ..facts import head
 from ..host.base import NOT_RECORDED
 from .result import Result, Verdict
 
-FAIL_ON = ("error", "warning", "info", "never")
 EXIT_OK, EXIT_FINDINGS, EXIT_CANNOT_CHECK, EXIT_INTERNAL = 0, 1, 2, 3
 
 
