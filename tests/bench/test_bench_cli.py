@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.torchfake import scenario
 from tests.test_reliability import SCENARIOS, fake_lib  # noqa: F401 - the session fixture
+
+from .torchfake import scenario
 
 ROOT = Path(__file__).parents[2]
 

@@ -12,7 +12,8 @@ import pytest
 from gpudoctor.bench import harness
 from gpudoctor.bench.model import FAILED, OK, SKIPPED, TIMED_OUT
 from gpudoctor.host.base import Deadline
-from tests.bench.torchfake import H200_RATES, scenario
+
+from .torchfake import H200_RATES, scenario
 
 FAST = harness.Options(seconds=0.05, warmup=0.01, test_timeout=5.0)
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from corpus_score import FIELDS, KINDS, load, score
 
 from gpudoctor.explain.index import build
+
+from .corpus_score import FIELDS, KINDS, load, score
 
 CASES = load()
 # The floors: what the corpus scored when they were set (see CHANGELOG); raise them as explain improves,

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from fleetgen import bench, bench_report, fleet_of, report, write
 
 from gpudoctor.fleet.load import ReportError, load_reports, parse_report
 from gpudoctor.fleet.merge import evaluate, verdict
 from gpudoctor.fleet.rules import FleetRule, table_problems
 from gpudoctor.report.fleet_report import fleet_data, render_markdown, render_text
 
+from .fleetgen import bench, bench_report, fleet_of, report, write
 from conftest import run_cli
 
 RULE = "GD-FLEET-BENCH-001"

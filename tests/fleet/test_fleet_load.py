@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
-from fleetgen import finding, report, write
 
 from gpudoctor.facts import Facts
 from gpudoctor.fleet import load
 from gpudoctor.fleet.load import ReportError, load_reports, parse_report
 from gpudoctor.fleet.merge import merge, verdict
 from gpudoctor.report.fleet_report import render_text
+
+from .fleetgen import finding, report, write
 
 
 def reason(doc) -> str:

@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 
 import pytest
-from fleetgen import bench_fleet, report, small_fleet
 
 from gpudoctor.fleet.load import load_reports
 from gpudoctor.fleet.merge import merge, verdict
@@ -24,6 +23,8 @@ from gpudoctor.report.fleet_report import (
     render_text,
     rules_table,
 )
+
+from .fleetgen import bench_fleet, report, small_fleet
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "fixtures" / "golden"

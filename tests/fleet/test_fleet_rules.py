@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Optional
 
 import pytest
-from fleetgen import bench, fleet_of, report
 
 from gpudoctor.fleet.merge import evaluate, exit_code, lookup
 from gpudoctor.fleet.rules import FLEET_RULES, FleetRule, table_problems
+
+from .fleetgen import bench, fleet_of, report
 
 NVLINK = {"nvlink.links": 18, "nvlink.links_up": 18}
 # Every node of the cases has bench results too (as if its check and bench reports were one), so that the

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 
-from fleetgen import PEER_OUTLIERS, peer_fleet
-
 from gpudoctor.fleet.load import load_reports
 from gpudoctor.fleet.merge import merge
 from gpudoctor.fleet.records import COUNTERS, record_facts, records
 
+from .fleetgen import PEER_OUTLIERS, peer_fleet
 from conftest import run_cli
 
 PEER_RULES = {
@@ -81,7 +80,7 @@ def test_where_names_twenty_and_counts_the_rest(tmp_path):
 
 
 def test_fewer_than_three_peers_are_not_compared(tmp_path):
-    from fleetgen import report, write
+    from .fleetgen import report, write
 
     write(tmp_path, "two.json", report("node-2", gpus=2))  # two H200s: no median worth the name
     write(tmp_path, "three.json", report("node-3", gpus=3, every_gpu={"name": "NVIDIA H100 80GB HBM3"}))
@@ -168,7 +167,7 @@ def test_docs_carry_the_counter_table():
 def test_counters_no_report_knows_are_not_compared(tmp_path):
     # The real H200 capture's report: AER counters unknown ("not recorded in snapshot"), the kernel log not
     # read (xid unknown), no bench. Those rules compare nothing and say so; the others pass.
-    from fleetgen import report, write
+    from .fleetgen import report, write
 
     for n in range(1, 4):
         write(tmp_path, f"n{n}.json", report(f"node-{n}"))

@@ -24,8 +24,8 @@ from gpudoctor.probes.cuda import (
     parse_version_json,
 )
 
+from .test_libraries import RAW, SITE, h200_parts, installs
 from conftest import fake_host
-from test_libraries import RAW, SITE, h200_parts, installs
 
 NVCC = (RAW / "h200-nvcc.txt").read_text()
 GCC = (RAW / "debian12-gcc-version.txt").read_text()

@@ -22,8 +22,8 @@ from gpudoctor.probes.python_env import (
     torch_build,
 )
 
+from .test_libraries import PYTHON, RAW, TORCH_VERSION_PY, h200_dump
 from conftest import fake_host
-from test_libraries import PYTHON, RAW, TORCH_VERSION_PY, h200_dump
 
 # What torch 2.11's version.py says in a CPU-only and a ROCm wheel.
 TORCH_CPU = """__version__ = '2.11.0+cpu'

@@ -15,8 +15,8 @@ import pytest
 
 from gpudoctor.remedy.inventory import Inventory, InventoryError, diff, freeze_lines, read_inventory
 
+from .remedyenvs import pip_env, remedy_wheels, tree_hash
 from pyenvs import site_packages, uv_venv
-from remedyenvs import pip_env, remedy_wheels, tree_hash
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,8 @@ from gpudoctor.remedy import backup
 from gpudoctor.remedy.inventory import read_inventory
 from gpudoctor.remedy.restore import RestoreError, RestorePoint, roll_back
 
+from .remedyenvs import copy_env, pip_env, remedy_wheels, tree_hash
 from pyenvs import build_wheel, file_list, make_venv, pip_install, site_packages, unpack_wheel, uv
-from remedyenvs import copy_env, pip_env, remedy_wheels, tree_hash
 
 STUBS = ["nvidia-cuda-runtime-cu12 12.4.127", "nvidia-cudnn-cu12 9.1.0.70", "nvidia-nccl-cu12 2.21.5"]
 

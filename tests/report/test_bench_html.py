@@ -14,8 +14,8 @@ import pytest
 
 from gpudoctor.report import bench_html
 
+from .reportkit import BENCH_CASES, compare, hostile_bench, unhealthy_bench
 from conftest import FIXTURES
-from reportkit import BENCH_CASES, compare, hostile_bench, unhealthy_bench
 
 GOLDEN = FIXTURES / "golden"
 VOID = {"meta", "rect", "line", "br"}

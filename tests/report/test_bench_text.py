@@ -17,8 +17,8 @@ import pytest
 from gpudoctor.report import bench_text
 from gpudoctor.report.bench_view import sig3
 
+from .reportkit import BENCH_CASES, bench_finding, bench_row, compare, hostile_bench, unhealthy_bench
 from conftest import FIXTURES, ROOT
-from reportkit import BENCH_CASES, bench_finding, bench_row, compare, hostile_bench, unhealthy_bench
 
 GOLDEN = FIXTURES / "golden"
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # colour and weight: the only escape codes color=True may write

@@ -13,8 +13,8 @@ from gpudoctor.pipeline.check import run_check
 from gpudoctor.pipeline.verdict import decide
 from gpudoctor.report import junit
 
+from .reportkit import result_of, rules_of
 from conftest import FIXTURES, H200
-from reportkit import result_of, rules_of
 
 GOLDEN = FIXTURES / "golden"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from gpudoctor.pipeline.verdict import decide
 from gpudoctor.report import markdown, oneline
 
+from .reportkit import result_of, rules_of
 from conftest import H200
-from reportkit import result_of, rules_of
 
 ROOT = Path(__file__).parents[2]
 RULE = (

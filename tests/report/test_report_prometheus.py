@@ -8,8 +8,8 @@ from gpudoctor.engine.loader import load_rules
 from gpudoctor.pipeline.verdict import decide
 from gpudoctor.report import prometheus
 
+from .reportkit import result_of
 from conftest import FIXTURES
-from reportkit import result_of
 
 GOLDEN = FIXTURES / "golden"
 

@@ -7,7 +7,7 @@ import io
 from gpudoctor.pipeline.verdict import decide
 from gpudoctor.report.safe import terminal_lines, terminal_text
 
-from reportkit import result_of
+from .reportkit import result_of
 
 
 def _escape_result():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpudoctor.pipeline.verdict import decide
 from gpudoctor.report.text import render_plain
 
-from reportkit import result_of, rules_of
+from .reportkit import result_of, rules_of
 
 RULE = (
     "  - id: T-U-{n}\n    title: t\n    severity: {sev}\n    category: gpu\n"
