@@ -5,7 +5,7 @@ on every CI job and container start. `parse(argv)` returns the keyword arguments
 (cli.py) would hand to commands.dispatch, or None for any command line it is not sure of: another command,
 --help, an option it does not know, a value typer would refuse, `--`, `--opt=` with nothing, a value that
 starts with "-", an option given twice. typer then reads that command line as before, so help, usage
-errors and their wording have one source. tests/test_check_argv.py holds both readings to the same answer
+errors and their wording have one source. tests/core/test_check_argv.py holds both readings to the same answer
 and fails when typer's `check` gains an option that OPTIONS lacks.
 """
 

@@ -334,7 +334,7 @@ def gpus_below_cuda_floor(cuda: str, ccs: Sequence[str]) -> FloorAnswer:
     """((the oldest compute capability CUDA `cuda`'s major builds for, the indexes of the GPUs of capability
     `ccs` below it), None), or (None, why not): the table gives that major no floor, or cannot be read.
     Through the table digest (no knowledge tables loaded on a check); compat.toolkit_supports_gpu gives the
-    same answer from the loaded tables (tests/test_compat.py holds the two together)."""
+    same answer from the loaded tables (tests/core/test_compat.py holds the two together)."""
     major = re.match(r"(\d+)", cuda.strip())
     if not major:
         return None, f"not a CUDA version: {cuda}"

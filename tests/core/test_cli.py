@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import H200, run_cli
-
-ROOT = Path(__file__).parents[1]
+from conftest import H200, ROOT, run_cli
 
 
 def gd(*args, env=None):
@@ -142,3 +140,36 @@ def test_help_off_a_terminal_does_not_load_rich():
         line.split("|")[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")
     }
     assert not {m for m in loaded if m == "rich" or m.startswith("rich.")}
+
+
+# `gpudoctor check --data-dir PATH`: the storage probe gets the path, made absolute.
+def check_json(*args: str, cwd: Path = ROOT) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpudoctor", "check", "--snapshot", str(H200), "--format", "json", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT)),
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_data_dir_reaches_the_storage_probe():
+    storage = check_json("--data-dir", "/usr/local/nvidia/lib64")["facts"]["storage"]["data_dir"]
+    assert storage == {
+        "fstype": "squashfs",
+        "mount_point": "/usr/local/nvidia",
+        "path": "/usr/local/nvidia/lib64",
+    }
+
+
+def test_a_relative_data_dir_is_taken_from_the_working_directory(tmp_path):
+    storage = check_json("--data-dir", "lib64", cwd=tmp_path)["facts"]["storage"]["data_dir"]
+    assert storage["path"] == str(tmp_path / "lib64")
+
+
+def test_without_data_dir_the_storage_facts_say_why():
+    storage = check_json()["facts"]["storage"]["data_dir"]
+    assert storage == dict.fromkeys(("fstype", "mount_point", "path"), {"unknown": "no --data-dir given"})
