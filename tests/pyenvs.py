@@ -214,7 +214,7 @@ def broken_wheel(out_dir: Path, name: str, version: str, requires: tuple[str, ..
     refuses it before writing any file of this wheel, after installing the packages it put first (those
     this one `requires`, dependencies first). uv drops that member silently, and fails instead on the last,
     a .data directory of no known scheme, having laid down this wheel's other files and whichever packages
-    its parallel installs finished first (tests/test_pkgindex.py shows both)."""
+    its parallel installs finished first (tests/rig/test_pkgindex.py shows both)."""
     module = name.replace("-", "_")
     files = {
         "../../../outside.txt": "written outside the environment\n",

@@ -7,8 +7,8 @@
 
 Every import counts: at the top of a module, inside a function (a lazy import for speed), under
 `if TYPE_CHECKING:`. A module may import from its own layer and the layers below it, never from a layer
-above; and no chain of imports may lead back to where it started. tests/test_import_graph.py runs the same
-checks. To add a layer (or a package to one), edit LAYERS: one line.
+above; and no chain of imports may lead back to where it started. tests/tools/test_import_graph.py runs
+the same checks. To add a layer (or a package to one), edit LAYERS: one line.
 """
 
 from __future__ import annotations
@@ -204,7 +204,7 @@ def render(edges: Mapping[str, set[str]]) -> str:
         "",
         "Layers, highest first. A module imports only from its own layer and the layers below it (every",
         "import counts: top-level, inside a function, under `TYPE_CHECKING`); there is no import cycle.",
-        "`tests/test_import_graph.py` fails when either stops being true, or when this table is stale.",
+        "`tests/tools/test_import_graph.py` fails when either stops being true, or when this table is stale.",
         "",
         "| layer | modules | imports from |",
         "| --- | --- | --- |",

@@ -21,7 +21,8 @@ PyTorch on a GPU host) fires, beside what the recording finds on its own (the CP
 cuDNN copies). The report is the rich text report of `gpudoctor check` (report/text.py `print_rich`) at
 100 columns, with the snapshot's source shown as SOURCE (not the temporary path); it holds no time or
 random id, and the SVG's element ids are fixed, so the file is the same on every run (with the same rich:
-the version is written in the file's first line; tests/test_readme_svg.py regenerates it and compares).
+the version is written in the file's first line; tests/tools/test_make_readme_svg.py regenerates it and
+compares).
 """
 
 from __future__ import annotations

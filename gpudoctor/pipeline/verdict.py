@@ -5,7 +5,7 @@
     2  could not check: an error-level rule could not be evaluated and the profile (or --fail-on-unknown)
        says that fails; fleet: a report could not be read
 Renderers receive the Verdict (pipeline/result.py) decided here; none of them imports this module
-(tests/test_import_graph.py).
+(tests/tools/test_import_graph.py).
 """
 
 from __future__ import annotations

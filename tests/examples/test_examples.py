@@ -13,7 +13,7 @@ import yaml
 
 from conftest import H200
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 EXAMPLES = ROOT / "examples"
 ENTRYPOINT = EXAMPLES / "container" / "entrypoint.sh"
 HEALTHCHECK = EXAMPLES / "slurm" / "gpudoctor-healthcheck.sh"

@@ -8,7 +8,7 @@ from pathlib import Path
 from gpudoctor.explain.entries import load_entries
 from gpudoctor.report.rule_docs import code, documented_rules, render_all
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 STALE = "docs are stale: run `gpudoctor rules docs docs`"
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "make_readme_svg.py"
 SVG = ROOT / "docs" / "images" / "check-h200.svg"
 README = ROOT / "README.md"

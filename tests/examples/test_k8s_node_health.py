@@ -21,7 +21,7 @@ import yaml
 
 from conftest import H200
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 K8S = ROOT / "examples" / "kubernetes"
 SCRIPT = K8S / "gpudoctor-node-health.py"
 MANIFEST = K8S / "gpudoctor-node-health.yaml"

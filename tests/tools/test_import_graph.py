@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-TOOL = Path(__file__).resolve().parent.parent / "tools" / "import_graph.py"
+TOOL = Path(__file__).resolve().parents[2] / "tools" / "import_graph.py"
 
 
 @pytest.fixture(scope="module")
