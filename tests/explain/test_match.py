@@ -1,5 +1,6 @@
-"""A bare number is an error code only where the text says so: "step 802" and "802 MiB" are not CUDA error
-802 (issue 24), "Error 802:", "code=802(", "error (802)" are."""
+"""The matcher (explain/match.py): the specific ranked over the generic, numbers read and masked, short or
+generic input matching nothing. A bare number is an error code only where the text says so: "step 802" and
+"802 MiB" are not CUDA error 802 (issue 24), "Error 802:", "code=802(", "error (802)" are."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 import yaml
 
 from gpudoctor.explain.index import build
-from gpudoctor.explain.match import tokens
+from gpudoctor.explain.match import Known, Matcher, read_numbers, tokens
 
 # tests/explain/corpus/first_set.yaml, each with its source there
 DEVICE_COUNT_802 = (
@@ -93,3 +94,73 @@ def test_the_log_prefilter_never_drops_a_line_rank_would_match(matcher):
     turned_away = [line for line in lines if not matcher.may_be_confident(line)]
     assert turned_away  # the prefilter does turn lines away
     assert [line for line in turned_away if any(c.confident for c in matcher.rank(line, limit=8))] == []
+
+
+def test_a_whole_known_text_beats_shared_words():
+    m = Matcher(
+        [
+            Known("GD-A", "generic", ("CUDA error",)),
+            Known(
+                "GD-B", "specific", ("CUDA error: no kernel image is available for execution on the device",)
+            ),
+            Known("GD-C", "other", ("cudnn version mismatch",)),
+        ]
+    )
+    ranked = m.rank("RuntimeError: CUDA error: no kernel image is available for execution on the device")
+    assert [c.known.id for c in ranked][:2] == ["GD-B", "GD-A"]
+    assert ranked[0].how == "text" and ranked[0].distinct > ranked[1].distinct
+
+
+def test_numbers_are_masked_for_a_near_exact_match():
+    m = Matcher([Known("GD-A", "t", ("libcudnn.so.8: cannot open shared object file",))])
+    (c,) = m.rank("ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory")
+    assert (c.known.id, c.how) == ("GD-A", "masked")
+
+
+def test_rare_tokens_weigh_more_than_common_ones():
+    m = Matcher(
+        [
+            Known("GD-A", "a", ("cuda driver failed",)),
+            Known("GD-B", "b", ("cuda runtime failed",)),
+            Known("GD-C", "c", ("cudaErrorNoKernelImageForDevice cuda",)),
+            # Rarity is relative: a set of rules as large as the shipped one.
+            *(Known(f"GD-F{n}", "f", (f"filler{n} cuda",)) for n in range(60)),
+        ]
+    )
+    top = m.top("got cudaErrorNoKernelImageForDevice while launching")
+    assert top is not None and top.known.id == "GD-C" and top.how == "tokens"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "",
+        "a",
+        "-",
+        "cuda",
+        "CUDA error",
+        "error",
+        "   ",
+        # Generic failures that are no GPU host's: they must not match a rule that shares a word with them
+        # ("core dumped", "No space left on device" without /dev/shm).
+        "Segmentation fault (core dumped)",
+        "ModuleNotFoundError: No module named 'foo'",
+        "TypeError: unsupported operand type(s) for +: 'int' and 'str'",
+        "KeyError: 'input_ids'",
+        "OSError: [Errno 28] No space left on device",
+    ],
+)
+def test_short_or_generic_input_matches_nothing(matcher, message):
+    assert matcher.top(message) is None
+
+
+def test_numbers_in_the_message_are_read():
+    n = read_numbers("The NVIDIA driver on your system is too old (found version 11040).")
+    assert n.cuda_found == "11.4"
+    assert (
+        read_numbers("sm_120 is not compatible with the current PyTorch installation").compute_capability
+        == "12.0"
+    )
+    assert read_numbers("NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.").xid == 79
+    assert read_numbers("NVRM: Xid 48 on GPU").xid == 48
+    assert read_numbers("nothing here") == read_numbers("")
