@@ -1,6 +1,6 @@
 """Reports compared in full with golden files. Regenerate after an intended change with:
 
-GPUDOCTOR_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py
+GPUDOCTOR_UPDATE_GOLDEN=1 python -m pytest tests/report/test_golden.py
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`gpudoctor plan` and `check --plan` as users run them. The H200 capture's only actionable finding is
 its CPU-only onnxruntime. Regenerate the golden file after an intended change with:
 
-GPUDOCTOR_UPDATE_GOLDEN=1 python -m pytest tests/test_plan_cli.py
+GPUDOCTOR_UPDATE_GOLDEN=1 python -m pytest tests/commands/test_plan.py
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 GOLDEN = ROOT / "tests" / "fixtures" / "golden" / "h200-plan.txt"
 SNAPSHOT = "tests/fixtures/h200-driver580-snapshot"
 
