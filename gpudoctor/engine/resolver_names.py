@@ -2,7 +2,7 @@
 
 The engine validates rule files against this table (engine/loader.py) without importing the resolvers,
 which sit above it (gpudoctor/resolvers/ implements each name; its registry takes the arguments from here,
-and tests/test_resolvers.py checks that the two name the same resolvers).
+and tests/resolvers/test_registry.py checks that the two name the same resolvers).
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ pure functions: they read nothing but their arguments and run nothing.
 
 One module per resolver (torch, tensorflow, jax, onnxruntime, driver) over one skeleton (base) and the
 compatibility model (gpudoctor/compat.py); the registry (RESOLVERS) implements the names the engine
-validates rule files against (engine/resolver_names.py), and tests/test_resolvers.py checks the two agree.
+validates rule files against (engine/resolver_names.py), and tests/resolvers/test_registry.py checks the two
+agree.
 """
 
 from __future__ import annotations

@@ -119,3 +119,8 @@ def test_the_derived_floor_and_compat_give_one_answer(cuda, cc):
     (floor, below), why = gpus_below_cuda_floor(cuda, [cc])
     assert why is None
     assert (below == []) is compat.toolkit_supports_gpu(cuda, cc, knowledge())
+
+
+def test_binary_compatibility():
+    assert compat.covers("8.9", ("8.0", "8.6", "9.0")) and compat.covers("12.1", ("12.0",))
+    assert not compat.covers("12.0", ("9.0", "10.0")) and not compat.covers("7.0", ("7.5", "8.0"))

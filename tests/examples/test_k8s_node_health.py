@@ -219,7 +219,7 @@ def test_could_not_check_does_not_taint_a_healthy_node(tmp_path):
 
 def test_a_check_that_could_not_evaluate_its_error_rules_names_them(tmp_path):
     """A real check whose NVML never answers (a fake pynvml whose nvmlInit sleeps, as in
-    tests/test_preflight_deadline.py): the report comes, with exit 2 and the rules it could not judge."""
+    tests/e2e/test_preflight_deadline.py): the report comes, with exit 2 and the rules it could not judge."""
     mod = tmp_path / "fake_pynvml"
     mod.mkdir()
     (mod / "pynvml.py").write_text("import time\n\n\ndef nvmlInit():\n    time.sleep(60)\n")

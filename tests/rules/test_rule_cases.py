@@ -7,7 +7,7 @@ finding in item order; a `passes` case may say which `status` it expects (`passe
 `not_applicable`: the rule iterates a list that is empty). A case
 that exposes a bug in a rule or the engine carries `xfail: "what goes wrong"` until the bug is fixed.
 A fix step that names a resolver renders to that resolver and its args, without argv: the planner resolves
-it (tests/core/test_plan.py and tests/test_resolvers.py test what it resolves to).
+it (tests/core/test_plan.py and tests/resolvers/ test what it resolves to).
 """
 
 from __future__ import annotations

@@ -133,7 +133,7 @@ def test_an_engine_import_of_container_is_found_wherever_it_is(ig, tmp_path):
 
 def test_every_package_in_the_graph_is_installed(ig):
     """A package missing from pyproject.toml's list works from the source tree and fails once installed
-    (`No module named 'gpudoctor.container'` from a real pip install, tests/test_target_python.py)."""
+    (`No module named 'gpudoctor.container'` from a real pip install, tests/e2e/test_target_python.py)."""
     from gpudoctor.toml_reader import toml
 
     listed = toml().loads((ig.ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]

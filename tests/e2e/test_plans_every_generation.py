@@ -1,7 +1,7 @@
 """Issue 10's must-show plans, end to end: host facts -> derived facts -> the shipped rules -> the plan.
 
 Each expected pin is traced, in a comment, to the table rows it comes from (`rules/knowledge/` left out of
-the file names); the resolver's own cases are in tests/test_resolvers.py.
+the file names); the resolvers' own cases are in tests/resolvers/.
 """
 
 from __future__ import annotations

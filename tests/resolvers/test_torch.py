@@ -1,59 +1,28 @@
-"""Resolvers against the shipped knowledge tables: each expected answer is traced, in a comment, to the
-rows it comes from (file and row; `rules/knowledge/` is left out of the file names)."""
+"""The torch resolver (resolvers/torch.py) against the shipped knowledge tables: each expected answer is
+traced, in a comment, to the rows it comes from (file and row; `rules/knowledge/` is left out of the file
+names)."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional
+import re
+from typing import Optional
 
 import pytest
+from e2e.test_plans_every_generation import host_facts, plan
 
-from gpudoctor.compat import covers
-from gpudoctor.engine.resolver_names import RESOLVER_ARGS, RESOLVER_NAMES
-from gpudoctor.facts import Facts, known, unknown
+from gpudoctor.compat import driver_verdict, version_tuple
 from gpudoctor.knowledge import knowledge
-from gpudoctor.resolvers import RESOLVERS, driver_for_cuda, resolve
+from gpudoctor.resolvers import resolve
+from gpudoctor.resolvers.base import Host
+from gpudoctor.resolvers.torch import gpu_verdict
 
-H100 = ("NVIDIA H100 80GB HBM3", "9.0")
-V100 = ("Tesla V100-SXM2-32GB", "7.0")
-A100 = ("NVIDIA A100-SXM4-80GB", "8.0")
-RTX5090 = ("NVIDIA GeForce RTX 5090", "12.0")
+from .hosts import A100, H100, RTX5090, V100, host, torch
+
 CU121 = "https://download.pytorch.org/whl/cu121"
 CU124 = "https://download.pytorch.org/whl/cu124"
 CU126 = "https://download.pytorch.org/whl/cu126"
 CU128 = "https://download.pytorch.org/whl/cu128"
-
-
-def host(
-    driver: Optional[str],
-    gpus: list[tuple[str, Any]],
-    python: str = "3.11.9",
-    machine: Optional[str] = "x86_64",
-    **framework: Any,
-) -> Facts:
-    """Facts of a host with one framework (frameworks[0]); a GPU capability of None is unknown, and so is
-    the interpreter's machine when `machine` is None."""
-    items = {
-        "driver.version": known(driver, "t") if driver else unknown("NVMLError_LibraryNotFound"),
-        "python.version": known(python, "t"),
-        "python.machine": known(machine, "t") if machine else unknown("not recorded"),
-        "python.executable": known("/venv/bin/python", "t"),
-        "gpus.count": known(len(gpus), "t"),
-        "frameworks.count": known(1 if framework else 0, "t"),
-    }
-    for i, (name, cc) in enumerate(gpus):
-        items[f"gpus[{i}].name"] = known(name, "t")
-        items[f"gpus[{i}].compute_capability"] = known(cc, "t") if cc else unknown("not supported")
-    for key, value in framework.items():
-        items[f"frameworks[0].{key}"] = known(value, "t")
-    return Facts(items)
-
-
-def torch(version: str, build: str = "cpu", cuda: Optional[str] = None) -> dict[str, Any]:
-    fw = {"name": "torch", "distribution": "torch", "version": version, "build": build}
-    return fw if cuda is None else dict(fw, cuda=cuda)
-
-
 UNCONFIRMED_2_5_1 = (
     "torchvision 0.20.1 and torchaudio 2.5.1: the releases the default index pairs with torch 2.5.1; the "
     "torch table records no install command of PyTorch's for torch 2.5.1, so that the cu121 index carries "
@@ -421,11 +390,6 @@ def test_torch_never_guesses(facts, why):
     assert (res.ok, res.reasons, res.packages) == (False, (why,), ())
 
 
-def test_binary_compatibility():
-    assert covers("8.9", ("8.0", "8.6", "9.0")) and covers("12.1", ("12.0",))
-    assert not covers("12.0", ("9.0", "10.0")) and not covers("7.0", ("7.5", "8.0"))
-
-
 def test_a_variant_without_an_arch_list_is_unknown_and_never_chosen():
     # torch.yaml 2.6: cu126 has no arch list (no source read gives it), cu124 lists 9.0; cuda_drivers.yaml
     # 12.6 GA needs 560.28.03, which 570 meets: cu126 would be the highest native variant if its kernels
@@ -438,247 +402,151 @@ def test_a_variant_without_an_arch_list_is_unknown_and_never_chosen():
     )
 
 
-TF = {"name": "tensorflow", "build": "cpu"}
+# Torch's companions through the whole planner and the resolver's reason lines.
+#
+# Issue 23: no plan leaves a companion that requires the old torch, and the torch step's reason lines say
+# exactly what was rejected.
+#
+# The first test runs the whole planner (the shipped rules, the shipped tables) over every torch patch release
+# the companions table lists, installed as a CPU build, on hosts of each kind the tables distinguish (x86_64
+# and aarch64; drivers below and above the CUDA 12.x and 13.x minimums; GPUs from Volta to Blackwell). The
+# companions installed with that torch require it exactly (torch_companions.yaml), so whenever the plan
+# installs another torch, each of torchvision and torchaudio must either be pinned to a release that requires
+# the torch it pins, or be removed. The second checks every reason line that names variants passed over
+# against what compat itself says of each variant on that host.
+
+COMPANIONS = ("torchvision", "torchaudio")
+HOSTS = [  # (driver, GPU as NVML names it, compute capability, machine)
+    ("535.183.01", "NVIDIA H100 80GB HBM3", "9.0", "x86_64"),
+    ("550.127.05", "NVIDIA A100-SXM4-80GB", "8.0", "x86_64"),
+    ("570.133.07", "NVIDIA GeForce RTX 5090", "12.0", "x86_64"),
+    ("580.95.05", "Tesla V100-SXM2-32GB", "7.0", "x86_64"),
+    ("550.127.05", "NVIDIA GH200 480GB", "9.0", "aarch64"),
+    ("570.133.07", "NVIDIA GH200 480GB", "9.0", "aarch64"),
+    ("580.95.05", "NVIDIA GH200 480GB", "9.0", "aarch64"),
+]
 
 
-@pytest.mark.parametrize(
-    ("facts", "expected"),
-    [
-        (
-            # tensorflow.yaml 2.20: CUDA 12.5, Python 3.9-3.13; 12.5 update 0 needs 555.42.02, 535 meets the
-            # 12.x floor 525.60.13. tensorflow-cpu is another distribution of the same module: removed first.
-            host("535.183.01", [H100], **dict(TF, distribution="tensorflow-cpu", version="2.20.0")),
-            {
-                "ok": True,
-                "packages": ("tensorflow[and-cuda]==2.20.0",),
-                "uninstall": ("tensorflow-cpu",),
-                "minor_compat": True,
-            },
-        ),
-        (
-            # tensorflow.yaml 2.18: Python 3.9-3.12, not 3.13; 2.21 (3.10-3.13) is the newest; 580 meets
-            # 555.42.02 (12.5 update 0).
-            host(
-                "580.95.05", [H100], python="3.13.0", **dict(TF, distribution="tensorflow", version="2.18.0")
-            ),
-            {
-                "ok": True,
-                "packages": ("tensorflow[and-cuda]==2.21.*",),
-                "uninstall": (),
-                "minor_compat": False,
-            },
-        ),
-        (
-            # Every CUDA 12 row needs the 12.x floor 525.60.13; 470 is below it.
-            host("470.256.02", [H100], **dict(TF, distribution="tensorflow", version="2.20.0")),
-            {"ok": False, "packages": (), "needs_cuda": "12.5"},
-        ),
-    ],
-)
-def test_tensorflow_resolver(facts, expected):
-    res = resolve("tensorflow", facts, knowledge(), 0)
-    assert {k: getattr(res, k) for k in expected} == expected, res.reasons
+def _admits(requirement: Optional[str], torch: str) -> bool:
+    """Whether a Requires-Dist on torch ("torch==2.0.1", "torch>=2.11") admits torch `torch`."""
+    if requirement is None:
+        return False
+    ok = True
+    for op, version in re.findall(r"(==|>=|<=|>|<|!=)(\d+(?:\.\d+)*)", requirement):
+        have, want = version_tuple(torch), version_tuple(version)
+        width = max(len(have), len(want))
+        have, want = have + (0,) * (width - len(have)), want + (0,) * (width - len(want))
+        ok = ok and {
+            "==": have == want, ">=": have >= want, "<=": have <= want,
+            ">": have > want, "<": have < want, "!=": have != want,
+        }[op]  # fmt: skip
+    return ok
 
 
-JAX = {"name": "jax", "distribution": "jax", "version": "0.7.2", "build": "cpu"}
+def _requirement(name: str, version: str) -> Optional[str]:
+    """The Requires-Dist on torch of companion `name` at `version` (torch_companions.yaml)."""
+    for row in knowledge().torch_companions:
+        if getattr(row, name) == version:
+            return getattr(row, f"{name}_requires")
+    return None
 
 
-@pytest.mark.parametrize(
-    ("facts", "expected"),
-    [
-        # jax.yaml cuda13: driver >= 580, SM >= 7.5; the newest 13.x toolkit, 13.3 update 0, needs 610.43.02.
-        (
-            host("580.95.05", [H100], **JAX),
-            {"ok": True, "packages": ("jax[cuda13]==0.7.2",), "minor_compat": True},
-        ),
-        # jax.yaml cuda13 needs SM 7.5: a V100 gets cuda12 (SM >= 5.2); 12.9 update 0 needs 575.51.03 <= 580.
-        (
-            host("580.95.05", [V100], **JAX),
-            {"ok": True, "packages": ("jax[cuda12]==0.7.2",), "minor_compat": False},
-        ),
-        # jax.yaml cuda13 needs 580, cuda12 525; 535 is below 12.9's 575.51.03.
-        (
-            host("535.183.01", [H100], **JAX),
-            {"ok": True, "packages": ("jax[cuda12]==0.7.2",), "minor_compat": True},
-        ),
-        # Below cuda12's 525.
-        (host("470.256.02", [H100], **JAX), {"ok": False, "packages": ()}),
-    ],
-)
-def test_jax_resolver(facts, expected):
-    res = resolve("jax", facts, knowledge(), 0)
-    assert {k: getattr(res, k) for k in expected} == expected, res.reasons
-
-
-def test_tensorflow_never_planned_past_its_table_nor_down_for_a_warning():
-    # tensorflow.yaml ends at 2.21: a 2.22 gets no plan.
-    tf = dict(TF, distribution="tensorflow", version="2.22.0")
-    res = resolve("tensorflow", host("580.95.05", [H100], **tf), knowledge(), 0)
-    assert (res.ok, res.packages) == (False, ())
-    assert res.reasons[0].startswith(
-        "tensorflow 2.22.0 is newer than gpudoctor's tensorflow table, which ends at 2.21"
-    )
-    # Without a downgrade only 2.19 (3.9-3.12) to 2.21 remain; 2.20 and 2.21 take Python 3.13: the answer is
-    # the newest, and the older releases are named as not considered.
-    facts = host(
-        "580.95.05", [H100], python="3.13.0", **dict(TF, distribution="tensorflow", version="2.19.0")
-    )
-    res = resolve("tensorflow", facts, knowledge(), 0, (("downgrade", "no"),))
-    assert res.packages == ("tensorflow[and-cuda]==2.21.*",)
-    assert res.reasons[1].startswith("older releases (2.18, 2.17, ") and res.reasons[1].endswith(
-        "are not considered: a warning's fix never downgrades tensorflow"
-    )
-
-
-def test_framework_resolver_dispatches_by_name():
+def test_no_plan_leaves_a_companion_that_requires_the_old_torch():
     kb = knowledge()
-    facts = host("550.127.05", [H100], **torch("2.9.0", "cuda", "13.0"))
-    assert resolve("framework", facts, kb, 0) == resolve("torch", facts, kb, 0)
-    cupy = host(
-        "570.172.08",
-        [H100],
-        name="cupy",
-        distribution="cupy-cuda13x",
-        version="13.6.0",
-        build="cuda",
-        cuda="13",
-    )
-    res = resolve("framework", cupy, kb, 0)
-    assert (res.ok, res.subject, res.reasons) == (
-        False,
-        "cupy",
-        ("no resolver knows cupy's builds (only torch, tensorflow, jax, onnxruntime)",),
-    )
+    checked = removed = on_aarch64 = 0
+    for row in kb.torch_companions:
+        installed = row.torch  # a CPU build, with its companions (which require exactly it)
+        for driver, gpu, cc, machine in HOSTS:
+            for python in ("3.11.9", "3.12.3"):
+                _, p = plan(host_facts(driver, gpu, cc, installed, python=python, machine=machine), kb)
+                steps = [s for s in p.steps if s.resolver == "torch" and s.kind == "pip"]
+                installs = [s.argv for s in steps if "install" in s.argv[3:4]]
+                if not installs:
+                    continue  # nothing installed: the installed torch and its companions stay together
+                uninstalled = {a for s in steps if "uninstall" in s.argv[3:4] for a in s.argv[5:]}
+                pins = dict(a.split("==", 1) for a in installs[0][4:] if "==" in a)
+                torch = pins["torch"].split("+")[0]
+                where = f"{installed} on {machine} {gpu} {driver} Python {python}: {installs[0]}"
+                checked += 1
+                on_aarch64 += machine == "aarch64"
+                for name in COMPANIONS:
+                    if name in uninstalled and name not in pins:
+                        removed += 1
+                        continue
+                    assert name in pins, f"{name} left as installed, requiring torch {installed}: {where}"
+                    if torch.endswith(".*"):  # no patch release known: every package pinned by series
+                        assert pins[name].endswith(".*"), where
+                        continue
+                    version = pins[name].split("+")[0]
+                    assert _admits(_requirement(name, version), torch), f"{name} {version}: {where}"
+                    if machine == "aarch64" and not pins[name].count("+"):
+                        assert name in uninstalled, f"untagged {name} not removed first: {where}"
+    # The property was exercised: plans that install torch, on aarch64 too, and that had to remove one.
+    assert checked > 300 and on_aarch64 > 100 and removed > 20, (checked, on_aarch64, removed)
 
 
-@pytest.mark.parametrize(
-    ("cuda", "expected"),
-    [
-        # cuda_drivers.yaml 13.0 update 0: 580.65.06; branches: R580 LTSB, EOL 2028-06, CUDA 13.
-        ("13.0", ("580.65.06", 580, "LTSB", "2028-06", False)),
-        # 12.8 update 0: 570.26; R570 is PB, so the first LTSB from 570 on: R580.
-        ("12.8", ("570.26", 580, "LTSB", "2028-06", False)),
-        # 12.2 update 2 (12.2.2): 535.104.05; R535 is LTSB with CUDA 12.
-        ("12.2.2", ("535.104.05", 535, "LTSB", "2026-06", False)),
-        # A bare major takes minor_compat 13: 580.
-        ("13", ("580", 580, "LTSB", "2028-06", True)),
-    ],
-)
-def test_driver_for_cuda(cuda, expected):
-    need, why = driver_for_cuda(cuda, knowledge())
-    assert why == ""
-    assert (need.minimum, need.branch, need.designation, need.eol, need.minor_compat) == expected
+MINOR_ONLY = " run here only through minor-version compatibility: a release that runs natively comes first"
 
 
-def test_driver_resolver():
+def _named(line: str) -> tuple[set[tuple[str, str]], str]:
+    """'torch 2.15 cu132, cu130; 2.14 cu130: why' -> ({(2.15, cu132), (2.15, cu130), (2.14, cu130)}, why)."""
+    head, why = (line[: -len(MINOR_ONLY)], MINOR_ONLY) if line.endswith(MINOR_ONLY) else line.split(": ", 1)
+    named = set()
+    for part in head.removeprefix("torch ").split("; "):
+        release, _, variants = part.partition(" ")
+        named |= {(release, v) for v in variants.split(", ")} if variants else {(release, "")}
+    return named, why
+
+
+def _verdict(release, variant, host, kb, avoid: bool) -> tuple[str, str]:
+    """('rejected', why) or ('minor', '') or ('native', ''), as compat judges the variant on `host`
+    (`avoid`: minor-version compatibility refused)."""
+    dv = driver_verdict(variant.cuda, host.driver, kb, avoid)
+    if not dv.runs:
+        return "rejected", dv.reason
+    ok, reasons = gpu_verdict(variant, host, full_driver=not dv.minor_compat)
+    if not ok:
+        return "rejected", reasons[0]
+    return ("minor" if dv.minor_compat else "native"), ""
+
+
+def test_reason_lines_name_exactly_the_variants_passed_over_and_why():
+    # Issue 23: "no wheel of torch 2.10, 2.9, 2.8, 2.7 runs on this host" was printed where only one variant
+    # of each was rejected (the others ran through minor-version compatibility). Now every variant of every
+    # release ranked above the chosen one is named once: with the reason compat gives for rejecting it, or
+    # among those that run only through minor-version compatibility; nothing else is named.
     kb = knowledge()
-    res = resolve("driver", host("535.183.01", [H100]), kb, None, (("cuda", "13.0"),))
-    assert (res.ok, res.driver.minimum, res.driver.branch) == (True, "580.65.06", 580)
-    assert res.reasons == (
-        "CUDA 13.0 needs driver 580.65.06 or newer",
-        "branch: R580 (LTSB, supported until 2028-06)",
-    )
-    met = resolve("driver", host("580.95.05", [H100]), kb, None, (("cuda", "13.0"),))
-    assert (met.ok, met.driver, met.reasons) == (
-        True,
-        None,
-        ("driver 580.95.05 already meets CUDA 13.0's minimum 580.65.06",),
-    )
-    # cuda_drivers.yaml has no CUDA 12.7 (there was none).
-    bad = resolve("driver", host("535.183.01", [H100]), kb, None, (("cuda", "12.7"),))
-    assert (bad.ok, bad.reasons) == (
-        False,
-        ("cannot find a driver for CUDA 12.7: CUDA 12.7 is not in the cuda_drivers table",),
-    )
-
-
-def test_registry_names_every_resolver_with_its_args():
-    assert {name: dict(spec.args) for name, spec in RESOLVERS.items()} == {
-        "torch": {"minor_compat": ("allow", "avoid"), "downgrade": ("yes", "no")},
-        "tensorflow": {"minor_compat": ("allow", "avoid"), "downgrade": ("yes", "no")},
-        "jax": {"minor_compat": ("allow", "avoid"), "downgrade": ("yes", "no")},
-        "onnxruntime": {"minor_compat": ("allow", "avoid"), "downgrade": ("yes", "no")},
-        "framework": {"minor_compat": ("allow", "avoid"), "downgrade": ("yes", "no")},
-        "driver": {"cuda": ()},
-    }
-
-
-def test_the_engine_names_exactly_the_resolvers_the_registry_implements():
-    # The loader validates rules against the engine's own table, without importing the resolvers.
-    assert RESOLVER_NAMES == tuple(RESOLVERS)
-    assert all(dict(RESOLVER_ARGS[name]) == dict(spec.args) for name, spec in RESOLVERS.items())
-
-
-def test_jax_switching_cuda_major_removes_the_other_plugin():
-    # jax.yaml cuda13 needs 580; on 570 the cuda12 plugin (floor 525) replaces the installed CUDA 13 one.
-    facts = host("570.172.08", [H100], **dict(JAX, build="cuda", cuda="13"))
-    res = resolve("jax", facts, knowledge(), 0)
-    assert (res.packages, res.uninstall) == (
-        ("jax[cuda12]==0.7.2",),
-        ("jax-cuda13-plugin", "jax-cuda13-pjrt"),
-    )
-
-
-def test_jax_avoiding_minor_compat_needs_the_newest_toolkit_of_its_major():
-    # cuda_drivers.yaml 12.9 update 0: 575.51.03 > 570.172.08, and cuda13 needs 580: nothing without
-    # minor-version compatibility; a driver for CUDA 12.9 (the installed plugin's major) would do.
-    facts = host("570.172.08", [H100], **dict(JAX, build="cuda", cuda="12.9"))
-    res = resolve("jax", facts, knowledge(), 0, (("minor_compat", "avoid"),))
-    assert (res.ok, res.needs_cuda) == (False, "12.9")
-    assert resolve("jax", facts, knowledge(), 0).reasons == (
-        "the installed jax[cuda12] is already the best plugin this host runs",
-    )
-
-
-def ort(version: str) -> dict[str, Any]:
-    return {"name": "onnxruntime", "distribution": "onnxruntime", "version": version, "build": "cpu"}
-
-
-def test_onnxruntime_pins_a_release_that_exists_and_fits_the_driver():
-    """Issue 24: `onnxruntime-gpu==<installed version>` was planned, a CUDA 13 build on a 570 driver or a
-    release that does not exist (there is no onnxruntime-gpu 1.20.1)."""
-    kb = knowledge()
-    res = resolve("onnxruntime", host("570.172.08", [H100], **ort("1.30.0")), kb, 0)
-    assert (res.ok, res.packages, res.uninstall) == (
-        True,
-        ("onnxruntime-gpu[cuda,cudnn]==1.26.0",),
-        ("onnxruntime",),
-    )
-    assert res.reasons[0] == "onnxruntime-gpu 1.26.0 is the newest release this host runs"
-    assert (
-        "onnxruntime-gpu 1.30.0 (CUDA 13.x, cuDNN 9.x): CUDA 13.x needs driver 580 or newer; driver "
-        "570.172.08 is older" in res.reasons
-    )
-    same_line = resolve("onnxruntime", host("570.172.08", [H100], **ort("1.20.1")), kb, 0)
-    assert same_line.packages == ("onnxruntime-gpu==1.20.2",)
-    assert same_line.notes[0].startswith("it has no extras: the CUDA 12 and cuDNN 9 libraries must be")
-    new_driver = resolve("onnxruntime", host("580.95.05", [H100], **ort("1.30.0")), kb, 0)
-    assert new_driver.packages == ("onnxruntime-gpu[cuda,cudnn]==1.30.0",)
-
-
-def test_onnxruntime_a_warnings_fix_never_downgrades_and_says_which_driver_would_do():
-    res = resolve(
-        "onnxruntime", host("570.172.08", [H100], **ort("1.30.0")), knowledge(), 0, (("downgrade", "no"),)
-    )
-    assert (res.ok, res.needs_cuda) == (False, "13.0")
-    assert (
-        res.reasons[0]
-        == "no onnxruntime-gpu release runs on driver 570.172.08 with these GPUs and Python 3.11"
-    )
-
-
-def test_onnxruntime_on_an_old_python_takes_a_release_that_supports_it():
-    kb = knowledge()
-    res = resolve("onnxruntime", host("570.172.08", [H100], python="3.9.18", **ort("1.19.0")), kb, 0)
-    assert res.packages == ("onnxruntime-gpu==1.19.2",)  # the newest of the installed 1.19 line
-    newest = resolve("onnxruntime", host("580.95.05", [H100], python="3.9.18", **ort("1.18.1")), kb, 0)
-    assert newest.packages == ("onnxruntime-gpu==1.20.2",)
-    too_new = "onnxruntime-gpu 1.21.0 (CUDA 12.x, cuDNN 9.x): needs Python 3.10 or newer; this is 3.9"
-    assert too_new in newest.reasons
-
-
-def test_onnxruntime_cuda_13_builds_have_no_code_for_a_volta_gpu():
-    res = resolve("onnxruntime", host("580.95.05", [V100], **ort("1.30.0")), knowledge(), 0)
-    assert res.packages == ("onnxruntime-gpu[cuda,cudnn]==1.26.0",)
-    volta = "onnxruntime-gpu 1.31.1 (CUDA 13.x, cuDNN 9.x): CUDA 13.x has no code for Tesla V100-SXM2-32GB"
-    assert any(r.startswith(volta) for r in res.reasons), res.reasons
+    lines_seen = 0
+    for driver, gpu, cc, machine in HOSTS:
+        host = Host(driver=driver, python="3.11", gpus=((cc, gpu),), machine=machine)
+        for installed in ("1.13.1", "2.5.1", "2.11.0"):
+            kept = installed.rsplit(".", 1)[0]
+            facts = host_facts(driver, gpu, cc, installed, machine=machine)
+            for args in ((), (("minor_compat", "avoid"),)):
+                res = resolve("torch", facts, kb, 0, args)
+                if not res.ok or not res.packages:
+                    continue
+                chosen = res.packages[0].split("==")[1].split("+")[0].rsplit(".", 1)[0]
+                # The installed release is tried first; other releases newest first: those ranked above the
+                # chosen one are the installed one (said in full, one line per variant) and the newer ones.
+                ahead = [
+                    r for r in kb.torch_releases
+                    if version_tuple(r.version) > version_tuple(chosen) and kept not in (r.version, chosen)
+                ]  # fmt: skip
+                avoid = bool(args)
+                expected = {
+                    (r.version, v.name): _verdict(r, v, host, kb, avoid) for r in ahead for v in r.variants
+                }
+                named: dict[tuple[str, str], tuple[str, str]] = {}
+                for line in res.reasons[1:]:
+                    own = tuple(f"torch {r}{c}" for r in (kept, chosen) for c in " :")  # said in full
+                    if not line.startswith("torch ") or line.startswith(own):
+                        continue
+                    variants, why = _named(line)
+                    lines_seen += 1
+                    for key in variants:
+                        assert key not in named, f"{key} named twice: {res.reasons}"
+                        named[key] = ("minor", "") if why == MINOR_ONLY else ("rejected", why)
+                assert named == {k: v for k, v in expected.items() if v[0] != "native"}, res.reasons
+                assert not any("no wheel of torch" in line for line in res.reasons)
+    assert lines_seen > 10, lines_seen

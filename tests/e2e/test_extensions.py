@@ -17,9 +17,9 @@ from gpudoctor.host.cuda_binaries import scan
 from gpudoctor.host.snapshot import SnapshotHost, load
 from gpudoctor.pipeline.check import run_check
 
-from conftest import H200
+from conftest import FIXTURES, H200
 
-EXT = Path(__file__).parent / "fixtures" / "cuda_ext"
+EXT = FIXTURES / "cuda_ext"
 PYTHON = "/opt/torch/.venv/bin/python3"  # the capture's interpreter
 
 
