@@ -126,7 +126,7 @@ def _with_gone_reader(argv: list[str], fd: int) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("name", ["--version", "--help", "rules list"])
 def test_a_reader_gone_from_stdout_is_exit_1_without_a_traceback(name):
-    """As for check and facts (tests/test_cli_edges.py), and as click does: exit 1, nothing on stderr."""
+    """As for check and facts (tests/core/test_entry.py), and as click does: exit 1, nothing on stderr."""
     proc = _with_gone_reader(COMMAND_LINES[name], 1)
     assert (proc.returncode, proc.stderr) == (1, b"")
 

@@ -24,7 +24,7 @@ from gpudoctor.host import children
 from tests.bench.torchfake import scenario
 from tests.test_reliability import SCENARIOS, fake_lib  # noqa: F401 - the session fixture
 
-from conftest import ROOT
+from conftest import ROOT, run_cli
 
 SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
 
@@ -264,3 +264,31 @@ def test_past_its_limit_communicate_can_drop_the_rest_and_let_the_child_end():
     proc = children.spawn(["sh", "-c", "head -c 3000000 /dev/zero; printf 'end' >&2"])
     out, err = children.communicate(proc, 30, limit=1 << 20, stop_past_limit=False)
     assert (out, err, proc.returncode) == (b"\0" * (1 << 20), b"end", 0)
+
+
+def _alive_with(marker: str) -> list[int]:
+    """Processes (not zombies) whose command line holds `marker`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = open(f"/proc/{entry}/cmdline", "rb").read().decode(errors="replace")
+            state = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def test_no_child_outlives_a_check_that_stops_on_an_error(tmp_path):
+    """The inspection starts before the policy is read; a bad policy ends the check, and the child too."""
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nsleep 30 &\nwait\n")
+    fake.chmod(0o755)
+    policy = tmp_path / "gpudoctor.toml"
+    policy.write_text("this is [ not toml\n")
+    proc = run_cli("check", "--python", str(fake), "--policy", str(policy))
+    assert proc.returncode == 2 and "policy" in proc.stderr
+    assert _alive_with(str(fake)) == []
