@@ -1,8 +1,9 @@
-"""`gpudoctor check` (commands/check.py) as users run it: a real process, its output and its exit code."""
+"""`gpudoctor check` (commands/check.py) as users run it: a real process, its output and its exit code; what
+the preflight and ci profiles print."""
 
 from __future__ import annotations
 
-from conftest import run_cli
+from conftest import H200, run_cli
 
 
 def test_data_dir_on_a_missing_path_is_refused_live(tmp_path):
@@ -10,3 +11,39 @@ def test_data_dir_on_a_missing_path_is_refused_live(tmp_path):
     proc = run_cli("check", "--no-python", "--data-dir", str(missing))
     assert proc.returncode == 2
     assert f"--data-dir {missing}: no such file or directory" in proc.stderr
+
+
+def test_cli_preflight_prints_one_line_on_stderr():
+    r = run_cli("check", "--snapshot", str(H200), "--profile", "preflight")
+    assert (r.returncode, r.stdout) == (0, "")
+    assert (
+        r.stderr
+        == "gpudoctor: ok · 1 × NVIDIA H200 · driver 580.159.04 · CUDA 13.0 · 1 warning(s): GD-FW-004 · "
+        "7 rule(s) could not be evaluated\n"
+    )
+
+
+def test_cli_preflight_failure_names_rule_message_and_fix(tmp_path):
+    policy = tmp_path / "p.toml"
+    policy.write_text('fail_on = "never"\n[gpus]\ncount = 8\n[driver]\nmin_version = "590"\n')
+    r = run_cli("check", "--snapshot", str(H200), "--profile", "preflight", "--policy", str(policy))
+    assert r.returncode == 1  # fails on errors whatever the policy's fail_on says
+    assert r.stderr.splitlines() == [
+        "gpudoctor: ERROR POLICY-DRIVER-MIN: The policy requires NVIDIA driver 590 or newer; this host has "
+        "580.159.04 (kernel module loaded: yes). · fix: Install driver 590 or newer (a data-center branch), "
+        "then reboot; or change the policy.",
+        "gpudoctor: ERROR POLICY-GPU-COUNT: The policy requires exactly 8 GPU(s); 1 visible. · fix: Run on a "
+        "host (or request a container/job) with 8 GPU(s), or change the policy.",
+    ]
+
+
+def test_cli_preflight_with_another_format_renders_it():
+    r = run_cli("check", "--snapshot", str(H200), "--profile", "preflight", "--format", "json")
+    assert r.returncode == 0 and '"name": "preflight"' in r.stdout and r.stderr == ""
+
+
+def test_cli_ci_profile_fails_on_warnings_in_plain_text():
+    r = run_cli("check", "--snapshot", str(H200), "--profile", "ci")
+    assert r.returncode == 1  # GD-FW-004 is a warning
+    assert "\x1b[" not in r.stdout and "exit 1 (--fail-on warning)" in r.stdout
+    assert run_cli("check", "--snapshot", str(H200), "--profile", "ci", "--fail-on", "error").returncode == 0
