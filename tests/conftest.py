@@ -1,4 +1,5 @@
-"""Shared test helpers: a Host built from plain data (the snapshot Host over a Recording)."""
+"""Shared test helpers: a Host built from plain data (the snapshot Host over a Recording), and the session
+fixtures every directory uses (the fake NVML library, the fake-torch venv, a pip venv template)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from gpudoctor.host.live import LiveHost
 from gpudoctor.host.snapshot import Recording, SnapshotHost, load
 
+from nvmlrig import compile_fake
 from pyenvs import pip_venv_template
 
 ROOT = Path(__file__).parents[1]
@@ -100,6 +102,18 @@ def run_cli(*args: str, cwd: Path = ROOT, env: dict | None = None, drop: tuple[s
         env=full,
         timeout=60,
     )
+
+
+@pytest.fixture(scope="session")
+def fake_lib(tmp_path_factory) -> Path:
+    """A directory holding the fake libnvidia-ml.so.1 (tests/nvmlrig.py), compiled once per test session."""
+    return compile_fake(tmp_path_factory.mktemp("fake-nvml"))
+
+
+@pytest.fixture(scope="session")
+def old_driver_lib(tmp_path_factory) -> Path:
+    """The same, as a driver before r535: without the calls such drivers lack."""
+    return compile_fake(tmp_path_factory.mktemp("fake-nvml-old"), "-DFAKE_NVML_OLD_DRIVER")
 
 
 @pytest.fixture(scope="session")

@@ -14,14 +14,14 @@ import os
 import socket
 import sys
 
-from test_reliability import fake_lib, gpudoctor  # noqa: F401
-
 from gpudoctor.collect import collect
 from gpudoctor.crashlog import crash_report, write_crash_log
 from gpudoctor.host.base import Deadline
 from gpudoctor.host.live import LiveHost
 from gpudoctor.host.snapshot import Recording, RecordingHost, SnapshotHost, load, redact, save
 from gpudoctor.redact import Identity, Redactor, redact_facts, redact_url_secrets
+
+from nvmlrig import gpudoctor
 
 URL = "https://bob:hunter2@rules.example.com/pack.yaml?token=abc123&v=2&api_key=k9#sha256=ff00"
 
@@ -162,7 +162,7 @@ def test_a_redacted_live_snapshot_replays_to_the_redacted_facts(tmp_path, monkey
 # --- gpudoctor facts ------------------------------------------------------------------------------------
 
 
-def test_facts_command_redacts_hostname_and_gpu_uuids_by_default(fake_lib):  # noqa: F811
+def test_facts_command_redacts_hostname_and_gpu_uuids_by_default(fake_lib):
     redacted = gpudoctor(fake_lib, "healthy-h100-8", "facts", "--format", "json").json()
     raw = gpudoctor(fake_lib, "healthy-h100-8", "facts", "--format", "json", "--no-redact").json()
     uuids = [g["uuid"] for g in redacted["gpus"]]

@@ -3,7 +3,7 @@ pynvml and LiveHost; each is an unknown fact with its reason, and no rule fires 
 
 from __future__ import annotations
 
-from test_reliability import U, check, fake_lib, gpu_facts, gpu_findings, h100, rule  # noqa: F401
+from nvmlrig import U, check, gpu_facts, gpu_findings, h100, rule
 
 U32 = 0xFFFFFFFF
 
@@ -12,7 +12,7 @@ def implausible(value: int, low: int, high: int) -> dict:
     return U(f"implausible value: {value} (expected {low} to {high})")
 
 
-def test_hostile_nvml_values_are_unknown_and_fire_no_rule(fake_lib):  # noqa: F811
+def test_hostile_nvml_values_are_unknown_and_fire_no_rule(fake_lib):
     data = check(fake_lib, "hostile-values")
     assert gpu_facts(data) == [
         h100(0, 2, pcie__width_max=implausible(0xFFFFFFF0, 0, 32),
