@@ -1,5 +1,5 @@
 """`gpudoctor fix` usage that is refused before anything is checked or changed (exit 2), and an empty
-history. The end-to-end runs are tests/test_fix_e2e.py."""
+history. The end-to-end runs are tests/e2e/test_fix.py."""
 
 from __future__ import annotations
 
