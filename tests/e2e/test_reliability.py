@@ -79,7 +79,7 @@ def test_healthy_h100_node(fake_lib):
 
 
 def test_facts_command_reads_the_same_gpus(fake_lib):
-    # --no-redact: `facts` redacts GPU UUIDs by default (tests/test_redaction.py); here they are compared.
+    # --no-redact: `facts` redacts GPU UUIDs by default (tests/commands/test_facts.py); compared here.
     run = gpudoctor(fake_lib, "healthy-h100-8", "facts", "--format", "json", "--no-redact")
     assert run.rc == 0
     assert gpu_facts({"facts": run.json()}) == [h100(i) for i in range(8)]
