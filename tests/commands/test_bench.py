@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from .torchfake import scenario
+from tests.bench.torchfake import scenario
+
 from nvmlrig import SCENARIOS
 
 ROOT = Path(__file__).parents[2]
