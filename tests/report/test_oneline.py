@@ -1,5 +1,5 @@
 """report/oneline.py: the preflight line says which shipped rules a rule pack replaced, as every other
-report does (tests/engine/test_overrides.py), whether the check passes or fails."""
+report does (tests/engine/test_loader.py), whether the check passes or fails."""
 
 from __future__ import annotations
 
