@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fake_cuda import fakes
 
 from gpudoctor.host.live import LiveHost
 from gpudoctor.host.snapshot import Recording, SnapshotHost, load
@@ -122,6 +123,50 @@ def fake_torch_python(tmp_path_factory) -> str:
     from tests.bench.torchfake import fake_torch_venv
 
     return fake_torch_venv(tmp_path_factory.mktemp("fake-torch"))
+
+
+# --- the live children -----------------------------------------------------------------------------------
+# For tests/host/test_cuda_smoke.py, tests/host/test_framework_runtime.py and tests/probes/test_runtime.py:
+# tests/fake_cuda/fake_cuda.c is a libcuda.so.1 that the smoke test (gpudoctor/host/cuda_smoke.py) loads by
+# name through LD_LIBRARY_PATH, scripted by the file `scenario` beside it; the fake frameworks
+# (tests/fake_cuda/fakes.py) are packages in the site-packages of real virtual environments, imported by the
+# real framework child (gpudoctor/host/framework_runtime.py) running in that environment's interpreter.
+
+HANG_S = 0.3  # the deadline or time limit of the tests where something hangs
+SLACK_S = 0.6  # starting Python and killing the group, beyond a time limit
+
+
+@pytest.fixture(scope="session")
+def libcuda(tmp_path_factory) -> Path:
+    """A directory holding the fake libcuda.so.1."""
+    return fakes.compile_libcuda(tmp_path_factory.mktemp("fake-cuda"))
+
+
+@pytest.fixture(scope="session")
+def venvs(tmp_path_factory, libcuda) -> dict[str, str]:
+    """{torch mode: the python of a venv holding that fake torch}; the "ok" one also holds the others."""
+    out = {}
+    for mode in fakes.TORCH_MODES:
+        python, site = fakes.make_venv(tmp_path_factory.mktemp(f"venv-{mode}"))
+        fakes.write_torch(site, mode, libcuda / fakes.LIBRARY)
+        if mode == "ok":
+            fakes.write_others(site)
+        out[mode] = str(python)
+    return out
+
+
+@pytest.fixture
+def scenario(monkeypatch, libcuda):
+    """Scripts the fake libcuda (the file beside it) and puts it first on the loader path for the children
+    to come."""
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(libcuda))
+    monkeypatch.delenv("FAKE_CUDA_SCENARIO", raising=False)
+
+    def use(value: str) -> None:
+        fakes.use_scenario(libcuda, value)
+
+    use("ok")
+    return use
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
