@@ -1,4 +1,5 @@
-"""Shared test helpers: a Host built from plain data (the snapshot Host over a Recording)."""
+"""Shared test helpers: a Host built from plain data (the snapshot Host over a Recording), and the session
+fixtures every directory uses (the fake NVML library, the fake-torch venv, a pip venv template)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from fake_cuda import fakes
 
 from gpudoctor.host.live import LiveHost
 from gpudoctor.host.snapshot import Recording, SnapshotHost, load
 
+from nvmlrig import compile_fake
 from pyenvs import pip_venv_template
 
 ROOT = Path(__file__).parents[1]
@@ -103,11 +106,67 @@ def run_cli(*args: str, cwd: Path = ROOT, env: dict | None = None, drop: tuple[s
 
 
 @pytest.fixture(scope="session")
+def fake_lib(tmp_path_factory) -> Path:
+    """A directory holding the fake libnvidia-ml.so.1 (tests/nvmlrig.py), compiled once per test session."""
+    return compile_fake(tmp_path_factory.mktemp("fake-nvml"))
+
+
+@pytest.fixture(scope="session")
+def old_driver_lib(tmp_path_factory) -> Path:
+    """The same, as a driver before r535: without the calls such drivers lack."""
+    return compile_fake(tmp_path_factory.mktemp("fake-nvml-old"), "-DFAKE_NVML_OLD_DRIVER")
+
+
+@pytest.fixture(scope="session")
 def fake_torch_python(tmp_path_factory) -> str:
     """A venv whose torch and CuPy are the bench's fake measurement source (tests/bench/torchfake.py)."""
     from tests.bench.torchfake import fake_torch_venv
 
     return fake_torch_venv(tmp_path_factory.mktemp("fake-torch"))
+
+
+# --- the live children -----------------------------------------------------------------------------------
+# For tests/host/test_cuda_smoke.py, tests/host/test_framework_runtime.py and tests/probes/test_runtime.py:
+# tests/fake_cuda/fake_cuda.c is a libcuda.so.1 that the smoke test (gpudoctor/host/cuda_smoke.py) loads by
+# name through LD_LIBRARY_PATH, scripted by the file `scenario` beside it; the fake frameworks
+# (tests/fake_cuda/fakes.py) are packages in the site-packages of real virtual environments, imported by the
+# real framework child (gpudoctor/host/framework_runtime.py) running in that environment's interpreter.
+
+HANG_S = 0.3  # the deadline or time limit of the tests where something hangs
+SLACK_S = 0.6  # starting Python and killing the group, beyond a time limit
+
+
+@pytest.fixture(scope="session")
+def libcuda(tmp_path_factory) -> Path:
+    """A directory holding the fake libcuda.so.1."""
+    return fakes.compile_libcuda(tmp_path_factory.mktemp("fake-cuda"))
+
+
+@pytest.fixture(scope="session")
+def venvs(tmp_path_factory, libcuda) -> dict[str, str]:
+    """{torch mode: the python of a venv holding that fake torch}; the "ok" one also holds the others."""
+    out = {}
+    for mode in fakes.TORCH_MODES:
+        python, site = fakes.make_venv(tmp_path_factory.mktemp(f"venv-{mode}"))
+        fakes.write_torch(site, mode, libcuda / fakes.LIBRARY)
+        if mode == "ok":
+            fakes.write_others(site)
+        out[mode] = str(python)
+    return out
+
+
+@pytest.fixture
+def scenario(monkeypatch, libcuda):
+    """Scripts the fake libcuda (the file beside it) and puts it first on the loader path for the children
+    to come."""
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(libcuda))
+    monkeypatch.delenv("FAKE_CUDA_SCENARIO", raising=False)
+
+    def use(value: str) -> None:
+        fakes.use_scenario(libcuda, value)
+
+    use("ok")
+    return use
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

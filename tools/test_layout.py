@@ -19,12 +19,12 @@ gpudoctor/ and, for a module directly under gpudoctor/, P is `core`:
 directory is a package (it has an __init__.py), so two directories may hold test files of the same name
 (tests/probes/test_driver.py and tests/resolvers/test_driver.py); a helper module in a test directory is
 imported relatively (`from .reportkit import ...`), a shared one from the tests/ root (`from conftest import
-...`, `pyenvs`, `pkgindex`).
+...`, `pyenvs`, `pkgindex`, `nvmlrig`).
 
 A module has logic when it defines a function or a class; one that only imports, re-exports or holds
 constants does not need a test file of its own. At the tests/ root only shared fixtures and helpers
-(conftest.py, pyenvs.py, pkgindex.py) may sit, no `test_*.py`. Test files that match no module (a suite
-across modules: tests/rules/test_rule_cases.py, tests/fuzz/) are listed, not refused.
+(conftest.py, pyenvs.py, pkgindex.py, nvmlrig.py) may sit, no `test_*.py`. Test files that match no module
+(a suite across modules: tests/rules/test_rule_cases.py, tests/fuzz/) are listed, not refused.
 """
 
 from __future__ import annotations

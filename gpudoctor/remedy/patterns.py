@@ -38,7 +38,7 @@ NEVER_RUN = {
     "env": "fix cannot change the variables of your shell, job script or image: set them there",
 }
 # The system commands fix runs with --allow-system, each word matched in full: the diagnostics and service
-# starts of the shipped rules (tests/remedy/test_step_patterns.py holds this list to them), with or without
+# starts of the shipped rules (tests/remedy/test_patterns.py holds this list to them), with or without
 # `sudo`. Any other command a rule pack's fix names stays an instruction, printed and never run.
 UNIT = r"nvidia-(?:fabricmanager|imex|persistenced)"
 INDEX = r"[0-9]{1,2}"

@@ -4,7 +4,8 @@ container, unknown inputs, and which toolkit mode the finding names.
 Then NVIDIA's verdicts on NVIDIA_REQUIRE_* (nvidia_require_cases.yaml, each case citing the source line that
 decides it), reached through the real container probe on the case's environment and the derived
 container.require_* facts: the toolkit's part (which variables, legacy CUDA_VERSION, NVIDIA_DISABLE_REQUIRE,
-the device request) and nvidia-container-cli's (the expression on each visible GPU)."""
+the device request) and nvidia-container-cli's (the expression on each visible GPU). Last, the same verdict
+from a real `gpudoctor` process on the fake NVML library (tests/nvmlrig.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from gpudoctor.facts import Facts, known, unknown
 from gpudoctor.probes import container
 
 from conftest import fake_host
+from nvmlrig import gpudoctor, rule
 
 NOT_SET = unknown("not set", "env")
 
@@ -149,3 +151,42 @@ def test_nvidia_verdict(case):
     if "gpu" in case:
         where = out["container.require_gpu"].value
         assert where.startswith(f"GPU {case['gpu']} " if case["gpu"] is not None else "no visible GPU"), where
+
+
+def test_an_image_requirement_is_judged_per_gpu_as_the_container_runtime_judges_it(fake_lib, tmp_path):
+    # A real process whose environment holds an image's variables (read through the live Host's env_names),
+    # on a 550 driver with a Tesla-brand GPU 0 and a GPU 1 of brand NVIDIA, which nvidia-container-cli
+    # calls Nvidia (src/driver.c @63d366ee:588-590): the branch group meets GPU 0 only, so the runtime
+    # refuses the image on GPU 1.
+    scenario = tmp_path / "mixed-brands.scn"
+    scenario.write_text(
+        "gpus 2\ndriver_version 550.163.01\ncuda_version 12040\ngpu.0.brand 2\ngpu.0.cc_major 8\n"
+    )
+    image = {
+        "NVIDIA_REQUIRE_CUDA": "cuda>=12.9 brand=tesla,driver>=550,driver<551",
+        "NVIDIA_REQUIRE_JETPACK": "csv-mounts=all",  # never a requirement
+        "NVIDIA_VISIBLE_DEVICES": "all",
+        "CUDA_VERSION": "12.9.1",
+    }
+    run = gpudoctor(fake_lib, scenario, "check", "--format", "json", extra_env=image)
+    data = run.json()
+    assert rule(data, "GD-CONTAINER-001")["status"] == "fired"
+    (message,) = [f["message"] for f in data["findings"] if f["rule"] == "GD-CONTAINER-001"]
+    assert message.startswith(
+        "The runtime will refuse this image: unmet requirement NVIDIA_REQUIRE_CUDA=cuda>=12.9 "
+        "brand=tesla,driver>=550,driver<551, judged on GPU 1 (brand Nvidia, arch 9.0) with driver "
+        "550.163.01 (CUDA 12.4): requirement error: unsatisfied condition: cuda>=12.9, please update your "
+        "driver to a newer version, or use an earlier cuda container. Where that is enforced: "
+    )
+    assert run.rc == 1
+    facts = gpudoctor(fake_lib, scenario, "facts", "--format", "json", extra_env=image).json()
+    assert facts["container"]["nvidia_requires"] == [
+        "NVIDIA_REQUIRE_CUDA=cuda>=12.9 brand=tesla,driver>=550,driver<551",
+        "NVIDIA_REQUIRE_JETPACK=csv-mounts=all",
+    ]
+    assert facts["container"]["require_gpu"] == "GPU 1 (brand Nvidia, arch 9.0)"
+    # NVIDIA_DISABLE_REQUIRE as Go reads it: "yes" leaves the check on, "True" turns it off.
+    for spelling, verdict in (("yes", "unmet"), ("True", "disabled")):
+        env = dict(image, NVIDIA_DISABLE_REQUIRE=spelling)
+        facts = gpudoctor(fake_lib, scenario, "facts", "--format", "json", extra_env=env).json()
+        assert facts["container"]["require_verdict"] == verdict

@@ -22,9 +22,9 @@ from fake_cuda import fakes
 
 from gpudoctor.host import children
 from tests.bench.torchfake import scenario
-from tests.test_reliability import SCENARIOS, fake_lib  # noqa: F401 - the session fixture
 
 from conftest import ROOT, run_cli
+from nvmlrig import SCENARIOS
 
 SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
 
@@ -145,7 +145,7 @@ def test_a_signal_during_check_deep_kills_the_framework_import(tmp_path, sleepin
 
 
 @pytest.mark.parametrize("signum, code", SIGNALS)
-def test_a_signal_during_bench_kills_the_worker(fake_lib, fake_torch_python, tmp_path, signum, code):  # noqa: F811
+def test_a_signal_during_bench_kills_the_worker(fake_lib, fake_torch_python, tmp_path, signum, code):
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": os.environ.get("HOME", "/"),

@@ -1,5 +1,5 @@
 """The CUDA driver smoke test (host/cuda_smoke.py), run by LiveHost as a child against the fake libcuda
-(tests/host/conftest.py): what it says for every answer cuInit and the context calls can give."""
+(tests/conftest.py): what it says for every answer cuInit and the context calls can give."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from gpudoctor.host import cuda_smoke
 from gpudoctor.host.base import TIMED_OUT, Deadline, HostError
 from gpudoctor.host.live import LiveHost
 
-from .conftest import HANG_S, SLACK_S
+from conftest import HANG_S, SLACK_S
 
 
 def smoke(host: LiveHost) -> dict:

@@ -1,5 +1,5 @@
 """The framework child (host/framework_runtime.py), run by LiveHost in the interpreter of real virtual
-environments holding fake frameworks (tests/host/conftest.py): what it reports of torch, tensorflow, jax,
+environments holding fake frameworks (tests/conftest.py): what it reports of torch, tensorflow, jax,
 cupy and onnxruntime, and how a hung or crashing import ends."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from fake_cuda import fakes
 from gpudoctor.host.base import TIMED_OUT, Deadline, HostError
 from gpudoctor.host.live import LiveHost
 
-from .conftest import HANG_S, SLACK_S
+from conftest import HANG_S, SLACK_S
 
 
 def child(python: str, framework: str = "torch") -> dict:

@@ -24,6 +24,7 @@ from gpudoctor.host.snapshot import (
     save,
     write_dir,
 )
+from gpudoctor.redact import Identity, redact_facts
 
 from conftest import H200, ROOT
 
@@ -240,3 +241,28 @@ def test_undecodable_file_path_round_trips(tmp_path):
     rec = Recording(files={path: '{"cuda": {"version": "12.4.1"}}'})
     save(rec, str(tmp_path / "s.tar.gz"), "test")
     assert load(str(tmp_path / "s.tar.gz")).files == rec.files
+
+
+def test_a_redacted_live_snapshot_replays_to_the_redacted_facts(tmp_path, monkeypatch):
+    """On this machine: CUDA in a home directory on LD_LIBRARY_PATH and CUDA_HOME. The redacted snapshot
+    replays to exactly the live facts, redacted the same way."""
+    home = tmp_path / "home" / "alice"
+    lib = home / "cuda" / "lib64"
+    lib.mkdir(parents=True)
+    (lib / "libcudart.so.12").write_bytes(b"")
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(lib))
+    monkeypatch.setenv("CUDA_HOME", str(home / "cuda"))
+    identity = Identity(hostnames=("gpu-node-17",), homes=(str(home),), users=("alice",))
+    deadline = Deadline(20)
+    recorder = RecordingHost(LiveHost(deadline=deadline))
+    live, _ = collect(recorder, deadline)
+    path = tmp_path / "host.tar.gz"
+    save(redact(recorder.recording, identity=identity), str(path), "test")
+    replayed, _ = collect(SnapshotHost(load(str(path))), Deadline(20))
+    expected = redact_facts(live, identity)
+    differ = [n for n, f in expected.items() if n != "host.kind" and replayed.get(n) != f]
+    assert differ == []
+    assert "alice" not in json.dumps(replayed.tree(), default=str)
+    assert (
+        replayed.value("env.cuda_home", "").endswith("/home/<user>/cuda") or "env.cuda_home" not in replayed
+    )

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from test_reliability import check, fake_lib  # noqa: F401 - the compiled fake libnvidia-ml.so.1
 
 from gpudoctor.probes.gpu_health import aer_total, vbios_differs
+
+from nvmlrig import check
 
 # aer_dev_correctable as the kernel prints it (drivers/pci/pcie/aer.c; the file is documented in
 # Documentation/ABI/testing/sysfs-bus-pci-devices-aer_stats): one "NAME COUNT" line per error type, then
@@ -34,7 +35,7 @@ def _findings(data: dict, rule_id: str) -> list[str]:
     return [f["message"] for f in data["findings"] if f["rule"] == rule_id]
 
 
-def test_leftovers_through_real_pynvml(fake_lib):  # noqa: F811
+def test_leftovers_through_real_pynvml(fake_lib):
     data = check(fake_lib, "leftover-process")
     procs = data["facts"]["gpu_processes"]
     assert [(p["gpu"], p["pid"], p["type"], p["used_bytes"]) for p in procs] == [
@@ -55,7 +56,7 @@ def test_leftovers_through_real_pynvml(fake_lib):  # noqa: F811
     ]
 
 
-def test_counters_through_real_pynvml(fake_lib):  # noqa: F811
+def test_counters_through_real_pynvml(fake_lib):
     data = check(fake_lib, "nvlink-crc-errors")
     health = data["facts"]["gpu_health"]
     assert health[2]["nvlink"] == {
@@ -73,7 +74,7 @@ def test_counters_through_real_pynvml(fake_lib):  # noqa: F811
     assert _findings(data, "GD-COUNTER-001") == []  # Hopper: row remapping, not page retirement
 
 
-def test_healthy_node_has_no_leftover_and_no_counter_finding(fake_lib):  # noqa: F811
+def test_healthy_node_has_no_leftover_and_no_counter_finding(fake_lib):
     data = check(fake_lib, "healthy-h100-8")
     assert data["facts"]["gpu_processes"] == []
     rules = {r["id"]: r["status"] for r in data["rules"]}

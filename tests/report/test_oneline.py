@@ -1,11 +1,22 @@
-"""report/oneline.py: the preflight line says which shipped rules a rule pack replaced, as every other
-report does (tests/engine/test_overrides.py), whether the check passes or fails."""
+"""report/oneline.py, the preflight one-line report: GPUs grouped, findings below --fail-on listed, what
+timed out named; and the shipped rules a rule pack replaced, as every other report says them
+(tests/engine/test_loader.py), whether the check passes or fails."""
 
 from __future__ import annotations
 
 from gpudoctor.datafiles import shipped_rules_dir
+from gpudoctor.pipeline.verdict import decide
+from gpudoctor.report import oneline
 
+from .reportkit import result_of, rules_of
 from conftest import H200, run_cli
+
+# A rule that always fires (at severity {sev}), with a fix command.
+RULE = (
+    "rules:\n  - id: T-X-{n}\n    title: t\n    severity: {sev}\n    category: gpu\n"
+    "    when: {{fact: gpus.count, ge: 0}}\n    message: '{msg}'\n    why: w\n"
+    "    fix:\n      - kind: command\n        argv: [nvidia-smi, -q, 'a b']\n"
+)
 
 FW004_LINE = next(
     n
@@ -52,3 +63,41 @@ def test_a_failing_preflight_names_them_too(tmp_path):
 def test_no_override_no_mention():
     r = run_cli("check", "--snapshot", str(H200), "--profile", "preflight")
     assert "overridden" not in r.stderr
+
+
+def test_oneline_groups_gpus_and_lists_findings_below_fail_on():
+    result = result_of(
+        {
+            "gpus.count": 3,
+            "gpus[0].name": "NVIDIA A100",
+            "gpus[1].name": "NVIDIA A100",
+            "gpus[2].name": "Tesla T4",
+            "driver.version": "550.54.15",
+            "driver.max_cuda": "12.4",
+        },
+        rules_of(RULE.format(n="001", sev="warning", msg="w")),
+    )
+    assert oneline.render(result, decide(result, "error")) == (
+        "gpudoctor: ok · 2 × NVIDIA A100, 1 × Tesla T4 · driver 550.54.15 · CUDA 12.4"
+        " · 1 warning(s): T-X-001\n"
+    )
+    assert (
+        oneline.render(result, decide(result, "warning"))
+        == "gpudoctor: WARNING T-X-001: w · fix: nvidia-smi -q 'a b'\n"
+    )
+
+
+def test_oneline_incomplete_names_what_timed_out():
+    result = result_of(
+        {
+            "gpus.count": {"unknown": "timed out"},
+            "driver.loaded": True,
+            "driver.version": {"unknown": "timed out"},
+        },
+        rules_of(RULE.format(n="001", sev="error", msg="m")),
+        timed_out=("NVML nvmlInit",),
+    )
+    assert oneline.render(result, decide(result, "error")) == (
+        "gpudoctor: incomplete · GPUs unknown (timed out) · driver unknown (timed out)"
+        " · timed out: NVML nvmlInit · 1 rule(s) could not be evaluated\n"
+    )

@@ -12,19 +12,15 @@ are asserted only where the scenario fixes them, or against what this machine re
 from __future__ import annotations
 
 import ast
-import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
 import types
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Union
 
 import pytest
 
@@ -33,168 +29,27 @@ from gpudoctor.host.live import LiveHost
 from gpudoctor.host.nvml_live import NvmlSession
 from gpudoctor.probes.gpus import FIELDS
 
-FAKE = Path(__file__).parent / "fake_nvml"
-SCENARIOS = FAKE / "scenarios"
-LIBRARY = "libnvidia-ml.so.1"
-# The fake's default PCI bus numbers: an HGX H100 board's.
-BUSES = (0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB)
+from nvmlrig import (
+    FAKE,
+    LIBRARY,
+    SCENARIOS,
+    SLACK_S,
+    U,
+    check,
+    flat,
+    gpu_facts,
+    gpu_findings,
+    gpudoctor,
+    h100,
+    init_codes,
+    rule,
+)
+
 # Rules about GPUs, whose results the scenarios alone decide (rules/gpu.yaml).
 GPU_RULES = (
     "GD-PCIE-001", "GD-PCIE-002", "GD-NVLINK-001", "GD-NVLINK-002", "GD-CLOCK-001", "GD-CLOCK-002",
     "GD-ECC-001", "GD-ECC-002", "GD-ECC-003", "GD-P2P-001", "GD-TOPO-001",
 )  # fmt: skip
-# Allowed beyond a check's deadline: rendering the report and leaving the process.
-SLACK_S = 0.5
-
-
-def U(reason: str) -> dict:
-    """An unknown fact as the JSON facts tree shows it."""
-    return {"unknown": reason}
-
-
-# --- building the fake library ----------------------------------------------------------------------
-
-
-def _compile(out_dir: Path, *defines: str) -> Path:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.fail("no C compiler (cc or gcc) on PATH: the fake NVML library is built from C")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    argv = [cc, "-shared", "-fPIC", "-O1", *defines, "-o", str(out_dir / LIBRARY), str(FAKE / "fake_nvml.c")]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, f"{' '.join(argv)} failed:\n{proc.stderr}"
-    return out_dir
-
-
-@pytest.fixture(scope="session")
-def fake_lib(tmp_path_factory) -> Path:
-    """A directory holding the fake libnvidia-ml.so.1 (compiled once per test session)."""
-    return _compile(tmp_path_factory.mktemp("fake-nvml"))
-
-
-@pytest.fixture(scope="session")
-def old_driver_lib(tmp_path_factory) -> Path:
-    """The same, as a driver before r535: without the calls such drivers lack."""
-    return _compile(tmp_path_factory.mktemp("fake-nvml-old"), "-DFAKE_NVML_OLD_DRIVER")
-
-
-# --- running gpudoctor against it ---------------------------------------------------------------------
-
-
-@dataclass
-class Run:
-    rc: int
-    stdout: str
-    stderr: str
-    wall: float  # seconds, from starting the process to its end
-
-    def json(self) -> dict:
-        return json.loads(self.stdout)
-
-
-def gpudoctor(
-    lib_dir: Path, scenario: Union[str, Path, None], *args: str, extra_env: Optional[dict] = None
-) -> Run:
-    """`python -m gpudoctor ARGS` with the fake library (or whatever lib_dir holds) first on the loader's
-    path, in a clean environment (plus `extra_env`); asserts what every run must satisfy: no traceback, exit
-    code 0 or 1. `scenario` names a file in SCENARIOS without its .scn, or is the path of one elsewhere."""
-    env = {
-        **(extra_env or {}),
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": os.environ.get("HOME", "/"),
-        "LD_LIBRARY_PATH": str(lib_dir),
-        "NO_COLOR": "1",
-        # This tree's gpudoctor, not whichever copy the interpreter has installed.
-        "PYTHONPATH": str(Path(__file__).parents[1]),
-    }
-    if scenario is not None:
-        path = scenario if isinstance(scenario, Path) else SCENARIOS / f"{scenario}.scn"
-        env["FAKE_NVML_SCENARIO"] = str(path)
-    start = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "gpudoctor", *args],
-        cwd=str(lib_dir),  # not the repository: no policy file or pyproject settings of ours apply
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    run = Run(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start)
-    assert "Traceback" not in run.stderr, run.stderr
-    assert run.rc in (0, 1), f"exit {run.rc}\n{run.stderr}"
-    return run
-
-
-def check(lib_dir: Path, scenario: Union[str, Path, None], timeout: float = 10) -> dict:
-    """A JSON check, which must end by its deadline, with the exit code its findings imply (1 for an
-    error, with --fail-on error)."""
-    run = gpudoctor(
-        lib_dir, scenario, "check", "--format", "json", "--fail-on", "error", "--timeout", str(timeout)
-    )
-    # Measured from the process's start, so this includes starting Python and importing gpudoctor.
-    assert run.wall < timeout + SLACK_S, f"{run.wall:.2f} s"
-    data = run.json()
-    errors = [f for f in data["findings"] if f["severity"] == "error"]
-    assert run.rc == (1 if errors else 0) == data["summary"]["exit_code"]
-    return data
-
-
-def flat(tree: Any, prefix: str = "") -> dict:
-    """A GPU's nested facts as {"pcie.width_current": value}; unknown facts stay {"unknown": reason}."""
-    if isinstance(tree, dict) and set(tree) != {"unknown"}:
-        out: dict = {}
-        for k, v in tree.items():
-            out.update(flat(v, f"{prefix}{k}."))
-        return out
-    return {prefix[:-1]: tree}
-
-
-def gpu_facts(data: dict) -> list[dict]:
-    """Each GPU's facts, flat, without the sysfs link readings (those come from this machine's sysfs)."""
-    return [
-        {k: v for k, v in flat(g).items() if not k.startswith("pcie.sysfs_")} for g in data["facts"]["gpus"]
-    ]
-
-
-def socket_of(i: int) -> int:
-    """The fake's default CPU socket of GPU i: an HGX board's GPUs 0-3 on socket 0, 4-7 on socket 1."""
-    return i % 8 // 4
-
-
-def h100(i: int, gpus: int = 8, **changes: Any) -> dict:
-    """GPU i of the fake's healthy HGX H100 node of `gpus` GPUs, as gpudoctor's facts; `changes` use "__"
-    for "."."""
-    # Every pair P2P OK; the peers on the other socket are NVML_TOPOLOGY_SYSTEM.
-    cross = [j for j in range(gpus) if socket_of(j) != socket_of(i)]
-    facts = {
-        "index": i, "name": "NVIDIA H100 80GB HBM3", "uuid": f"GPU-fa4e0000-0000-4000-8000-{i:012d}",
-        "bus_id": f"0000:{BUSES[i]:02x}:00.0", "brand": "nvidia", "architecture": "Hopper",
-        "compute_capability": "9.0", "compute_mode": "Default", "virtualization_mode": "None",
-        "persistence_mode": True, "lost": False, "recovery_action": "none",
-        "memory.total_bytes": 85520809984, "memory.used_bytes": 555745280,
-        "pcie.gen_current": 5, "pcie.gen_max": 5, "pcie.gen_gpu_max": 5, "pcie.width_current": 16,
-        "pcie.width_max": 16, "pcie.replay_counter": 0,
-        "clocks.sm_mhz": 345, "clocks.sm_max_mhz": 1980, "clocks.mem_mhz": 2619, "clocks.mem_max_mhz": 2619,
-        "clocks.event_reasons": 1, "clocks.event_reason_names": ["GpuIdle"],
-        "utilization.gpu": 0, "utilization.memory": 0,
-        "temperature.gpu_c": 33, "temperature.slowdown_c": 87, "temperature.shutdown_c": 92,
-        "power.draw_w": 71.0, "power.limit_w": 700.0, "power.default_limit_w": 700.0,
-        "mig.current": False, "mig.pending": False, "ecc.enabled": True, "ecc.pending": True,
-        "ecc.uncorrected_volatile": 0, "ecc.uncorrected_aggregate": 0, "ecc.corrected_volatile": 0,
-        "remapped_rows.correctable": 0, "remapped_rows.uncorrectable": 0, "remapped_rows.pending": False,
-        "remapped_rows.failed": False,
-        "nvlink.links": 18, "nvlink.links_up": 18, "nvlink.links_down": 0, "nvlink.down": [],
-        "nvlink.version": 4,
-        # Derived (gpudoctor/derive.py): the catalogue's h100-sxm row wires all 18 links.
-        "nvlink.links_wired": 18, "nvlink.links_down_wired": 0, "nvlink.down_wired": [],
-        "p2p.no_read": [], "p2p.no_read_count": 0,
-        "topology.cross_socket": cross, "topology.cross_socket_count": len(cross),
-    }  # fmt: skip
-    for key, value in changes.items():
-        key = key.replace("__", ".")
-        assert key in facts, key
-        facts[key] = value
-    return facts
 
 
 def all_unknown(i: int, reason: str) -> dict:
@@ -204,14 +59,6 @@ def all_unknown(i: int, reason: str) -> dict:
     # The derived NVLink facts are unknown for the same reason as the link states they come from.
     facts.update({f"nvlink.{f}": U(reason) for f in ("links_wired", "links_down_wired", "down_wired")})
     return facts
-
-
-def gpu_findings(data: dict) -> list[tuple[str, Optional[int]]]:
-    return sorted((f["rule"], f["item"]) for f in data["findings"] if f["category"] == "gpu")
-
-
-def rule(data: dict, rule_id: str) -> dict:
-    return next(r for r in data["rules"] if r["id"] == rule_id)
 
 
 # --- healthy and degraded nodes ---------------------------------------------------------------------
@@ -232,7 +79,7 @@ def test_healthy_h100_node(fake_lib):
 
 
 def test_facts_command_reads_the_same_gpus(fake_lib):
-    # --no-redact: `facts` redacts GPU UUIDs by default (tests/test_redaction.py); here they are compared.
+    # --no-redact: `facts` redacts GPU UUIDs by default (tests/commands/test_facts.py); compared here.
     run = gpudoctor(fake_lib, "healthy-h100-8", "facts", "--format", "json", "--no-redact")
     assert run.rc == 0
     assert gpu_facts({"facts": run.json()}) == [h100(i) for i in range(8)]
@@ -681,28 +528,12 @@ def test_at_the_deadline_running_commands_are_named():
 
 # --- the fake itself ------------------------------------------------------------------------------------
 
-# Calls nvmlInit_v2 straight through ctypes, by path, for each scenario named: a scenario with a mistake
-# would otherwise pass silently as the default healthy host.
-INIT_EACH = """
-import ctypes, os, sys
-lib = ctypes.CDLL(sys.argv[1])
-for path in sys.argv[2:]:
-    os.environ["FAKE_NVML_SCENARIO"] = path
-    print(lib.nvmlInit_v2(), flush=True)
-"""
-
-
-def _init_codes(lib_dir: Path, *scenarios: Path) -> tuple[list[int], str]:
-    argv = [sys.executable, "-c", INIT_EACH, str(lib_dir / LIBRARY), *map(str, scenarios)]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-    return [int(x) for x in proc.stdout.split()], proc.stderr
-
 
 def test_every_scenario_file_is_valid(fake_lib):
     files = sorted(SCENARIOS.glob("*.scn"))
     assert len(files) == 21
     expected = {"version-mismatch.scn": 18, "driver-not-loaded.scn": 9}  # NVML's codes for the two
-    codes, stderr = _init_codes(fake_lib, *files)
+    codes, stderr = init_codes(fake_lib, *files)
     assert (dict(zip([f.name for f in files], codes)), stderr) == (
         {f.name: expected.get(f.name, 0) for f in files}, "",
     )  # fmt: skip
@@ -730,7 +561,7 @@ def test_every_scenario_file_is_valid(fake_lib):
 def test_a_scenario_mistake_fails_loudly(fake_lib, tmp_path, line, problem):
     bad = tmp_path / "bad.scn"
     bad.write_text(f"# a scenario with a mistake\n{line}\n")
-    codes, stderr = _init_codes(fake_lib, bad)
+    codes, stderr = init_codes(fake_lib, bad)
     assert (codes, stderr) == ([999], f"fake_nvml: {bad}:2: {problem}\n")
 
 
@@ -785,7 +616,7 @@ def test_fake_nvidia_smi_ignores_sigterm(tmp_path):
 
 # --- no shell -------------------------------------------------------------------------------------------
 
-PACKAGE = Path(__file__).resolve().parents[1] / "gpudoctor"
+PACKAGE = Path(__file__).resolve().parents[2] / "gpudoctor"
 SHELL_CALLS = {
     ("os", "system"),
     ("os", "popen"),
@@ -828,11 +659,44 @@ def test_no_module_starts_a_shell():
     assert found == {}
 
 
+# --- hostile values: readings no GPU gives --------------------------------------------------------------
+
+U32 = 0xFFFFFFFF
+
+
+def implausible(value: int, low: int, high: int) -> dict:
+    return U(f"implausible value: {value} (expected {low} to {high})")
+
+
+def test_hostile_nvml_values_are_unknown_and_fire_no_rule(fake_lib):
+    data = check(fake_lib, "hostile-values")
+    assert gpu_facts(data) == [
+        h100(0, 2, pcie__width_max=implausible(0xFFFFFFF0, 0, 32),
+             memory__total_bytes=implausible(2**64 - 1, 1, 2**44),
+             clocks__sm_mhz=implausible(U32, 0, 100000),
+             temperature__gpu_c=implausible(U32, 0, 200),
+             power__draw_w=implausible(U32, 0, 10000000),
+             ecc__uncorrected_volatile=implausible(2**64 - 1, 0, U32 - 1),
+             clocks__event_reasons=implausible(U32, 0, U32 - 1),
+             clocks__event_reason_names=implausible(U32, 0, U32 - 1)),
+        h100(1, 2),
+    ]  # fmt: skip
+    assert gpu_findings(data) == []
+    for rule_id, fact in (
+        ("GD-PCIE-001", "gpus[0].pcie.width_max"),
+        ("GD-ECC-001", "gpus[0].ecc.uncorrected_volatile"),
+        ("GD-CLOCK-001", "gpus[0].clocks.event_reasons"),
+    ):
+        result = rule(data, rule_id)
+        assert result["status"] == "unknown", rule_id
+        assert result["unknown_facts"][fact].startswith("implausible value: ")
+
+
 # --- docs/reliability.md -----------------------------------------------------------------------------
 
 
 def test_reliability_doc_names_only_tests_that_exist():
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     text = (root / "docs" / "reliability.md").read_text(encoding="utf-8")
     named = re.findall(r"`(tests/[\w/]+\.py)::(\w+)`", text)
     assert len(named) > 40
@@ -843,42 +707,3 @@ def test_reliability_doc_names_only_tests_that_exist():
         or not re.search(rf"^def {name}\(", (root / path).read_text(encoding="utf-8"), re.MULTILINE)
     ]
     assert missing == []
-
-
-def test_an_image_requirement_is_judged_per_gpu_as_the_container_runtime_judges_it(fake_lib, tmp_path):
-    # A real process whose environment holds an image's variables (read through the live Host's env_names),
-    # on a 550 driver with a Tesla-brand GPU 0 and a GPU 1 of brand NVIDIA, which nvidia-container-cli
-    # calls Nvidia (src/driver.c @63d366ee:588-590): the branch group meets GPU 0 only, so the runtime
-    # refuses the image on GPU 1.
-    scenario = tmp_path / "mixed-brands.scn"
-    scenario.write_text(
-        "gpus 2\ndriver_version 550.163.01\ncuda_version 12040\ngpu.0.brand 2\ngpu.0.cc_major 8\n"
-    )
-    image = {
-        "NVIDIA_REQUIRE_CUDA": "cuda>=12.9 brand=tesla,driver>=550,driver<551",
-        "NVIDIA_REQUIRE_JETPACK": "csv-mounts=all",  # never a requirement
-        "NVIDIA_VISIBLE_DEVICES": "all",
-        "CUDA_VERSION": "12.9.1",
-    }
-    run = gpudoctor(fake_lib, scenario, "check", "--format", "json", extra_env=image)
-    data = run.json()
-    assert rule(data, "GD-CONTAINER-001")["status"] == "fired"
-    (message,) = [f["message"] for f in data["findings"] if f["rule"] == "GD-CONTAINER-001"]
-    assert message.startswith(
-        "The runtime will refuse this image: unmet requirement NVIDIA_REQUIRE_CUDA=cuda>=12.9 "
-        "brand=tesla,driver>=550,driver<551, judged on GPU 1 (brand Nvidia, arch 9.0) with driver "
-        "550.163.01 (CUDA 12.4): requirement error: unsatisfied condition: cuda>=12.9, please update your "
-        "driver to a newer version, or use an earlier cuda container. Where that is enforced: "
-    )
-    assert run.rc == 1
-    facts = gpudoctor(fake_lib, scenario, "facts", "--format", "json", extra_env=image).json()
-    assert facts["container"]["nvidia_requires"] == [
-        "NVIDIA_REQUIRE_CUDA=cuda>=12.9 brand=tesla,driver>=550,driver<551",
-        "NVIDIA_REQUIRE_JETPACK=csv-mounts=all",
-    ]
-    assert facts["container"]["require_gpu"] == "GPU 1 (brand Nvidia, arch 9.0)"
-    # NVIDIA_DISABLE_REQUIRE as Go reads it: "yes" leaves the check on, "True" turns it off.
-    for spelling, verdict in (("yes", "unmet"), ("True", "disabled")):
-        env = dict(image, NVIDIA_DISABLE_REQUIRE=spelling)
-        facts = gpudoctor(fake_lib, scenario, "facts", "--format", "json", extra_env=env).json()
-        assert facts["container"]["require_verdict"] == verdict

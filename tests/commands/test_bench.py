@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_reliability import SCENARIOS, fake_lib  # noqa: F401 - the session fixture
+from tests.bench.torchfake import scenario
 
-from .torchfake import scenario
+from nvmlrig import SCENARIOS
 
 ROOT = Path(__file__).parents[2]
 
@@ -58,7 +58,7 @@ def findings(data: dict) -> list[tuple[str, str]]:
     return [(f["rule"], f["message"]) for f in data["findings"]]
 
 
-def test_a_healthy_h200_passes(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+def test_a_healthy_h200_passes(fake_lib, fake_torch_python, tmp_path):
     run = bench(fake_lib, "h200-bench", scenario(tmp_path), "--python", fake_torch_python, "--format", "json")
     data = run.json()
     assert run.rc == 0, run.stderr
@@ -91,7 +91,7 @@ def test_a_healthy_h200_passes(fake_lib, fake_torch_python, tmp_path):  # noqa: 
     assert unknown == []
 
 
-def test_a_power_capped_gpu_is_named_with_its_cause(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+def test_a_power_capped_gpu_is_named_with_its_cause(fake_lib, fake_torch_python, tmp_path):
     slow = scenario(
         tmp_path, rates={"matmul_bf16": 376, "matmul_fp16": 360, "matmul_tf32": 190, "matmul_fp32": 26}
     )
@@ -120,7 +120,7 @@ def test_a_power_capped_gpu_is_named_with_its_cause(fake_lib, fake_torch_python,
     assert [rule for rule, _ in findings(run.json())] == ["GD-BENCH-001"] * 4
 
 
-def test_no_gpu_is_a_clear_line_and_exit_0(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+def test_no_gpu_is_a_clear_line_and_exit_0(fake_lib, fake_torch_python, tmp_path):
     empty = tmp_path / "no-nvml"
     empty.mkdir()
     run = bench(empty, "h200-bench", scenario(tmp_path), "--python", fake_torch_python, "--format", "json")
@@ -133,7 +133,7 @@ def test_no_gpu_is_a_clear_line_and_exit_0(fake_lib, fake_torch_python, tmp_path
     assert data["findings"] == [] and data["facts"]["bench"] == []
 
 
-def test_a_cpu_only_torch_cannot_bench_and_says_why(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+def test_a_cpu_only_torch_cannot_bench_and_says_why(fake_lib, fake_torch_python, tmp_path):
     cpu = scenario(tmp_path, cpu_build=True, version="2.13.0+cpu")
     run = bench(fake_lib, "h200-bench", cpu, "--python", fake_torch_python)
     assert run.rc == 2
@@ -143,7 +143,7 @@ def test_a_cpu_only_torch_cannot_bench_and_says_why(fake_lib, fake_torch_python,
     )
 
 
-def test_a_hanging_test_ends_the_bench_with_an_error_finding(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+def test_a_hanging_test_ends_the_bench_with_an_error_finding(fake_lib, fake_torch_python, tmp_path):
     hang = scenario(tmp_path, hang="matmul_bf16")
     args = ("--python", fake_torch_python, "--format", "json", "--test-timeout", "1")
     run = bench(fake_lib, "h200-bench", hang, *args)
@@ -157,7 +157,7 @@ def test_a_hanging_test_ends_the_bench_with_an_error_finding(fake_lib, fake_torc
     ) in (findings(data))
 
 
-def test_a_baseline_names_what_got_slower(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+def test_a_baseline_names_what_got_slower(fake_lib, fake_torch_python, tmp_path):
     args = ("--python", fake_torch_python, "--format", "json", "--test", "matmul_bf16", "--test", "d2d")
     first = bench(fake_lib, "h200-bench", scenario(tmp_path), *args)
     saved = tmp_path / "before.json"
@@ -178,7 +178,7 @@ def test_a_baseline_names_what_got_slower(fake_lib, fake_torch_python, tmp_path)
         (("--dcgm", "5"), "--dcgm: expected 1 or 2 (the dcgmi diag run level)"),
     ],
 )
-def test_bad_options_are_refused(fake_lib, fake_torch_python, tmp_path, args, message):  # noqa: F811
+def test_bad_options_are_refused(fake_lib, fake_torch_python, tmp_path, args, message):
     run = bench(fake_lib, "h200-bench", scenario(tmp_path), "--python", fake_torch_python, *args)
     assert run.rc == 2 and run.stderr.startswith(f"gpudoctor: {message}")
 
@@ -186,7 +186,7 @@ def test_bad_options_are_refused(fake_lib, fake_torch_python, tmp_path, args, me
 DCGM = ROOT / "tests" / "fixtures" / "bench" / "dcgm"
 
 
-def test_dcgm_results_fold_into_the_findings(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+def test_dcgm_results_fold_into_the_findings(fake_lib, fake_torch_python, tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     dcgmi = bin_dir / "dcgmi"
@@ -208,7 +208,7 @@ def test_dcgm_results_fold_into_the_findings(fake_lib, fake_torch_python, tmp_pa
     assert data["summary"]["exit_code"] == 1
 
 
-def test_dcgm_missing_is_could_not_judge_not_a_pass(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+def test_dcgm_missing_is_could_not_judge_not_a_pass(fake_lib, fake_torch_python, tmp_path):
     args = ("--python", fake_torch_python, "--format", "json", "--test", "d2d", "--dcgm", "1")
     data = bench(fake_lib, "h200-bench", scenario(tmp_path), *args).json()
     status = {r["id"]: (r["status"], r["unknown_facts"]) for r in data["rules"]}
@@ -216,7 +216,7 @@ def test_dcgm_missing_is_could_not_judge_not_a_pass(fake_lib, fake_torch_python,
     assert status["GD-BENCH-017"][0] == "unknown"
 
 
-def test_fleet_compares_real_bench_reports_with_their_peers(fake_lib, fake_torch_python, tmp_path):  # noqa: F811
+def test_fleet_compares_real_bench_reports_with_their_peers(fake_lib, fake_torch_python, tmp_path):
     reports = tmp_path / "reports"
     reports.mkdir()
     args = ("--python", fake_torch_python, "--format", "json", "--test", "matmul_bf16")

@@ -43,7 +43,7 @@ def test_h200_golden_has_the_expected_suites_and_cases():
         assert len(cases) == int(suite.get("tests")) == per_area[suite.get("name").split(".")[1]]
         assert {c.get("classname") for c in cases} == {suite.get("name")}
     # One case per shipped rule; skipped: the rules the capture has no facts for (listed one by one in
-    # tests/test_h200_end_to_end.py) and those not applicable (GD-PROC-001: no GPU process).
+    # tests/e2e/test_h200.py) and those not applicable (GD-PROC-001: no GPU process).
     skipped = sum(1 for r in result.results if r.status in ("unknown", "not_applicable"))
     # Every shipped rule but the --deep ones.
     assert skipped >= 17 and len(result.results) == len(load_rules([])) - len(result.skipped_rules) > 80

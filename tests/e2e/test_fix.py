@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 
 import pytest
-from test_reliability import SCENARIOS, fake_lib  # noqa: F401 - fake_lib: the compiled fake NVML
 
 from gpudoctor.remedy.inventory import read_inventory
 
 from conftest import ROOT
+from nvmlrig import SCENARIOS
 from pkgindex import LocalIndex, offline_env
 from pyenvs import broken_wheel, clone_venv, make_venv, site_packages, torch_wheel, tree_hash, uv, wheels_for
 
@@ -33,7 +33,7 @@ PYTORCH = "https://download.pytorch.org/whl/"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, fake_lib):  # noqa: F811 - the fixture imported above
+def site(tmp_path_factory, fake_lib):
     """The wheels directory and its index, and the environment every gpudoctor run gets."""
     root = tmp_path_factory.mktemp("fix-e2e")
     wheels = root / "wheels"

@@ -1,9 +1,13 @@
-"""The Runtime line of the report: what `check --deep` saw, in one line."""
+"""The summary of the report: the Runtime line (what `check --deep` saw, in one line), and a summary that
+fits an 80-column terminal."""
 
 from __future__ import annotations
 
 from gpudoctor.facts import Facts, known, unknown
+from gpudoctor.pipeline.verdict import decide
 from gpudoctor.report.summary import runtime_line, summary
+
+from .reportkit import result_of
 
 
 def facts(**values) -> Facts:
@@ -41,3 +45,16 @@ def test_without_deep_there_is_no_runtime_line():
 def test_a_runtime_probe_that_did_not_finish_says_so():
     f = Facts({}, missing={"runtime": "timed out"})
     assert ("Runtime", ["unknown (timed out)"]) in summary(f)
+
+
+def test_the_summary_wraps_inside_its_column_on_an_80_column_terminal():
+    from gpudoctor.report.text import LABEL_WIDTH, render_plain
+
+    long = " · ".join(f"part number {n} of a long summary line" for n in range(6))
+    result = result_of({"system.os": long, "gpus.count": 0})
+    lines = render_plain(result, decide(result, "error"), width=80, wrap=True).splitlines()
+    system = next(i for i, line in enumerate(lines) if line.startswith("System"))
+    assert all(len(line) <= 80 for line in lines[system : system + 4])
+    assert lines[system + 1].startswith(" " * LABEL_WIDTH) and lines[system + 1][LABEL_WIDTH] != " "
+    # Files and pipes keep one line per area (the golden reports).
+    assert len(render_plain(result, decide(result, "error"), width=80).splitlines()[system]) > 80

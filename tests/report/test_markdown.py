@@ -1,4 +1,4 @@
-"""Markdown summaries (and $GITHUB_STEP_SUMMARY) and the preflight one-line report."""
+"""Markdown summaries (and $GITHUB_STEP_SUMMARY)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from gpudoctor.pipeline.verdict import decide
-from gpudoctor.report import markdown, oneline
+from gpudoctor.report import markdown
 
 from .reportkit import result_of, rules_of
 from conftest import H200
@@ -61,41 +61,3 @@ def test_cli_appends_to_github_step_summary(tmp_path):
     )
     assert r.returncode == 0 and r.stdout.startswith("## ⚠️ gpudoctor: 0 error(s), 1 warning(s), 1 info")
     assert summary.read_text() == "earlier step\n" + r.stdout
-
-
-def test_oneline_groups_gpus_and_lists_findings_below_fail_on():
-    result = result_of(
-        {
-            "gpus.count": 3,
-            "gpus[0].name": "NVIDIA A100",
-            "gpus[1].name": "NVIDIA A100",
-            "gpus[2].name": "Tesla T4",
-            "driver.version": "550.54.15",
-            "driver.max_cuda": "12.4",
-        },
-        rules_of(RULE.format(n="001", sev="warning", msg="w")),
-    )
-    assert oneline.render(result, decide(result, "error")) == (
-        "gpudoctor: ok · 2 × NVIDIA A100, 1 × Tesla T4 · driver 550.54.15 · CUDA 12.4"
-        " · 1 warning(s): T-X-001\n"
-    )
-    assert (
-        oneline.render(result, decide(result, "warning"))
-        == "gpudoctor: WARNING T-X-001: w · fix: nvidia-smi -q 'a b'\n"
-    )
-
-
-def test_oneline_incomplete_names_what_timed_out():
-    result = result_of(
-        {
-            "gpus.count": {"unknown": "timed out"},
-            "driver.loaded": True,
-            "driver.version": {"unknown": "timed out"},
-        },
-        rules_of(RULE.format(n="001", sev="error", msg="m")),
-        timed_out=("NVML nvmlInit",),
-    )
-    assert oneline.render(result, decide(result, "error")) == (
-        "gpudoctor: incomplete · GPUs unknown (timed out) · driver unknown (timed out)"
-        " · timed out: NVML nvmlInit · 1 rule(s) could not be evaluated\n"
-    )

@@ -14,15 +14,8 @@ import json
 import tarfile
 
 import pytest
-from test_reliability import (  # noqa: F401 - fake_lib, old_driver_lib: the compiled fake libraries
-    SCENARIOS,
-    U,
-    _init_codes,
-    check,
-    fake_lib,
-    gpudoctor,
-    old_driver_lib,
-)
+
+from nvmlrig import SCENARIOS, U, check, gpudoctor, init_codes
 
 FABRIC_RULES = ("GD-FABRIC-001", "GD-FABRIC-002", "GD-FABRIC-005")  # those NVML's answers alone decide
 HEALTHY = 0x1AA
@@ -47,14 +40,14 @@ def findings(data: dict, rule_id: str) -> list[tuple]:
     return [(f["item"], f["message"]) for f in data["findings"] if f["rule"] == rule_id]
 
 
-def test_healthy_board_has_its_fabric_up(fake_lib):  # noqa: F811
+def test_healthy_board_has_its_fabric_up(fake_lib):
     data = check(fake_lib, "healthy-h100-8")
     assert data["facts"]["fabric"]["gpus"] == [fabric_gpu(i) for i in range(8)]
     assert data["facts"]["fabric"]["nvswitch_system"] is True  # the GPUs say so, whatever this PCI bus holds
     assert rule_status(data) == dict.fromkeys(FABRIC_RULES, "passed")
 
 
-def test_fabric_manager_not_run_yet_fails_every_gpu(fake_lib):  # noqa: F811
+def test_fabric_manager_not_run_yet_fails_every_gpu(fake_lib):
     data = check(fake_lib, "fabric-not-started")
     unset = "set once the fabric state is completed ({})"
     assert data["facts"]["fabric"]["gpus"] == [
@@ -70,7 +63,7 @@ def test_fabric_manager_not_run_yet_fails_every_gpu(fake_lib):  # noqa: F811
     assert {f["rule"] for f in data["findings"] if f["category"] == "gpu"} == {"GD-FABRIC-001"}
 
 
-def test_each_fabric_structure_and_fault(fake_lib):  # noqa: F811
+def test_each_fabric_structure_and_fault(fake_lib):
     data = check(fake_lib, "fabric-faults")
     none_v1 = U("nvmlDeviceGetGpuFabricInfo's structure has no health fields")
     # GPU 0's padding after its one-byte state is 0xA5A5A5: read as nvml.h lays it out, the state is 3.
@@ -89,7 +82,7 @@ def test_each_fabric_structure_and_fault(fake_lib):  # noqa: F811
     assert findings(data, "GD-FABRIC-001") == []
 
 
-def test_single_pcie_gpu_passes_every_fabric_rule(fake_lib):  # noqa: F811
+def test_single_pcie_gpu_passes_every_fabric_rule(fake_lib):
     data = check(fake_lib, "pcie-single-gpu")
     no = U("no NVLink fabric")
     assert data["facts"]["fabric"]["gpus"] == [
@@ -100,14 +93,14 @@ def test_single_pcie_gpu_passes_every_fabric_rule(fake_lib):  # noqa: F811
     assert [f for f in data["findings"] if f["rule"].startswith(("GD-FABRIC", "GD-IMEX"))] == []
 
 
-def test_a_gpu_that_answers_nothing_optional_has_no_fabric(fake_lib):  # noqa: F811
+def test_a_gpu_that_answers_nothing_optional_has_no_fabric(fake_lib):
     # `default NOT_SUPPORTED`: all three fabric calls answer NotSupported: known "not supported", not unknown.
     data = check(fake_lib, "all-not-supported")
     assert data["facts"]["fabric"]["gpus"][0]["state"] == "not supported"
     assert rule_status(data) == dict.fromkeys(FABRIC_RULES, "passed")
 
 
-def test_a_lost_gpu_leaves_only_its_fabric_unknown(fake_lib, tmp_path):  # noqa: F811
+def test_a_lost_gpu_leaves_only_its_fabric_unknown(fake_lib, tmp_path):
     # Lost from its first call (the gpu-lost scenario's GPU 4 answers ten calls first, in whatever order the
     # probes ask them).
     scenario = tmp_path / "lost.scn"
@@ -120,14 +113,14 @@ def test_a_lost_gpu_leaves_only_its_fabric_unknown(fake_lib, tmp_path):  # noqa:
     }
 
 
-def test_a_driver_without_the_calls(old_driver_lib):  # noqa: F811
+def test_a_driver_without_the_calls(old_driver_lib):
     # Built -DFAKE_NVML_OLD_DRIVER: neither symbol; pynvml says NVMLError_FunctionNotFound for each.
     data = check(old_driver_lib, "old-driver")
     assert [g["state"] for g in data["facts"]["fabric"]["gpus"]] == ["not supported"] * 2
     assert rule_status(data) == dict.fromkeys(FABRIC_RULES, "passed")
 
 
-def test_preflight_fails_on_a_fabric_not_up(fake_lib):  # noqa: F811
+def test_preflight_fails_on_a_fabric_not_up(fake_lib):
     run = gpudoctor(fake_lib, "fabric-not-started", "check", "--profile", "preflight")
     fix = " · fix: sudo systemctl enable --now nvidia-fabricmanager"
     assert (run.rc, run.stdout) == (1, "")
@@ -137,7 +130,7 @@ def test_preflight_fails_on_a_fabric_not_up(fake_lib):  # noqa: F811
     ]
 
 
-def test_snapshot_records_the_fabric_redacted_and_replays_it(fake_lib, tmp_path):  # noqa: F811
+def test_snapshot_records_the_fabric_redacted_and_replays_it(fake_lib, tmp_path):
     scenario = tmp_path / "rack.scn"
     scenario.write_text((SCENARIOS / "fabric-not-started.scn").read_text() + "fabric_cluster 0xc0\n")
     out = tmp_path / "snap.tar.gz"
@@ -165,8 +158,8 @@ def test_snapshot_records_the_fabric_redacted_and_replays_it(fake_lib, tmp_path)
         ("fabric_sate 1", "fabric_sate: unknown key"),
     ],
 )
-def test_a_fabric_scenario_mistake_fails_loudly(fake_lib, tmp_path, line, problem):  # noqa: F811
+def test_a_fabric_scenario_mistake_fails_loudly(fake_lib, tmp_path, line, problem):
     bad = tmp_path / "bad.scn"
     bad.write_text(f"gpus 2\n{line}\n")
-    codes, stderr = _init_codes(fake_lib, bad)
+    codes, stderr = init_codes(fake_lib, bad)
     assert (codes, stderr.strip()) == ([999], f"fake_nvml: {bad}:2: {problem}")
