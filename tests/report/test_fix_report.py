@@ -4,6 +4,8 @@ steps, tests/fixtures/golden/h200-plan.txt) and for the results, rollbacks, runs
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from gpudoctor.host.base import Deadline
@@ -11,6 +13,7 @@ from gpudoctor.host.snapshot import SnapshotHost, load
 from gpudoctor.pipeline.check import run_check
 from gpudoctor.plan import build_plan
 from gpudoctor.profiles import PROFILES
+from gpudoctor.remedy import runner
 from gpudoctor.remedy.journal import RunSummary
 from gpudoctor.remedy.model import RunResult, StepResult
 from gpudoctor.remedy.restore import Rollback
@@ -21,6 +24,7 @@ from gpudoctor.report import fix_report
 from conftest import H200
 
 PY = "/opt/torch/.venv/bin/python3"
+SITE = "/opt/torch/.venv/lib/python3.12/site-packages"
 RUN = "20261205T101500Z-3f9a"
 
 
@@ -56,19 +60,22 @@ def test_a_commands_output_is_indented_under_a_bar_and_made_safe():
     assert "\x1b" not in fix_report.output_line("\x1b[31mERROR\x1b[0m: no matching distribution")
 
 
-def test_result_lines(steps):
-    applied = StepResult(2, steps[1], "applied", "verified: GD-FW-004 no longer fires", 0, 41.26)
+def test_result_lines(steps, tmp_path):
+    applied = StepResult(2, steps[1], "applied", "verified: its findings are gone", 0, 41.26)
     applied.changes = {"onnxruntime-gpu": (None, "1.30.0"), "onnxruntime": ("1.30.0", None)}
     assert fix_report.result_line(applied) == (
-        "   -> done in 41.3 s: verified: GD-FW-004 no longer fires\n"
+        "   -> done in 41.3 s: verified: its findings are gone\n"
         "      onnxruntime: 1.30.0 -> (removed)\n"
         "      onnxruntime-gpu: (none) -> 1.30.0\n\n"
     )
-    tail = tuple(f"line {i}" for i in range(12))
-    failed = StepResult(2, steps[1], "failed", "exit 1", 1, 3.0, tail=tail)
+    # A step that fails as fix runs it (remedy/runner.py): real pip, asked for a release its links lack.
+    argv = [sys.executable, "-m", "pip", "install", "-vvv", "--disable-pip-version-check", "--no-index"]
+    ran = runner.run([*argv, "--find-links", str(tmp_path), "onnxruntime-gpu==1.30.0"], 120)
+    assert ran.exit == 1 and len(ran.tail) > 8
+    failed = StepResult(2, steps[1], "failed", f"it exited {ran.exit}", ran.exit, ran.duration, tail=ran.tail)
     lines = fix_report.result_line(failed).splitlines()
-    assert lines[:2] == ["   -> FAILED in 3.0 s: exit 1", "      its last lines:"]
-    assert lines[2:] == [f"      | line {i}" for i in range(4, 12)] + [""]  # the last 8, then a blank line
+    assert lines[:2] == [f"   -> FAILED in {ran.duration:.1f} s: it exited 1", "      its last lines:"]
+    assert lines[2:] == [f"      | {t}" for t in ran.tail[-8:]] + [""]  # the last 8, then a blank line
     declined = StepResult(1, steps[0], "declined")
     assert fix_report.result_line(declined) == "   -> skipped\n\n"
 
@@ -92,7 +99,8 @@ def test_the_summary_of_a_rolled_back_run_says_what_the_rollback_did(steps):
         ok=True,
         removed=["onnxruntime-gpu 1.30.0"],
         restored=["onnxruntime 1.30.0"],
-        leftovers=["lib/python3.12/site-packages/~nnxruntime", "lib/python3.12/site-packages/x.so"],
+        # As roll_back names them: absolute paths (tests/remedy/test_restore.py, pip stopped mid-install).
+        leftovers=[f"{SITE}/~nnxruntime", f"{SITE}/onnxruntime/capi/libonnxruntime_providers_cuda.so"],
     )
     result = RunResult(
         [StepResult(1, steps[0], "applied"), StepResult(2, steps[1], "failed")],
@@ -100,25 +108,27 @@ def test_the_summary_of_a_rolled_back_run_says_what_the_rollback_did(steps):
         run_id=RUN,
         run_dir="/runs/" + RUN,
         rollback=rb,
-        failure="step 2 exited 1",
+        failure="step 2 failed: it exited 1",
     )
     assert fix_report.summary(result, dry_run=False).splitlines() == [
         "Outcome: rolled back (1 done, 1 FAILED)",
-        "Why: step 2 exited 1",
+        "Why: step 2 failed: it exited 1",
         "Rolled back: the environment is as it was before the run (same distributions, same files).",
         "  removed onnxruntime-gpu 1.30.0",
         "  put back onnxruntime 1.30.0",
-        "  removed 2 file(s) a stopped installer left, e.g. lib/python3.12/site-packages/~nnxruntime",
+        f"  removed 2 file(s) a stopped installer left, e.g. {SITE}/~nnxruntime",
         f"Run {RUN}: journal and restore point in /runs/{RUN}",
     ]
 
 
 def test_an_incomplete_rollback_is_loud():
-    rb = Rollback(ok=False, missing=["onnxruntime==1.30.0"], problems=["kept onnxruntime-gpu 1.30.0"])
+    # What roll_back says of a corrupted backup (tests/remedy/test_restore.py, one flipped byte).
+    kept = "kept torch 2.5.1+cu124: no backup of 2.5.1+cpu to put in its place"
+    rb = Rollback(ok=False, missing=["torch==2.5.1+cpu"], problems=[kept])
     assert fix_report.rollback_lines(rb) == [
         "ROLLBACK INCOMPLETE: the environment is not as it was before the run.",
-        "  no copy to put back: onnxruntime==1.30.0",
-        "  problem: kept onnxruntime-gpu 1.30.0",
+        "  no copy to put back: torch==2.5.1+cpu",
+        f"  problem: {kept}",
     ]
     assert fix_report.rollback_lines(None) == []
 
