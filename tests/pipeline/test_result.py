@@ -67,8 +67,8 @@ def test_unanswered_names_timed_out_calls_and_probes(h200):
         ProbeStatus("gpu_health", "timed out", 10.0),
         ProbeStatus("storage", "crashed", 0.1),
     ]
-    result = dataclasses.replace(h200, probes=probes, timed_out=["nvmlDeviceGetHandleByIndex(2)"])
-    assert result.unanswered() == ["nvmlDeviceGetHandleByIndex(2)", "probe gpu_health"]
+    result = dataclasses.replace(h200, probes=probes, timed_out=["NVML nvmlDeviceGetHandleByIndex"])
+    assert result.unanswered() == ["NVML nvmlDeviceGetHandleByIndex", "probe gpu_health"]
 
 
 def test_a_verdict_says_which_rules_fail_it(h200):
