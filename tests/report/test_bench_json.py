@@ -10,6 +10,7 @@ import json
 import pytest
 
 from gpudoctor.bench import dcgm
+from gpudoctor.bench.bench_facts import baseline_values
 from gpudoctor.fleet.load import parse_report
 from gpudoctor.host.base import Deadline
 from gpudoctor.host.snapshot import SnapshotHost, load
@@ -27,11 +28,16 @@ RECORDED_PYTHON = "/opt/torch/.venv/bin/python3"
 def bench(fake_torch_python, tmp_path, monkeypatch):
     """The H200 with its bf16 matmul at 300 of 989 TFLOP/s (GD-BENCH-004, a warning)."""
     monkeypatch.setenv("GPUDOCTOR_FAKE_GPU", str(scenario(tmp_path, rates={"matmul_bf16": 300})))
+    return _bench(fake_torch_python)
+
+
+def _bench(python: str, earlier=None):
     rec = load(str(H200))
-    rec.python[fake_torch_python] = dict(rec.python.pop(RECORDED_PYTHON), executable=fake_torch_python)
-    rec.python["default"] = fake_torch_python
+    rec.python[python] = dict(rec.python.pop(RECORDED_PYTHON), executable=python)
+    rec.python["default"] = python
     host = SnapshotHost(rec, "h200")
-    return run_bench(host, "h200", Deadline(60), "warning", ("matmul_bf16", "d2d"), seconds=0.05)
+    tests = ("matmul_bf16", "d2d")
+    return run_bench(host, "h200", Deadline(60), "warning", tests, seconds=0.05, earlier=earlier)
 
 
 def test_the_check_report_with_the_run_beside_it(bench, fake_torch_python):
@@ -65,3 +71,19 @@ def test_fleet_reads_it_as_a_node_report(bench):
     node = parse_report(text.encode(), "gpu-node-07.json")
     assert node.hostname == "redacted-host"
     assert [f.rule for f in node.findings] == ["GD-BENCH-004"]
+
+
+def test_a_saved_report_is_the_next_runs_baseline(bench, fake_torch_python, tmp_path, monkeypatch):
+    """`bench --baseline FILE` reads what this JSON holds (bench_facts.baseline_values): a d2d copy 20%
+    slower than the saved run's is judged against it."""
+    saved = json.loads(json.dumps(bench_data(bench.result, bench.verdict, bench.report)))
+    earlier = baseline_values(saved)
+    assert {k: round(v) for k, v in earlier.items()} == {
+        ("matmul_bf16", 0, None): 300,
+        ("d2d", 0, None): 4170,
+    }
+    monkeypatch.setenv("GPUDOCTOR_FAKE_GPU", str(scenario(tmp_path, rates={"matmul_bf16": 300, "d2d": 3336})))
+    again = _bench(fake_torch_python, earlier)
+    slower = [f for f in again.result.findings if f.rule.id == "GD-BENCH-013"]  # Slower than its baseline
+    assert [f.item for f in slower] == [1]
+    assert slower[0].message.endswith("20% below the baseline's 4170.")
