@@ -102,10 +102,10 @@ def write(dist: Dist, prefix: str, dest: Path) -> Path:
         "sha256": sha256,
         "not_as_recorded": sorted(r for r, h in sha256.items() if recorded.get(r, h) != h),
     }
-    dest.mkdir(parents=True, exist_ok=True)
     final = dest / file_name(dist.name, dist.version, dist.record_sha256)
     part = final.with_name(final.name + ".part")
     try:
+        dest.mkdir(parents=True, exist_ok=True)
         with tarfile.open(part, "w", format=tarfile.PAX_FORMAT) as tar:
             data = json.dumps(manifest, indent=1, sort_keys=True).encode()
             info = tarfile.TarInfo(MANIFEST)
@@ -122,7 +122,8 @@ def write(dist: Dist, prefix: str, dest: Path) -> Path:
                     tar.addfile(info)
         os.replace(part, final)
     except OSError as e:
-        part.unlink(missing_ok=True)
+        if part.is_file():
+            part.unlink()
         raise BackupError(f"cannot back up {dist.name} {dist.version}: {e}") from None
     return final
 
@@ -140,10 +141,11 @@ def parse_record(text: str, site_rel: str) -> dict[str, str]:
         if len(row) >= 2 and row[1].startswith("sha256="):
             b64 = row[1][len("sha256=") :]
             try:
-                digest = base64.urlsafe_b64decode(b64 + "=" * (-len(b64) % 4)).hex()
+                digest = base64.urlsafe_b64decode(b64 + "=" * (-len(b64) % 4))
             except ValueError:
                 continue
-            out[os.path.normpath(os.path.join(site_rel, row[0]))] = digest
+            if len(digest) == 32:  # the decoder drops what is not base64: "***" would read as b""
+                out[os.path.normpath(os.path.join(site_rel, row[0]))] = digest.hex()
     return out
 
 
