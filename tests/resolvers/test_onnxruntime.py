@@ -1,4 +1,3 @@
-<<<<<<< HEAD
 """The onnxruntime resolver (resolvers/onnxruntime.py) against the shipped knowledge tables: each expected
 answer is traced, in a comment, to the rows it comes from (file and row; `rules/knowledge/` is left out of the
 file names)."""
@@ -7,10 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from gpudoctor.facts import Facts, known, unknown
+from gpudoctor.host.base import Deadline
+from gpudoctor.host.snapshot import SnapshotHost, load
 from gpudoctor.knowledge import knowledge
+from gpudoctor.pipeline.check import run_check
 from gpudoctor.resolvers import resolve
+from gpudoctor.resolvers.onnxruntime import onnxruntime_gpu
 
 from .hosts import H100, V100, host
+from conftest import H200
 
 
 def ort(version: str) -> dict[str, Any]:
@@ -65,25 +72,10 @@ def test_onnxruntime_cuda_13_builds_have_no_code_for_a_volta_gpu():
     assert res.packages == ("onnxruntime-gpu[cuda,cudnn]==1.26.0",)
     volta = "onnxruntime-gpu 1.31.1 (CUDA 13.x, cuDNN 9.x): CUDA 13.x has no code for Tesla V100-SXM2-32GB"
     assert any(r.startswith(volta) for r in res.reasons), res.reasons
-=======
-"""resolvers/onnxruntime.py on the recorded H200 (tests/fixtures/h200-driver580-snapshot: onnxruntime 1.30.0,
-the CPU package, Python 3.12, driver 580.159.04, one H200), as recorded and with one fact changed at a time.
-The driver, Python and GPU-architecture cases on other hosts are tests/test_resolvers.py's
-`test_onnxruntime_*` (they move here with the split of that file, tests/tools/MOVES.md)."""
 
-from __future__ import annotations
 
-import pytest
-
-from gpudoctor.facts import Facts, known, unknown
-from gpudoctor.host.base import Deadline
-from gpudoctor.host.snapshot import SnapshotHost, load
-from gpudoctor.knowledge import knowledge
-from gpudoctor.pipeline.check import run_check
-from gpudoctor.resolvers import resolve
-from gpudoctor.resolvers.onnxruntime import onnxruntime_gpu
-
-from conftest import H200
+# --- On the recorded H200 (tests/fixtures/h200-driver580-snapshot: onnxruntime 1.30.0, the CPU package,
+# Python 3.12, driver 580.159.04, one H200), as recorded and with one fact changed at a time.
 
 ORT = 3  # frameworks[3] is onnxruntime in the recording (golden h200-check.json: GD-FW-004's item)
 WARNING = {"downgrade": "no"}  # what the planner passes for GD-FW-004, a warning (plan.resolver_args)
@@ -175,4 +167,3 @@ def test_what_it_cannot_know_it_says(h200, fact, reason, why):
         (),
         (f"cannot choose an onnxruntime-gpu build: {why}",),
     )
->>>>>>> h/newtests
