@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .fleetgen import report, write
+from tests.fleet.fleetgen import report, write
 from conftest import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
