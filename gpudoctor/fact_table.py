@@ -464,7 +464,7 @@ FACTS = (
     ('peers[].mode', 'float', '', "fleet: the group's most common value (of a tie, the better: the higher for a width, a generation or a link count, else the lower)"),
     ('peers[].mode_count', 'int', '', 'fleet: how many GPUs (or nodes) of the group have peers[].mode'),
     ('peers[].deviation', 'float', '', 'fleet: peers[].value - peers[].median'),
-    ('peers[].ratio', 'float', '', 'fleet: peers[].value / peers[].median, to 3 places; unknown where the median is 0'),
+    ('peers[].ratio', 'float', '', 'fleet: peers[].value / peers[].median; unknown where the median is 0'),
     ('peers[].where', 'list[str]', '', 'fleet: the GPUs (or nodes) that have the value, `gpu-node-04 GPU 5`, the first 20 and then `and N more`'),
 )
 

@@ -106,7 +106,7 @@ FACT_SPECS: tuple[FactSpec, ...] = (
         "peers[].ratio",
         "float",
         "",
-        "fleet: peers[].value / peers[].median, to 3 places; unknown where the median is 0",
+        "fleet: peers[].value / peers[].median; unknown where the median is 0",
     ),
     FactSpec(
         "peers[].where",
@@ -306,7 +306,7 @@ class Record:
             "mode": g.mode,
             "mode_count": len(g.values[g.mode]),
             "deviation": self.value - g.median,
-            "ratio": round(self.value / g.median, 3) if g.median else None,
+            "ratio": self.value / g.median if g.median else None,
             "where": names,
         }
 

@@ -21,7 +21,6 @@ from gpudoctor.report.fleet_report import (
     render_markdown,
     render_text,
 )
-
 from tests.fleet.fleetgen import bench_fleet, report, small_fleet
 
 ROOT = Path(__file__).resolve().parents[2]
