@@ -19,15 +19,15 @@ def run(
 ) -> int:
     """`policy`: a policy file whose `[ignore]` entries for fleet rules (GD-FLEET-*) are ignored here, with
     their reasons; its other entries are check's. `rules`: users' rule files over the fleet's records,
-    loaded beside rules/fleet/peers.yaml."""
+    loaded beside the shipped ones (rules/fleet/)."""
     from ..fleet.load import load_reports
     from ..fleet.merge import merge, verdict
     from ..report import fleet_report
     from ..report.safe import terminal_text
 
-    peer_rules = _peer_rules(rules)
-    ignore = _fleet_ignores(policy, {r.id for r in peer_rules}) if policy else {}
-    merged = merge(load_reports(list(paths)), ignore=ignore, peer_rules=peer_rules)
+    fleet_rules = _fleet_rules(rules)
+    ignore = _fleet_ignores(policy, {r.id for r in fleet_rules}) if policy else {}
+    merged = merge(load_reports(list(paths)), fleet_rules, ignore)
     for bad in merged.invalid:
         warn(terminal_text(f"cannot use {bad.file}: {bad.reason}"))
     v = verdict(merged, fail_on, skip_invalid)  # the one verdict, handed to whichever renderer
@@ -42,20 +42,18 @@ def run(
     return v.code
 
 
-def _peer_rules(paths: tuple[str, ...]) -> list:
-    """The shipped peer rules and users' own (`--rules`), validated as `check --rules` validates."""
-    from ..datafiles import shipped_rules_dir
-    from ..engine.loader import RuleLoadError, load_rules
+def _fleet_rules(paths: tuple[str, ...]) -> list:
+    """The shipped fleet rules and users' own (`--rules`), validated as `check --rules` validates."""
+    from ..engine.loader import RuleLoadError
+    from ..fleet.merge import shipped_fleet_rules
 
-    shipped = str(shipped_rules_dir() / "fleet" / "peers.yaml")
     try:
-        return load_rules([shipped, *paths], include_shipped=False)
+        return shipped_fleet_rules(paths)
     except RuleLoadError as e:
         raise problems("rule files have", e) from None
 
 
-def _fleet_ignores(path: str, peer_ids: set[str]) -> dict[str, str]:
-    from ..fleet.rules import FLEET_RULES
+def _fleet_ignores(path: str, ids: set[str]) -> dict[str, str]:
     from ..policy import PolicyError, load
 
     try:
@@ -64,7 +62,6 @@ def _fleet_ignores(path: str, peer_ids: set[str]) -> dict[str, str]:
         raise problems("policy has", e) from None
     if pol is None:
         return {}
-    ids = {r.id for r in FLEET_RULES} | peer_ids
     # A policy's other ids are check's; a GD-FLEET-* id must name a fleet rule.
     ignore = {rid: why for rid, why in pol.ignore if rid.startswith("GD-FLEET-") or rid in ids}
     unknown = sorted(set(ignore) - ids)

@@ -15,37 +15,23 @@ from ._shared import load_rules
 
 
 def run_list(rules: tuple[str, ...] = ()) -> int:
-    """Every rule, the bench's (rules/bench/) and the fleet's (rules/fleet/fleet.yaml and peers.yaml, area
-    `fleet`) among them."""
+    """Every rule, the bench's (rules/bench/) and the fleet's (rules/fleet/, area `fleet`) among them."""
     from ..report.rules_text import rule_table
 
-    rows = load_rules(list(rules)) + _bench_rules() + [_FleetRow(r) for r in _fleet_rules()] + _peer_rules()
+    rows = load_rules(list(rules)) + _bench_rules() + _fleet_rules()
     sys.stdout.write(rule_table(rows))
     return 0
 
 
 def run_show(rule_id: str, rules: tuple[str, ...] = ()) -> int:
-    from ..report.rules_text import fleet_rule_detail, rule_detail
+    from ..report.rules_text import rule_detail
 
     wanted = rule_id.upper()
-    fleet = [r for r in _fleet_rules() if r.id == wanted]
-    if fleet:
-        sys.stdout.write(fleet_rule_detail(fleet[0]))
-        return 0
-    match = [r for r in load_rules(list(rules)) + _bench_rules() + _peer_rules() if r.id == wanted]
+    match = [r for r in load_rules(list(rules)) + _bench_rules() + _fleet_rules() if r.id == wanted]
     if not match:
         raise CommandError(f"no rule {rule_id!r}; `gpudoctor rules list` shows them all")
     sys.stdout.write(rule_detail(match[0]))
     return 0
-
-
-class _FleetRow:
-    """A fleet rule as a row of the `rules list` table."""
-
-    category = "fleet"
-
-    def __init__(self, rule: object) -> None:
-        self.id, self.severity, self.title = rule.id, rule.severity, rule.title  # type: ignore[attr-defined]
 
 
 def _bench_rules() -> list:
@@ -58,23 +44,14 @@ def _bench_rules() -> list:
         raise problems("bench rule files have", e) from None
 
 
-def _peer_rules() -> list:
+def _fleet_rules() -> list:
     from ..engine.loader import RuleLoadError
-    from ..fleet.merge import shipped_peer_rules
+    from ..fleet.merge import shipped_fleet_rules
 
     try:
-        return shipped_peer_rules()
+        return shipped_fleet_rules()
     except RuleLoadError as e:
         raise problems("fleet rule files have", e) from None
-
-
-def _fleet_rules() -> tuple:
-    from ..fleet.rules import FleetRuleError, load_fleet_rules
-
-    try:
-        return load_fleet_rules()
-    except FleetRuleError as e:
-        raise problems("fleet rules have", e) from None
 
 
 def run_validate(paths: tuple[str, ...]) -> int:

@@ -3,7 +3,9 @@
     "GPU {gpus[i].index} runs PCIe x{gpus[i].pcie.width_current}; /dev/shm is {system.shm_bytes|size}"
 
 Filters: size (bytes as KiB/MiB/GiB), join (a list as "a, b"), hex, num (a measurement to three significant
-figures: 733, 55.1, 4170, 0.52). Unknown facts render as "unknown".
+figures: 733, 55.1, 4170, 0.52), percent (a ratio as a whole percentage, rounded down: 0.808 -> 80%), and for
+plurals of a count (or a list's length) s ("" for 1, else "s": `node{.peers|s}`) and has ("has" for 1, else
+"have"). Unknown facts render as "unknown".
 A fact placed into a command (a fix step's argv) must match a strict pattern, so that no fact value, such
 as a version string from a package's metadata, can smuggle options or paths into a command.
 """
@@ -53,11 +55,25 @@ def num(value: Any) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def _one(value: Any) -> bool:
+    return (len(value) if isinstance(value, (list, tuple)) else value) == 1
+
+
+def percent(value: Any) -> str:
+    """A ratio as a percentage, rounded down: under 90% never reads as 90%."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        return str(value)
+    return f"{math.floor(round(value * 100, 6))}%"
+
+
 FILTERS: dict[str, Callable[[Any], str]] = {
     "size": size,
     "join": lambda v: ", ".join(str(x) for x in v) if isinstance(v, (list, tuple)) else str(v),
     "hex": lambda v: hex(v) if isinstance(v, int) else str(v),
     "num": num,
+    "percent": percent,
+    "s": lambda v: "" if _one(v) else "s",
+    "has": lambda v: "has" if _one(v) else "have",
 }
 
 

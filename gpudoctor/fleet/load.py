@@ -17,7 +17,6 @@ from typing import Any, Optional
 from ..engine.model import SEVERITIES
 from ..facts import SPECS, Facts, known, unknown
 from .records import READS as RECORDS_READ
-from .rules import FLEET_RULES
 
 REPORT_SCHEMA = "gpudoctor.report"
 READS_VERSION = 1  # the report schema_version this gpudoctor reads
@@ -198,11 +197,9 @@ def _shape(facts: list[str]) -> dict:
     return shape
 
 
-# What the fleet reads of each node: what the fleet rules read (their facts, their groups, and the members
-# beside them: a GPU's index, a measurement's status), the GPUs, and the counters of the records stage.
-FLEET_FACTS = sorted(
-    {name for r in FLEET_RULES for name in r.reads()} | {"gpus[].index", "gpus.count"} | set(RECORDS_READ)
-)
+# What the fleet reads of each node: what the records stage compares (and the members beside them: a GPU's
+# index, a measurement's status).
+FLEET_FACTS = sorted(RECORDS_READ)
 SHAPE = _shape(FLEET_FACTS)
 
 _TYPES = {

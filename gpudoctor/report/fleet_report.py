@@ -8,25 +8,13 @@ from typing import Any, Optional
 
 from .. import __version__
 from ..fleet.load import NodeReport
-from ..fleet.merge import (
-    Fleet,
-    FleetFinding,
-    FleetRuleResult,
-    Group,
-    Verdict,
-    by_rule,
-    name_list,
-    show,
-    sorted_node_findings,
-    what,
-    with_unit,
-)
-from ..fleet.rules import MIN_VALUES, FleetRule
+from ..fleet.merge import Fleet, FleetFinding, Verdict, by_rule, sorted_node_findings
+from ..fleet.records import MIN_PEERS, NAMES, Counter, Drift, Group, show
 from .lines import plain_text
 from .safe import safe_line, terminal_lines
 
 SCHEMA = "gpudoctor.fleet"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 OVERVIEW_VALUES = 6  # values a group's overview line shows before "N more"
 
 Line = list[tuple[str, str]]  # (text, rich style)
@@ -69,44 +57,60 @@ def _incomplete(node: NodeReport) -> str:
 
 
 def _overview(fleet: Fleet) -> list[tuple[str, str]]:
-    """(label, values) per rule group: what the fleet runs, most common first."""
+    """(label, values) per compared fact and group: what the fleet runs, most common first; a measurement's
+    median and lowest value."""
     rows = []
-    for result in fleet.results:
-        rule = result.rule
-        if rule.kind == "slower":
-            rows += _slower_overview(result)
+    for what, groups in fleet.records.groups.items():
+        unknown = fleet.records.unknown[what]
+        if isinstance(what, Counter) and what.list_name == "bench":
+            rows += _bench_overview(what, groups, unknown)
             continue
-        unit = "nodes" if rule.kind == "drift" else "GPUs"
-        for group in result.groups:
-            label = what(rule, group.key)
-            if rule.kind == "outlier" and group.key is not None:
-                label = f"{label}, {group.key}"
-            shown = [f"{show(rule, v)} on {c}" for v, c in group.values[:OVERVIEW_VALUES]]
-            shown[0] += " " + (unit if group.values[0][1] != 1 else unit[:-1])
-            if len(group.values) > OVERVIEW_VALUES:
-                shown.append(f"{len(group.values) - OVERVIEW_VALUES} more values")
-            rows.append((label, " · ".join(shown)))
-        if result.unknown and rule.kind == "drift" and rule.by is None:
-            label = what(rule, None)
-            rows.append((label, f"unknown on {_plural(len(result.unknown), 'node')}"))
+        if not what.label:
+            continue
+        unit = "nodes" if isinstance(what, Drift) else "GPUs"
+        fmt = getattr(what, "fmt", "{}")
+        for group in groups:
+            ranked = group.ranked
+            shown = [f"{_show(fmt, v)} on {c}" for v, c in ranked[:OVERVIEW_VALUES]]
+            shown[0] += " " + (unit if ranked[0][1] != 1 else unit[:-1])
+            if len(ranked) > OVERVIEW_VALUES:
+                shown.append(f"{len(ranked) - OVERVIEW_VALUES} more values")
+            rows.append((_label(what, group), " · ".join(shown)))
+        if unknown and isinstance(what, Drift) and what.by is None:
+            rows.append((what.label, f"unknown on {_plural(len(unknown), 'node')}"))
     return rows
 
 
-def _slower_overview(result: FleetRuleResult) -> list[tuple[str, str]]:
+def _bench_overview(counter: Counter, groups: list[Group], unknown: list) -> list[tuple[str, str]]:
     """A measurement's median and lowest value per group; the nodes with values unknown, once anything was
     measured (a fleet of check reports has no bench results: nothing to say)."""
-    rule, rows = result.rule, []
-    for g in result.groups:
+    rows = []
+    for g in groups:
         if g.compared:
-            median = with_unit(rule, g.majority, g.unit)
-            values = f"median {median} of {_plural(g.count, 'value')} · lowest {show(rule, g.lowest)}"
+            lowest = min(g.values)
+            values = f"median {_show(counter.fmt, g.median)} {g.unit} of {_plural(g.count, 'value')}"
+            values += f" · lowest {_show(counter.fmt, lowest)}"
         else:
-            values = f"{_plural(g.count, 'value')}: not compared (fewer than {MIN_VALUES})"
-        rows.append((what(rule, g.key), values))
-    if result.groups and result.unknown:
-        names = name_list([f"{node} ({why})" for node, why in result.unknown])
-        rows.append((f"{rule.fact} unknown", f"on {_plural(len(result.unknown), 'node')}: {names}"))
+            values = f"{_plural(g.count, 'value')}: not compared (fewer than {MIN_PEERS})"
+        rows.append((_label(counter, g), values))
+    if groups and unknown:
+        names = _names([f"{node} ({why})" for node, why in unknown])
+        fact = f"{counter.list_name}[].{counter.fields[0]}"
+        rows.append((f"{fact} unknown", f"on {_plural(len(unknown), 'node')}: {names}"))
     return rows
+
+
+def _label(what: Drift | Counter, group: Group) -> str:
+    return what.label.format(group=group.key if group.key is not None else "unknown")
+
+
+def _show(fmt: str, value: object) -> str:
+    return fmt.format(value) if not isinstance(value, tuple) else show(value)
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(names[:NAMES])
+    return shown + (f" and {len(names) - NAMES} more" if len(names) > NAMES else "")
 
 
 def _headline(fleet: Fleet) -> str:
@@ -289,59 +293,72 @@ def print_rich(fleet: Fleet, v: Verdict, console: Optional[Any] = None) -> None:
 
 
 def _finding_data(f: FleetFinding) -> dict[str, Any]:
-    return {
-        "rule": f.rule.id,
-        "severity": f.severity,
-        "title": f.rule.title,
-        "kind": f.rule.kind,
-        "fact": f.rule.fact,
-        "key": f.key,
-        "value": f.value,
-        "majority": f.majority,
-        "majority_count": f.majority_count,
-        "compared": f.compared,
-        "nodes": list(f.nodes),
-        "gpus": [
-            {"node": node, "index": index, "value": value, **({"item": f.items[n]} if f.items else {})}
-            for n, (node, index, value) in enumerate(f.gpus)
-        ],
-        "message": f.message,
-        "why": f.rule.why,
-    }
+    data: dict[str, Any] = {"rule": f.rule.id, "severity": f.severity, "title": f.rule.title}
+    r = f.record
+    if r is not None and r.group is not None:
+        g = r.group
+        drift = r.kind == "drift"
+        data.update(
+            records=r.kind,
+            fact=r.what.fact if drift else " + ".join(f"{r.what.list_name}[].{x}" for x in r.what.fields),
+            key=g.key,
+            value=_json(r.value),
+            majority=_json(g.mode),
+            majority_count=len(g.values[g.mode]) if g.mode is not None else 0,
+            **({} if drift else {"median": g.median, "unit": g.unit}),
+            compared=g.count,
+            nodes=list(f.nodes),
+            gpus=[{"node": m.node, "index": m.gpu, "value": m.value} for m in r.members if m.gpu is not None],
+        )
+    return {**data, "message": f.message, "why": f.rule.why}
 
 
-def _rule_data(r: FleetRuleResult) -> dict[str, Any]:
-    slower = r.rule.kind == "slower"
-    return {
-        "id": r.rule.id,
-        "title": r.rule.title,
-        "severity": r.rule.severity,
-        "kind": r.rule.kind,
-        "fact": r.rule.fact,
-        "by": r.rule.by,
-        "worse": r.rule.worse,
-        "tolerance": r.rule.tolerance,
-        "counted": {"drift": "nodes", "outlier": "gpus"}.get(r.rule.kind, "values"),
-        "status": r.status,
-        "groups": [_slower_group(g) if slower else _group(g) for g in r.groups],
-        "unknown": {node: reason for node, reason in r.unknown},
-    }
+def _json(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
-def _group(g: Group) -> dict[str, Any]:
-    return {"key": g.key, "majority": g.majority, "values": [{"value": v, "count": c} for v, c in g.values]}
+def _records_data(fleet: Fleet) -> dict[str, Any]:
+    """What the fleet compared: per drift fact and per counter, each group's values (a measurement's median
+    and range), and where a node's value was unknown, why."""
+    drift, peers = [], []
+    for what, groups in fleet.records.groups.items():
+        unknown = {node: why for node, why in fleet.records.unknown[what]}
+        if isinstance(what, Drift):
+            drift.append(
+                {
+                    "fact": what.fact,
+                    "by": what.by,
+                    "groups": [
+                        {"key": g.key, "mode": _json(g.mode), "values": _values(g.ranked)} for g in groups
+                    ],
+                    "unknown": unknown,
+                }
+            )
+            continue
+        peers.append(
+            {
+                "counter": what.name,
+                "groups": [
+                    {
+                        "key": g.key,
+                        "status": "compared" if g.compared else "not compared",
+                        "count": g.count,
+                        "median": g.median,
+                        "mode": g.mode,
+                        "lowest": min(g.values),
+                        "highest": max(g.values),
+                        "unit": g.unit,
+                    }
+                    for g in groups
+                ],
+                **({"unknown": unknown} if what.label else {}),
+            }
+        )
+    return {"drift": drift, "peers": peers}
 
 
-def _slower_group(g: Group) -> dict[str, Any]:
-    return {
-        "key": g.key,
-        "status": "compared" if g.compared else "not compared",
-        "median": g.majority,
-        "count": g.count,
-        "lowest": g.lowest,
-        "highest": g.highest,
-        "unit": g.unit,
-    }
+def _values(ranked: list[tuple[Any, int]]) -> list[dict[str, Any]]:
+    return [{"value": _json(v), "count": c} for v, c in ranked]
 
 
 def _node_data(node: NodeReport) -> dict[str, Any]:
@@ -399,11 +416,11 @@ def fleet_data(fleet: Fleet, v: Verdict) -> dict[str, Any]:
             if fleet.ignore
             else {}
         ),
-        "fleet_rules": [_rule_data(r) for r in fleet.results],
-        "peer_rules": [
+        "fleet_rules": [
             {"id": r.rule.id, "title": r.rule.title, "severity": r.rule.severity, "status": r.status}
-            for r in fleet.peer_results
+            for r in fleet.results
         ],
+        "records": _records_data(fleet),
         "node_rules": [
             {
                 "rule": s.rule,
@@ -483,16 +500,7 @@ def render_markdown(fleet: Fleet, v: Verdict) -> str:
     return terminal_lines("\n".join(out).rstrip("\n") + "\n")
 
 
-# --- the rule table, for docs/fleet.md -------------------------------------------------------------
-
-
-def rules_table(rules: tuple[FleetRule, ...]) -> str:
-    """The fleet rules as a Markdown table (docs/fleet.md carries it; a test keeps it fresh)."""
-    rows = []
-    for r in rules:
-        compares = f"`{r.fact}`" + (f" by `{r.by}`" if r.by else "")
-        rows.append([r.id, r.severity, r.kind_words, compares, r.title])
-    return "\n".join(_table(["id", "severity", "kind", "compares", "title"], rows)).rstrip("\n") + "\n"
+# --- the counters, for docs/fleet.md -----------------------------------------------------------------
 
 
 def counters_table() -> str:
@@ -504,7 +512,7 @@ def counters_table() -> str:
             f"`{c.name}`",
             " + ".join(f"`{c.list_name}[].{f}`" for f in c.fields),
             f"`{c.list_name}[].{c.by}`" if c.list_name != "xid" else "`gpus[].name` of `xid[].gpu`",
-            c.unit,
+            c.unit or "the measurement's own",
         ]
         for c in COUNTERS
     ]

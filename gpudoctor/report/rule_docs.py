@@ -382,12 +382,12 @@ def errors_markdown(rules: Sequence[Rule], entries: Sequence[ExplainEntry] = ())
 
 def documented_rules() -> list[Rule]:
     """The rules docs/rules/ documents: the check's shipped rules, the bench's (rules/bench/) and the
-    fleet's peer rules (rules/fleet/peers.yaml)."""
+    fleet's (rules/fleet/)."""
     from ..bench.rules import load_bench_rules
     from ..engine.loader import load_rules
-    from ..fleet.merge import shipped_peer_rules
+    from ..fleet.merge import shipped_fleet_rules
 
-    return load_rules([]) + load_bench_rules() + shipped_peer_rules()
+    return load_rules([]) + load_bench_rules() + shipped_fleet_rules()
 
 
 def render_all(rules: list[Rule], entries: Sequence[ExplainEntry]) -> dict[str, str]:

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..engine.model import Rule
 from .safe import terminal_lines
-
-if TYPE_CHECKING:  # the fleet rules load their file when imported; only `rules show` needs them
-    from ..fleet.rules import FleetRule
 
 
 def rule_table(rules: list[Rule]) -> str:
@@ -48,17 +43,3 @@ def rule_detail(rule: Rule) -> str:
     if rule.references:
         out += ["", "references:"] + [f"  {r}" for r in rule.references]
     return terminal_lines("\n".join(out) + "\n")
-
-
-def fleet_rule_detail(rule: FleetRule) -> str:
-    """`rules show` for a fleet rule (rules/fleet/fleet.yaml): what it compares across nodes."""
-    compares = rule.fact + (f" by {rule.by}" if rule.by else "")
-    lines = [
-        f"{rule.id}: {rule.title}",
-        f"severity: {rule.severity}   area: fleet   kind: {rule.kind_words}",
-        f"compares: {compares} across the nodes' reports (gpudoctor fleet)",
-        "defined in: rules/fleet/fleet.yaml",
-        "",
-        f"why: {rule.why}",
-    ]
-    return "\n".join(lines) + "\n"

@@ -48,3 +48,25 @@ def test_num_shows_a_measurement_as_people_read_it():
     got = [num(x) for x in (733.04, 55.12, 7.0, 0.0123, 63.02, 1979, 4170.4, 99.96, 0, -3.456, True, "n/a")]
     assert got == ["733", "55.1", "7", "0.0123", "63", "1979", "4170", "100", "0", "-3.46", "True", "n/a"]
     assert num(float("nan")) == "nan" and num(float("inf")) == "inf"
+
+
+def test_plural_and_percent_filters():
+    # The fleet rules' messages (rules/fleet/fleet.yaml): "1 of 8 nodes has ...", "2 of 8 nodes have ...".
+    from gpudoctor.engine.template import FILTERS, percent
+
+    assert [FILTERS["s"](n) for n in (1, 2, 0, [1], [1, 2])] == ["", "s", "s", "", "s"]
+    assert [FILTERS["has"](n) for n in (1, 7, ["gpu-1"], ["gpu-1", "gpu-2"])] == [
+        "has",
+        "have",
+        "has",
+        "have",
+    ]
+    # Rounded down: a value under 90% of a median never reads as 90%; 0.29 is 29%, not 28% (float error).
+    assert [percent(x) for x in (0.808, 0.89986, 0.29, 1.0, 2.5, "n/a")] == [
+        "80%",
+        "89%",
+        "29%",
+        "100%",
+        "250%",
+        "n/a",
+    ]

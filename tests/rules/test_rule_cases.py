@@ -24,7 +24,7 @@ from gpudoctor.engine.loader import load_rules
 from gpudoctor.engine.model import Rule
 from gpudoctor.engine.rule_tests import build_facts, load_cases
 from gpudoctor.engine.template import placeholders
-from gpudoctor.fleet.merge import shipped_peer_rules
+from gpudoctor.fleet.merge import shipped_fleet_rules
 
 CASES = Path(__file__).parent / "cases"
 
@@ -32,8 +32,8 @@ CASES = Path(__file__).parent / "cases"
 @lru_cache(maxsize=1)
 def shipped_rules() -> dict[str, Rule]:
     """The check's rules, the bench's (rules/bench/), which only `gpudoctor bench` loads, and the fleet's
-    peer rules (rules/fleet/peers.yaml), which only `gpudoctor fleet` loads."""
-    return {r.id: r for r in load_rules([]) + load_bench_rules() + shipped_peer_rules()}
+    rules (rules/fleet/), which only `gpudoctor fleet` loads."""
+    return {r.id: r for r in load_rules([]) + load_bench_rules() + shipped_fleet_rules()}
 
 
 def case_files() -> list[Path]:

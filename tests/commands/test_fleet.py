@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .fleetgen import report, write
+from tests.fleet.fleetgen import report, write
+
 from conftest import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,3 +73,29 @@ def test_a_policy_ignores_a_fleet_rule_with_its_reason(tmp_path):
     policy.write_text('[ignore]\nGD-FLEET-NOPE-001 = "typo"\n')
     r = gd("fleet", str(reports), "--policy", str(policy))
     assert r.returncode == 2 and "GD-FLEET-NOPE-001: no such fleet rule" in r.stderr
+
+
+def test_rules_list_show_validate_and_test_cover_the_fleet_rules(tmp_path):
+    listed = run_cli("rules", "list")
+    assert listed.returncode == 0
+    assert "GD-FLEET-GPU-001     error     fleet       GPU count differs from the fleet's" in listed.stdout
+    bench = "GD-FLEET-BENCH-001   warning   fleet       Slower than its peers of the same model"
+    assert bench in listed.stdout
+    assert "GD-PCIE-001" in listed.stdout
+    shown = run_cli("rules", "show", "gd-fleet-gpu-001")
+    assert shown.returncode == 0
+    assert shown.stdout.startswith(
+        "GD-FLEET-GPU-001: GPU count differs from the fleet's\n"
+        "severity: error   area: fleet   for each: drift\n"
+    )
+    assert "rules/fleet/fleet.yaml:" in shown.stdout
+    fleet_yaml = str(ROOT / "rules" / "fleet" / "fleet.yaml")
+    assert run_cli("rules", "validate", fleet_yaml).stdout == "11 rule(s) valid\n"
+    ids = [line.split()[0] for line in listed.stdout.splitlines() if line.startswith("GD-FLEET-")]
+    for rule_id in ids:  # the cases of fleet.yaml's rules (peers.yaml's are not loaded here)
+        case = ROOT / "tests" / "rules" / "cases" / f"{rule_id}.yaml"
+        if "records stage makes them" in case.read_text() and "test_merge.py" in case.read_text():
+            (tmp_path / case.name).write_text(case.read_text())
+    tested = run_cli("rules", "test", fleet_yaml, "--cases", str(tmp_path))
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert tested.stdout.endswith("case(s) passed, 0 failed\n") and tested.stderr == ""

@@ -1,7 +1,7 @@
 """The fleet view in full, as golden files, for text, JSON and Markdown. Regenerate after an intended
 change (or after tests/fixtures/golden/h200-check.json, which the fleet is made from, changed) with:
 
-GPUDOCTOR_UPDATE_GOLDEN=1 python -m pytest tests/fleet
+GPUDOCTOR_UPDATE_GOLDEN=1 python -m pytest tests/report/test_fleet_report.py
 """
 
 from __future__ import annotations
@@ -14,17 +14,14 @@ import pytest
 
 from gpudoctor.fleet.load import load_reports
 from gpudoctor.fleet.merge import merge, verdict
-from gpudoctor.fleet.rules import FLEET_RULES
 from gpudoctor.report.fleet_report import (
     fleet_data,
     print_rich,
     render_json,
     render_markdown,
     render_text,
-    rules_table,
 )
-
-from .fleetgen import bench_fleet, report, small_fleet
+from tests.fleet.fleetgen import bench_fleet, report, small_fleet
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "fixtures" / "golden"
@@ -78,7 +75,7 @@ def test_bench_reports(benched, render, golden):
 
 def test_json_summary_and_exit_code(fleet):
     data = fleet_data(fleet, verdict(fleet, "warning", skip_invalid=True))
-    assert (data["schema"], data["schema_version"]) == ("gpudoctor.fleet", 1)
+    assert (data["schema"], data["schema_version"]) == ("gpudoctor.fleet", 2)
     assert data["summary"] == {
         "nodes": 8,
         "gpus": 63,
@@ -111,11 +108,6 @@ def test_nothing_usable_still_renders_and_exits_2(tmp_path):
     assert fleet_data(fleet, verdict(fleet, "error", skip_invalid=True))["summary"]["exit_code"] == 2
     last = render_text(fleet, verdict(fleet, "error")).splitlines()[-1]
     assert last == "        exit 2 (no report could be used)"
-
-
-def test_docs_carry_the_rule_table():
-    docs = (ROOT / "docs" / "fleet.md").read_text()
-    assert rules_table(FLEET_RULES) in docs, "docs/fleet.md: paste rules_table(FLEET_RULES) into it"
 
 
 def test_an_incomplete_node_is_shown_even_without_findings(tmp_path):

@@ -1,4 +1,6 @@
-"""Fleet rules: each fires on the node that differs from the fleet's most common value, and only there."""
+"""merge: the fleet's records judged by the fleet rules (rules/fleet/fleet.yaml): each fires on the nodes or
+GPUs whose value differs from the fleet's most common (or, for a measurement, falls under 90% of the median),
+and only there; and the exit code."""
 
 from __future__ import annotations
 
@@ -6,8 +8,9 @@ from typing import Optional
 
 import pytest
 
-from gpudoctor.fleet.merge import evaluate, exit_code, lookup
-from gpudoctor.fleet.rules import FLEET_RULES, FleetRule, table_problems
+from gpudoctor.fleet.load import facts_of
+from gpudoctor.fleet.merge import exit_code, fleet_rule_files, shipped_fleet_rules
+from gpudoctor.fleet.records import DRIFTS, lookup
 
 from .fleetgen import bench, fleet_of, report
 
@@ -61,35 +64,37 @@ CASES = [
     (
         "GD-FLEET-PCIE-001",
         {"facts": {"gpus[2].pcie.width_current": 8, "gpus[6].pcie.width_current": 8}},
-        "gpu-4: PCIe width x8 on GPUs 2, 6, where 30 of 32 NVIDIA H200 GPUs in the fleet have x16",
+        "PCIe width x8 on gpu-4 GPU 2, gpu-4 GPU 6, where 30 of 32 NVIDIA H200 GPUs in the fleet have x16",
     ),
     (
         "GD-FLEET-PCIE-002",
         {"facts": {"gpus[0].pcie.gen_max": 4}},
-        "gpu-4: PCIe generation gen 4 on GPU 0, where 31 of 32 NVIDIA H200 GPUs in the fleet have gen 5",
+        "PCIe generation gen 4 on gpu-4 GPU 0, where 31 of 32 NVIDIA H200 GPUs in the fleet have gen 5",
     ),
     (
         "GD-FLEET-NVLINK-001",
         {"facts": {"gpus[3].nvlink.links_down": 2, "gpus[3].nvlink.links_up": 16}},
-        "gpu-4: NVLink links down 2 on GPU 3, where 31 of 32 NVIDIA H200 GPUs in the fleet have 0",
+        "NVLink links down 2 on gpu-4 GPU 3, where 31 of 32 NVIDIA H200 GPUs in the fleet have 0",
     ),
     (
         "GD-FLEET-NVLINK-002",
         {"facts": {f"gpus[{i}].nvlink.{k}": 0 for i in range(8) for k in ("links", "links_up")}},
-        "gpu-4: NVLink links 0 on GPUs 0, 1, 2, 3, 4, 5, 6, 7, where 24 of 32 NVIDIA H200 GPUs in the "
-        "fleet have 18",
+        "NVLink links 0 on " + ", ".join(f"gpu-4 GPU {i}" for i in range(8)) + ", where 24 of 32 NVIDIA "
+        "H200 GPUs in the fleet have 18",
     ),
     (
         "GD-FLEET-BENCH-001",
         {"facts": {"bench[3].value": 600.0}},
-        "gpu-4: NVIDIA H200 matmul_bf16 600.0 TFLOP/s on GPU 3 (82%), where the median of 32 in the fleet "
-        "is 730.0 TFLOP/s and under 90% of it is slower",
+        "NVIDIA H200 matmul_bf16 600 TFLOP/s on gpu-4 GPU 3 (82%), where the median of 32 in the fleet "
+        "is 730 TFLOP/s and under 90% of it is slower",
     ),
 ]
 
 
-def test_every_rule_has_a_case():
-    assert sorted(c[0] for c in CASES) == sorted(r.id for r in FLEET_RULES)
+def test_every_rule_of_fleet_yaml_has_a_case():
+    (fleet_yaml,) = [f for f in fleet_rule_files() if f.endswith("fleet.yaml")]
+    ids = [r.id for r in shipped_fleet_rules() if r.file == fleet_yaml]
+    assert sorted(c[0] for c in CASES) == sorted(ids) and len(ids) == 11
 
 
 @pytest.mark.parametrize("rule_id,odd,message", CASES, ids=[c[0] for c in CASES])
@@ -106,7 +111,8 @@ def test_rule_fires_on_the_odd_node_only(rule_id, odd, message):
 def test_a_uniform_fleet_has_no_fleet_findings():
     f = fleet({}, base=BASE)
     assert f.findings == []
-    assert {r.status for r in f.results} == {"passed"}
+    ids = {c[0] for c in CASES}
+    assert {r.status for r in f.results if r.rule.id in ids} == {"passed"}
 
 
 def test_better_than_the_majority_is_no_outlier():
@@ -125,24 +131,22 @@ def test_outliers_are_compared_within_one_gpu_model():
     docs = [report(f"h200-{i}") for i in range(3)] + [report(f"h100-{i}", facts=h100) for i in range(3)]
     f = fleet_of(*docs)
     assert messages(f, "GD-FLEET-PCIE-001") == []
-    (result,) = [r for r in f.results if r.rule.id == "GD-FLEET-PCIE-001"]
-    assert [(g.key, g.majority, g.values) for g in result.groups] == [
-        ("NVIDIA H100 PCIe", 8, ((8, 24),)),
-        ("NVIDIA H200", 16, ((16, 24),)),
+    width = [w for w in f.records.groups if getattr(w, "name", "") == "pcie_width"][0]
+    assert [(g.key, g.mode, g.ranked) for g in f.records.groups[width]] == [
+        ("NVIDIA H100 PCIe", 8, [(8, 24)]),
+        ("NVIDIA H200", 16, [(16, 24)]),
     ]
     # ... and the model mix itself is a drift finding, with no majority (3 and 3): both sides named.
     assert messages(f, "GD-FLEET-GPU-002") == [
-        "3 of 6 nodes have GPU model NVIDIA H100 PCIe (no value is the most common: NVIDIA H100 PCIe on 3, "
-        "NVIDIA H200 on 3): h100-0, h100-1, h100-2",
-        "3 of 6 nodes have GPU model NVIDIA H200 (no value is the most common: NVIDIA H100 PCIe on 3, "
-        "NVIDIA H200 on 3): h200-0, h200-1, h200-2",
+        "3 of 6 nodes have GPU model NVIDIA H100 PCIe where 3 have NVIDIA H200: h100-0, h100-1, h100-2",
+        "3 of 6 nodes have GPU model NVIDIA H200 where 3 have NVIDIA H100 PCIe: h200-0, h200-1, h200-2",
     ]
 
 
 def test_drift_tie_names_every_side_and_has_no_majority():
     f = fleet_of(report("a"), report("b", facts={"driver.version": "535.104.05"}))
     found = [x for x in f.findings if x.rule.id == "GD-FLEET-DRIVER-001"]
-    assert [(x.value, x.majority, x.nodes) for x in found] == [
+    assert [(x.record.value, x.record.group.mode, x.nodes) for x in found] == [
         ("535.104.05", None, ("b",)),
         ("580.159.04", None, ("a",)),
     ]
@@ -151,9 +155,9 @@ def test_drift_tie_names_every_side_and_has_no_majority():
 def test_outlier_tie_takes_the_better_value_as_the_norm():
     narrow = {f"gpus[{i}].pcie.width_current": 8 for i in range(4)}
     f = fleet_of(report("a", facts=narrow), report("b", facts=narrow))
+    gpus = ", ".join(f"{node} GPU {i}" for node in "ab" for i in range(4))
     assert messages(f, "GD-FLEET-PCIE-001") == [
-        "a: PCIe width x8 on GPUs 0, 1, 2, 3, where 8 of 16 NVIDIA H200 GPUs in the fleet have x16",
-        "b: PCIe width x8 on GPUs 0, 1, 2, 3, where 8 of 16 NVIDIA H200 GPUs in the fleet have x16",
+        f"PCIe width x8 on {gpus}, where 8 of 16 NVIDIA H200 GPUs in the fleet have x16"
     ]
 
 
@@ -172,14 +176,14 @@ def test_a_long_node_list_is_cut_in_the_message_but_not_in_the_finding():
     (found,) = [x for x in fleet_of(*docs).findings if x.rule.id == "GD-FLEET-DRIVER-001"]
     assert len(found.nodes) == 25
     named = ", ".join(f"old{i}" for i in range(20))
-    assert found.message.endswith(f": {named} and 5 more")
+    assert found.message.endswith(f": {named}, and 5 more")
 
 
 def test_unknown_values_are_not_compared_and_say_why():
     no_driver = report("c", gpus=0, facts={"driver.version": {"unknown": "NVML library not found"}})
     f = fleet_of(report("a"), report("b"), no_driver)
     (result,) = [r for r in f.results if r.rule.id == "GD-FLEET-DRIVER-001"]
-    assert result.status == "passed" and result.unknown == (("c", "NVML library not found"),)
+    assert result.status == "passed" and f.records.unknown[DRIFTS[0]] == [("c", "NVML library not found")]
     # Its missing GPUs are a finding of their own; with none, it is not compared on GPU model.
     assert messages(f, "GD-FLEET-GPU-001") == ["1 of 3 nodes has GPU count 0 where 2 have 8: c"]
     assert messages(f, "GD-FLEET-GPU-002") == []
@@ -190,47 +194,32 @@ def test_a_node_without_a_framework_is_not_drift_for_it():
     doc["facts"]["frameworks"] = doc["facts"]["frameworks"][1:]  # no torch here
     f = fleet_of(report("a"), doc)
     assert messages(f, "GD-FLEET-FW-001") == []
-    (result,) = [r for r in f.results if r.rule.id == "GD-FLEET-FW-001"]
-    assert [(g.key, g.values) for g in result.groups] == [
-        ("cupy", (("14.2.0", 2),)),
-        ("jax", (("0.11.2", 2),)),
-        ("onnxruntime", (("1.30.0", 2),)),
-        ("torch", (("2.11.0", 1),)),
+    frameworks = [d for d in DRIFTS if d.fact == "frameworks[].version"][0]
+    assert [(g.key, g.ranked) for g in f.records.groups[frameworks]] == [
+        ("cupy", [("14.2.0", 2)]),
+        ("jax", [("0.11.2", 2)]),
+        ("onnxruntime", [("1.30.0", 2)]),
+        ("torch", [("2.11.0", 1)]),
     ]
 
 
 def test_a_single_node_is_never_drift_and_nothing_known_is_not_compared():
     f = fleet_of(report("a"))
     assert f.findings == []
-    rule = FleetRule("GD-FLEET-X-001", "t", "info", "drift", "no.such.fact", "x", "w")
-    (result,) = evaluate((rule,), f.nodes)
-    assert result.status == "not compared" and result.unknown == (("a", "not in report"),)
+    unknown = {"driver.version": {"unknown": "NVML library not found"}}
+    f = fleet_of(report("a", facts=unknown), report("b", facts=unknown))
+    (result,) = [r for r in f.results if r.rule.id == "GD-FLEET-DRIVER-001"]
+    assert result.status == "not compared" and f.findings == []
 
 
 def test_lookup_reads_values_unknowns_and_array_counts():
+    # records.lookup: how the records stage reads a report's facts
     tree = {"driver": {"version": "1.0", "max_cuda": {"unknown": "timed out"}}, "gpus": [{}, {}]}
-    assert lookup(tree, "driver.version") == ("1.0", None)
-    assert lookup(tree, "driver.max_cuda") == (None, "timed out")
-    assert lookup(tree, "gpus.count") == (2, None)
-    assert lookup(tree, "driver") == (None, "not a value")
-    assert lookup(tree, "cuda.home") == (None, "not in report")
-
-
-def test_the_shipped_table_is_well_formed_and_bad_tables_are_refused():
-    assert table_problems(FLEET_RULES) == []
-    bad = (
-        FleetRule("GD-FLEET-X-001", "t", "fatal", "drift", "driver.version", "{key} v", "w", worse="lower"),
-        FleetRule("GD-FLEET-X-001", "t", "error", "outlier", "driver.version", "x", "w", by="gpus[].name"),
-    )
-    assert table_problems(bad) == [
-        "GD-FLEET-X-001: severity 'fatal' is not one of error, warning, info",
-        "GD-FLEET-X-001: worse applies to outlier rules only",
-        "GD-FLEET-X-001: what uses {key} but the rule has no by",
-        "GD-FLEET-X-001: duplicate id",
-        "GD-FLEET-X-001: an outlier rule compares a per-GPU fact (gpus[].<field>)",
-        "GD-FLEET-X-001: an outlier rule needs worse: lower or higher",
-        "GD-FLEET-X-001: by must name a fact of the same list as driver.version",
-    ]
+    assert lookup(facts_of(tree), "driver.version") == ("1.0", None)
+    assert lookup(facts_of(tree), "driver.max_cuda") == (None, "timed out")
+    assert lookup(facts_of(tree), "gpus.count") == (2, None)
+    assert lookup(facts_of(tree), "driver") == (None, "not a value")
+    assert lookup(facts_of(tree), "cuda.home") == (None, "not in report")
 
 
 def test_exit_code_counts_fleet_and_node_findings_at_or_above_fail_on():
