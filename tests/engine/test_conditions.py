@@ -30,6 +30,8 @@ F = Facts(
         "gpus[0].clocks.event_reason_names": known(["SwPowerCap", "HwThermalSlowdown"], "t"),
         "gpus[0].ecc.uncorrected_volatile": unknown("not supported", "t"),
         "cudnn.versions": known(["9.19.0.56", "9.14.0"], "t"),
+        "policy.gpus.model_pattern": known("(?i:h200)", "t"),
+        "policy.driver.cuda": known(">=12.4,<14", "t"),
     }
 )
 
@@ -49,6 +51,17 @@ F = Facts(
         ({"fact": "driver.nvml_status", "not_in": ["ok"]}, False),
         ({"fact": "cudnn.versions", "contains": "9.14.0"}, True),
         ({"fact": "gpus[i].name", "matches": "H[12]00"}, True),
+        ({"fact": "gpus[i].name", "matches": {"fact": "policy.gpus.model_pattern"}}, True),
+        ({"fact": "gpus[i].name", "matches": {"fact": "policy.gpus.model"}}, None),  # not given
+        # A range: every bound met, each compared as versions (13.0 is not below 13 as a string is).
+        ({"fact": "driver.max_cuda", "version_in": ">=12.4,<14"}, True),
+        ({"fact": "driver.max_cuda", "version_in": {"fact": "policy.driver.cuda"}}, True),
+        ({"fact": "driver.max_cuda", "version_in": ">=13.1"}, False),
+        ({"fact": "driver.max_cuda", "version_in": ">=12,<13"}, False),
+        ({"fact": "driver.max_cuda", "version_in": "==13.0.0,!=12.8"}, True),
+        ({"fact": "driver.max_cuda", "version_in": ">12.9,<=13"}, True),
+        ({"fact": "driver.nvml_status", "version_in": ">=12.4"}, None),  # "ok" is no version
+        ({"fact": "driver.max_cuda", "version_in": "~=13.0"}, None),  # not a range version_in reads
         ({"fact": "gpus[i].clocks.event_reasons", "bits_any": "0xC8"}, True),
         ({"fact": "gpus[i].clocks.event_reasons", "bits_all": "0x44"}, True),
         ({"fact": "gpus[i].clocks.event_reasons", "bits_none": 0x1}, True),

@@ -65,7 +65,7 @@ def test_shipped_patterns_compile_in_re2():
 
     def walk(node):
         if isinstance(node, dict):
-            if "matches" in node:
+            if isinstance(node.get("matches"), str):  # not {fact: NAME}: a pattern a fact holds
                 patterns.append(node["matches"])
             for v in node.values():
                 walk(v)

@@ -114,21 +114,30 @@ def test_a_value_an_operator_cannot_judge_is_unknown_with_a_reason():
     )
 
 
-def test_the_rules_a_policy_makes_fit_the_types_too():
-    from gpudoctor.engine.conditions import validate
-    from gpudoctor.policy import parse
-
-    policy = parse(
-        {
-            "gpus": {"count": 8, "model": "H100", "min_memory_gb": 160, "nvlink_all_active": True},
-            "driver": {"min_version": "590", "cuda": ">=13.1,<14"},
-            "cudnn": {"version": ">=9.15"},
-            "frameworks": {"gpu": ["torch", "onnxruntime", "tensorflow"]},
-        },
-        "gpudoctor.toml",
-    )
-    assert len(policy.rules) >= 10
-    for rule in policy.rules:
-        errors: list = []
-        validate(rule.when, "when", rule.for_each, errors)
-        assert errors == [], rule.id
+@pytest.mark.parametrize(
+    ("when", "found"),
+    [
+        # A pattern or a range may come from a fact (a policy's, policy.*): a string fact, nothing else.
+        ('{fact: "gpus[0].name", matches: {fact: policy.gpus.model_pattern}}', None),
+        ("{fact: driver.max_cuda, version_in: {fact: policy.driver.cuda}}", None),
+        ("{fact: driver.max_cuda, version_in: '>=12.4,<14'}", None),
+        (
+            '{fact: "gpus[0].name", matches: {fact: gpus.count}}',
+            "compares gpus[0].name (str) with gpus.count (int)",
+        ),
+        (
+            "{fact: driver.max_cuda, version_in: {fact: driver.version}}",
+            "with driver.version (version): types",
+        ),
+        ("{fact: driver.max_cuda, version_in: '==12.*'}", "expects a version range such as '>=12.4,<14'"),
+        ("{fact: driver.max_cuda, version_in: '~=12.4'}", "expects a version range such as '>=12.4,<14'"),
+        (
+            "{fact: driver.branch, version_in: '>=580'}",
+            "'version_in' does not fit driver.branch, declared int",
+        ),
+        ("{fact: driver.loaded, exists: {fact: driver.loaded}}", "'exists' takes a value"),
+    ],
+)
+def test_a_pattern_or_a_range_may_be_a_string_fact(when, found):
+    text = problems(when)
+    assert (len(text), found is None or found in text[0]) == (0 if found is None else 1, True), text
