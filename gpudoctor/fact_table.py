@@ -455,7 +455,7 @@ FACTS = (
     ('peers[].deviation', 'float', '', 'fleet: peers[].value - peers[].median'),
     ('peers[].ratio', 'float', '', 'fleet: peers[].value / peers[].median, to 3 places; unknown where the median is 0'),
     ('peers[].where', 'list[str]', '', 'fleet: the GPUs (or nodes) that have the value, `gpu-node-04 GPU 5`, the first 20 and then `and N more`'),
-    ('policy.file', 'str', '', "policy: the policy file, as the rules' why names it (a pyproject.toml with ` [tool.gpudoctor]`)"),
+    ('policy.file', 'str', '', "policy: the policy file, as the rules' why names it (a pyproject.toml with ` [tool.gpudoctor]`); each other policy.* fact is there only where the policy sets its key, and a rule that reads one is part of a check only then"),
     ('policy.gpus.count', 'int', '', 'policy: the GPU count required (gpus.count or gpus.min_count)'),
     ('policy.gpus.count_bound', 'str', '', 'policy: `exactly` (gpus.count) or `at least` (gpus.min_count)'),
     ('policy.gpus.count_key', 'str', '', 'policy: the key that sets it: `gpus.count` or `gpus.min_count`'),

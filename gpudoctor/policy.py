@@ -59,7 +59,9 @@ FACT_SPECS: tuple[FactSpec, ...] = (
         "policy.file",
         "str",
         "",
-        "policy: the policy file, as the rules' why names it (a pyproject.toml with ` [tool.gpudoctor]`)",
+        "policy: the policy file, as the rules' why names it (a pyproject.toml with ` [tool.gpudoctor]`); "
+        "each other policy.* fact is there only where the policy sets its key, and a rule that reads one is "
+        "part of a check only then",
     ),
     FactSpec("policy.gpus.count", "int", "", "policy: the GPU count required (gpus.count or gpus.min_count)"),
     FactSpec(

@@ -11,7 +11,6 @@ never None.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, Callable, Optional
 
@@ -399,20 +398,6 @@ def check_fact_name(name: Any, where: str, for_each: Optional[str], errors: list
             return
     if spec_for(name.replace("[i]", "[0]")) is None:
         errors.append((where, f"unknown fact '{name}' (see docs/facts.md for the names facts have)"))
-
-
-def named(cond: Any) -> Iterator[str]:
-    """Every fact name a condition tree reads: those compared, and those compared with ({fact: NAME})."""
-    if not isinstance(cond, dict):
-        return
-    for key in ("all", "any"):
-        for part in cond.get(key, ()):
-            yield from named(part)
-    if "not" in cond:
-        yield from named(cond["not"])
-    if "fact" in cond:
-        yield cond["fact"]
-        yield from (v["fact"] for v in cond.values() if isinstance(v, dict) and "fact" in v)
 
 
 # --- evaluation ----------------------------------------------------------------------------------------

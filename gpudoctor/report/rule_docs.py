@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..engine import extensions
-from ..engine.conditions import named
-from ..engine.evaluate import PARAMETERS
+from ..engine.evaluate import parameters
 from ..engine.model import Rule
 from ..engine.template import PLACEHOLDER, size
 from ..facts import SCHEMA, head, spec_for
@@ -142,7 +141,7 @@ def what_it_checks(rule: Rule) -> list[str]:
         "it, the result is *unknown*, neither passed nor fired. Tests of whether a fact is known or unknown "
         "look at the reading itself and are never unknown."
     )
-    given = sorted({name for name in named(cond) if head(name) in PARAMETERS})
+    given = sorted(set(parameters(cond)))
     if given:  # a policy's requirement: no part of a check whose policy does not set it
         note += (
             f" The rule is part of a check only where the [policy](../policy.md) sets "

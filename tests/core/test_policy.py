@@ -145,6 +145,39 @@ def test_count_is_exact_and_min_count_is_a_floor():
     assert _statuses(_check(parse({"gpus": {"min_count": 2}}, "p.toml"))) == {"POLICY-GPU-COUNT": "fired"}
 
 
+def test_without_a_policy_no_policy_rule_is_part_of_the_check():
+    # Neither evaluated nor "not evaluated": a check without a policy reads as it did before policy rules
+    # were shipped (the golden files hold its output).
+    for profile in ("workstation", "preflight"):
+        result = _check(None, profile)
+        assert _statuses(result) == {}
+        assert [r for r in result.skipped_rules if r.startswith("POLICY-")] == []
+
+
+def test_a_requirement_left_unset_is_no_rule_and_a_policy_may_ignore_its_rule():
+    policy = parse({"gpus": {"min_count": 1}, "ignore": {"POLICY-GPU-MODEL": "any GPU will do"}}, "p.toml")
+    result = _check(policy)
+    assert _statuses(result) == {"POLICY-GPU-COUNT": "passed"}
+    assert [
+        r.rule.id for r in result.results if r.status == "unknown" and r.rule.id.startswith("POLICY-")
+    ] == []
+
+
+def test_numbers_read_as_written_in_messages():
+    # TOML's 160.0 is a float: the message says 160 GB, as it says for 160.
+    policy = parse({"gpus": {"min_memory_gb": 160.0}, "interconnect": {"ib_rate_gbps": 400.0}}, "p.toml")
+    assert policy.facts["policy.gpus.min_memory_gb"].value == 160
+    assert policy.facts["policy.interconnect.ib_rate_gbps"].value == 400
+    assert _messages(_check(policy), "POLICY-GPU-MEMORY") == [
+        "GPU 0 (NVIDIA H200) has 140.4 GiB; the policy requires 160 GB (10^9 bytes) per GPU."
+    ]
+    fraction = parse({"gpus": {"min_memory_gb": 150.8}}, "p.toml")
+    assert fraction.facts["policy.gpus.min_memory_bytes"].value == 150_800_000_000
+    assert _messages(_check(fraction), "POLICY-GPU-MEMORY") == [
+        "GPU 0 (NVIDIA H200) has 140.4 GiB; the policy requires 150.8 GB (10^9 bytes) per GPU."
+    ]
+
+
 def test_ignored_findings_leave_the_findings_and_the_exit_code_but_are_reported():
     policy = parse({"ignore": {"GD-FW-004": "onnxruntime runs our CPU tokenizer only"}}, "gpudoctor.toml")
     result = _check(policy)
@@ -313,7 +346,7 @@ def test_the_documented_example_is_a_valid_policy(tmp_path):
     example = text.split("```toml\n")[1].split("```")[0]
     _write(tmp_path / "gpudoctor.toml", example)
     policy = load_policy(None, tmp_path)
-    assert len(_applying(policy)) == 9 and policy.fail_on == "warning"
+    assert len(_applying(policy)) == 11 and policy.fail_on == "warning"
     assert [rid for rid, _ in policy.ignore] == ["GD-CUDNN-002", "GD-SHM-001"]
     _check(policy)  # its ignores name real rules
     # ... and the documented errors are the real ones.
