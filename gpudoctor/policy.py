@@ -1,10 +1,12 @@
-"""Policy: what a job or image needs of the host, compiled into ordinary rules.
+"""Policy: what a job or image needs of the host, as facts that the shipped policy rules judge.
 
 A policy lives in `gpudoctor.toml` in the working directory, in `[tool.gpudoctor]` of ./pyproject.toml,
-or in the file `--policy FILE` names (see docs/policy.md). Each requirement becomes one engine Rule
-(POLICY-GPU-COUNT, POLICY-DRIVER-MIN, ...; severity error) that the same engine evaluates beside the
-shipped rules, so reports, JUnit and exit codes treat an unmet requirement like any other finding.
-The policy also sets the default --fail-on and ignores rules, each with a written reason.
+or in the file `--policy FILE` names (see docs/policy.md). Each requirement it sets becomes `policy.*` facts
+(FACT_SPECS); the rules of rules/policy.yaml (POLICY-GPU-COUNT, POLICY-DRIVER-MIN, ...; severity error)
+compare the host's facts with them, beside the other shipped rules, so reports, JUnit and exit codes treat
+an unmet requirement like any other finding. A requirement the policy does not set is no fact, and its rule
+does not apply (engine/evaluate.py's PARAMETERS). The policy also sets the default --fail-on and ignores
+rules, each with a written reason.
 
 Policy files are data: parsed as TOML with a size limit and checked strictly; every problem is reported
 at once with the file and the key.
@@ -13,7 +15,7 @@ at once with the file and the key.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -21,13 +23,12 @@ from packaging.version import Version
 
 from . import toml_reader
 from .datafiles import read_capped_text
-from .engine.conditions import PatternError, compile_pattern
-from .engine.model import FAIL_ON, FixStep, Rule
-from .facts import FRAMEWORKS
+from .engine.conditions import PatternError, compile_pattern, version_range
+from .engine.model import FAIL_ON
+from .facts import FRAMEWORKS, Fact, FactSpec, known
 
 FILE_NAME = "gpudoctor.toml"
 MAX_BYTES = 256 * 1024
-# The frameworks the Python probe knows; it lists each at most once, so frameworks[0..4] covers them all.
 _ID = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Z0-9]+)+$")
 # Allowed keys per table, and what each takes (for the error messages).
 SCHEMA: dict[str, dict[str, str]] = {
@@ -52,15 +53,72 @@ SCHEMA: dict[str, dict[str, str]] = {
     "frameworks": {"gpu": "list of strings"},
     "interconnect": {"ib_ports_active": "integer", "ib_rate_gbps": "number"},
 }
-# Version range operators a requirement may use, and the comparison that makes the requirement unmet.
-_VIOLATION = {
-    ">=": "version_lt",
-    ">": "version_le",
-    "<=": "version_gt",
-    "<": "version_ge",
-    "==": "version_ne",
-    "!=": "version_eq",
-}
+# What a policy sets, as the facts rules/policy.yaml reads; each is there only when the policy sets it.
+FACT_SPECS: tuple[FactSpec, ...] = (
+    FactSpec(
+        "policy.file",
+        "str",
+        "",
+        "policy: the policy file, as the rules' why names it (a pyproject.toml with ` [tool.gpudoctor]`); "
+        "each other policy.* fact is there only where the policy sets its key, and a rule that reads one is "
+        "part of a check only then",
+    ),
+    FactSpec("policy.gpus.count", "int", "", "policy: the GPU count required (gpus.count or gpus.min_count)"),
+    FactSpec(
+        "policy.gpus.count_bound", "str", "", "policy: `exactly` (gpus.count) or `at least` (gpus.min_count)"
+    ),
+    FactSpec(
+        "policy.gpus.count_key", "str", "", "policy: the key that sets it: `gpus.count` or `gpus.min_count`"
+    ),
+    FactSpec("policy.gpus.model", "str", "", "policy: gpus.model, the pattern each GPU's name must match"),
+    FactSpec(
+        "policy.gpus.model_pattern",
+        "str",
+        "",
+        "policy: gpus.model as the rule matches it: a regular expression that ignores case, `(?i:MODEL)`",
+    ),
+    FactSpec("policy.gpus.min_memory_gb", "float", "GB", "policy: gpus.min_memory_gb, memory each GPU needs"),
+    FactSpec(
+        "policy.gpus.min_memory_bytes", "int", "bytes", "policy: gpus.min_memory_gb in bytes (10^9 a GB)"
+    ),
+    FactSpec(
+        "policy.gpus.nvlink_all_active",
+        "bool",
+        "",
+        "policy: true when gpus.nvlink_all_active requires NVLink with every link active (absent when false)",
+    ),
+    FactSpec(
+        "policy.driver.min_version", "version", "", "policy: driver.min_version, the oldest driver allowed"
+    ),
+    FactSpec(
+        "policy.driver.cuda",
+        "str",
+        "",
+        "policy: driver.cuda, the range driver.max_cuda must lie in, e.g. >=12.4,<14",
+    ),
+    FactSpec(
+        "policy.cudnn.version", "str", "", "policy: cudnn.version, the range every cuDNN copy must lie in"
+    ),
+    FactSpec("policy.frameworks.torch", "bool", "", "policy: true when frameworks.gpu lists torch"),
+    FactSpec("policy.frameworks.tensorflow", "bool", "", "policy: true when frameworks.gpu lists tensorflow"),
+    FactSpec("policy.frameworks.jax", "bool", "", "policy: true when frameworks.gpu lists jax"),
+    FactSpec("policy.frameworks.cupy", "bool", "", "policy: true when frameworks.gpu lists cupy"),
+    FactSpec(
+        "policy.frameworks.onnxruntime", "bool", "", "policy: true when frameworks.gpu lists onnxruntime"
+    ),
+    FactSpec(
+        "policy.interconnect.ib_ports_active",
+        "int",
+        "",
+        "policy: interconnect.ib_ports_active, the InfiniBand/RoCE ports that must be active",
+    ),
+    FactSpec(
+        "policy.interconnect.ib_rate_gbps",
+        "float",
+        "Gb/s",
+        "policy: interconnect.ib_rate_gbps, the rate each active port must run at",
+    ),
+)
 
 
 class PolicyError(Exception):
@@ -76,7 +134,7 @@ class Policy:
     path: str  # the file it came from
     prefix: str  # "" for gpudoctor.toml, "tool.gpudoctor." in a pyproject.toml: how keys are named
     fail_on: Optional[str] = None
-    rules: tuple[Rule, ...] = ()
+    facts: dict[str, Fact] = field(default_factory=dict)  # the requirements it sets, as policy.* facts
     ignore: tuple[tuple[str, str], ...] = ()  # (rule id, reason)
 
     def check_ignores(self, rule_ids: set[str]) -> None:
@@ -168,26 +226,6 @@ def _type_ok(value: Any, kind: str) -> bool:
     }[kind]
 
 
-def _range(text: str) -> Optional[list[tuple[str, str]]]:
-    """'>=12.4,<14' -> [('>=', '12.4'), ('<', '14')]; None when it is not such a range."""
-    from packaging.specifiers import SpecifierSet  # only a policy with requirements needs it (3 ms)
-
-    try:
-        spec = SpecifierSet(text)
-    except ValueError:  # InvalidSpecifier, or a number too long to convert
-        return None
-    out = []
-    for s in sorted(spec, key=str):
-        if s.operator not in _VIOLATION or s.version.endswith(".*"):
-            return None
-        try:
-            Version(s.version)  # as the rule will compare it
-        except ValueError:
-            return None
-        out.append((s.operator, s.version))
-    return out or None
-
-
 def parse(data: dict, path: str, prefix: str = "") -> Policy:
     """A Policy from parsed TOML; PolicyError lists every problem, each as 'FILE: KEY: what is wrong'."""
     problems: list[str] = []
@@ -223,7 +261,7 @@ def parse(data: dict, path: str, prefix: str = "") -> Policy:
     if "min_memory_gb" in gpus and gpus["min_memory_gb"] <= 0:
         problem("gpus.min_memory_gb", "expected a positive number of GB")
     if "model" in gpus:
-        try:  # the pattern becomes a rule's `matches`: RE2, as rule files (engine/conditions.py)
+        try:  # the pattern a rule `matches`: RE2, as rule files (engine/conditions.py)
             compile_pattern(_case_blind(gpus["model"]))
         except PatternError as e:
             problem("gpus.model", f"not a valid regular expression: {e}")
@@ -233,7 +271,7 @@ def parse(data: dict, path: str, prefix: str = "") -> Policy:
         except ValueError:  # InvalidVersion, or a number too long to convert
             problem("driver.min_version", f"not a version: {driver['min_version']!r}")
     for key, spec in (("driver.cuda", driver.get("cuda")), ("cudnn.version", cudnn.get("version"))):
-        if spec is not None and _range(spec) is None:
+        if spec is not None and version_range(spec) is None:
             problem(
                 key, f"expected a version range such as '>=12.4,<14' (>=, >, <=, <, ==, !=), got {spec!r}"
             )
@@ -248,15 +286,46 @@ def parse(data: dict, path: str, prefix: str = "") -> Policy:
     if problems:
         raise PolicyError(problems)
     where = f"{path}" + (f" [{prefix.rstrip('.')}]" if prefix else "")
-    return Policy(
-        path=path,
-        prefix=prefix,
-        fail_on=fail_on,
-        rules=tuple(
-            to_rules(gpus, driver, cudnn, frameworks, where) + interconnect_rules(interconnect, where)
-        ),
-        ignore=ignore,
-    )
+    return Policy(path, prefix, fail_on, _facts(data, where), ignore)
+
+
+def _facts(data: dict, where: str) -> dict[str, Fact]:
+    """The requirements a valid policy sets, as `policy.*` facts (FACT_SPECS); `where` names the policy."""
+    gpus, driver, cudnn = data.get("gpus", {}), data.get("driver", {}), data.get("cudnn", {})
+    interconnect = data.get("interconnect", {})
+    values: dict[str, Any] = {"file": where}
+    for key, bound in (("count", "exactly"), ("min_count", "at least")):
+        if key in gpus:
+            values.update(
+                {"gpus.count": gpus[key], "gpus.count_bound": bound, "gpus.count_key": f"gpus.{key}"}
+            )
+    if "model" in gpus:
+        values.update({"gpus.model": gpus["model"], "gpus.model_pattern": _case_blind(gpus["model"])})
+    if "min_memory_gb" in gpus:
+        gb = gpus["min_memory_gb"]
+        values.update({"gpus.min_memory_gb": _whole(gb), "gpus.min_memory_bytes": int(gb * 1e9)})
+    if gpus.get("nvlink_all_active"):
+        values["gpus.nvlink_all_active"] = True
+    for table, key, value in (
+        ("driver", "min_version", driver.get("min_version")),
+        ("driver", "cuda", driver.get("cuda")),
+        ("cudnn", "version", cudnn.get("version")),
+        ("interconnect", "ib_ports_active", interconnect.get("ib_ports_active")),
+        ("interconnect", "ib_rate_gbps", _whole(interconnect.get("ib_rate_gbps"))),
+    ):
+        if value is not None:
+            values[f"{table}.{key}"] = value
+    values.update({f"frameworks.{name}": True for name in data.get("frameworks", {}).get("gpu", [])})
+    return {f"policy.{name}": known(value, where) for name, value in values.items()}
+
+
+def _whole(number: Any) -> Any:
+    """160.0 as 160, as messages show it; other values as they are."""
+    return int(number) if isinstance(number, float) and number.is_integer() else number
+
+
+def _case_blind(pattern: str) -> str:
+    return f"(?i:{pattern})"
 
 
 def _ignores(raw: Any, problem: Any) -> tuple[tuple[str, str], ...]:
@@ -272,238 +341,3 @@ def _ignores(raw: Any, problem: Any) -> tuple[tuple[str, str], ...]:
         else:
             out.append((rid, " ".join(reason.split())))
     return tuple(out)
-
-
-# --- compiling to rules ---------------------------------------------------------------------------------
-
-
-def _rule(
-    rid: str, title: str, category: str, when: dict, message: str, why: str, fix: str, **kw: Any
-) -> Rule:
-    return Rule(
-        id=rid,
-        title=title,
-        severity="error",
-        category=category,
-        when=when,
-        message=message,
-        why=why,
-        fix=(FixStep("manual", (), fix),),
-        **kw,
-    )
-
-
-def _case_blind(pattern: str) -> str:
-    return f"(?i:{pattern})"
-
-
-def _out_of(fact: str, ranges: list[tuple[str, str]]) -> dict:
-    """Unmet when any bound is broken."""
-    return {"any": [{"fact": fact, _VIOLATION[op]: version} for op, version in ranges]}
-
-
-def _no_driver(fact: str) -> dict:
-    return {"any": [{"fact": "driver.loaded", "eq": False}, fact]}
-
-
-def to_rules(gpus: dict, driver: dict, cudnn: dict, frameworks: dict, where: str) -> list[Rule]:
-    """One rule per requirement, in a fixed order. `where` names the policy in each rule's why."""
-    rules: list[Rule] = []
-
-    def why(key: str) -> str:
-        return f"Required by the policy in {where} ({key})."
-
-    change = "or change the policy"
-    if "count" in gpus or "min_count" in gpus:
-        exact = "count" in gpus
-        n = gpus["count"] if exact else gpus["min_count"]
-        rules.append(
-            _rule(
-                "POLICY-GPU-COUNT",
-                "GPU count the policy requires",
-                "gpu",
-                {"fact": "gpus.count", "ne" if exact else "lt": n},
-                f"The policy requires {'exactly' if exact else 'at least'} {n} GPU(s); "
-                "{gpus.count} visible.",
-                why("gpus.count" if exact else "gpus.min_count"),
-                f"Run on a host (or request a container/job) with {n} GPU(s), {change}.",
-            )
-        )
-    if "model" in gpus:
-        rules.append(
-            _rule(
-                "POLICY-GPU-MODEL",
-                "GPU model the policy requires",
-                "gpu",
-                {"not": {"fact": "gpus[i].name", "matches": _case_blind(gpus["model"])}},
-                f"GPU {{gpus[i].index}} ({{gpus[i].name}}) does not match the policy's model pattern "
-                f"'{gpus['model']}'.",
-                why("gpus.model"),
-                f"Schedule the job onto GPUs matching '{gpus['model']}', {change}.",
-                for_each="gpus",
-            )
-        )
-    if "min_memory_gb" in gpus:
-        gb = gpus["min_memory_gb"]
-        rules.append(
-            _rule(
-                "POLICY-GPU-MEMORY",
-                "GPU memory the policy requires",
-                "gpu",
-                {"fact": "gpus[i].memory.total_bytes", "lt": int(gb * 1e9)},
-                f"GPU {{gpus[i].index}} ({{gpus[i].name}}) has {{gpus[i].memory.total_bytes|size}}; "
-                f"the policy requires {gb:g} GB (10^9 bytes) per GPU.",
-                why("gpus.min_memory_gb"),
-                f"Run on GPUs with at least {gb:g} GB each, {change}.",
-                for_each="gpus",
-            )
-        )
-    if gpus.get("nvlink_all_active"):
-        rules.append(
-            _rule(
-                "POLICY-NVLINK",
-                "NVLink links the policy requires",
-                "gpu",
-                {
-                    "any": [
-                        {"fact": "gpus[i].nvlink.links_up", "eq": 0},
-                        {"fact": "gpus[i].nvlink.links_down_wired", "gt": 0},
-                    ]
-                },
-                "GPU {gpus[i].index} has {gpus[i].nvlink.links_up} NVLink link(s) active and "
-                "{gpus[i].nvlink.links_down_wired} of its wired links inactive; the policy requires NVLink "
-                "with every link active.",
-                why("gpus.nvlink_all_active"),
-                "Check the links with `nvidia-smi nvlink --status`; a link that stays down after a GPU "
-                f"reset needs the NVLink bridge or board seen to, {change}.",
-                for_each="gpus",
-            )
-        )
-    if "min_version" in driver:
-        v = driver["min_version"]
-        rules.append(
-            _rule(
-                "POLICY-DRIVER-MIN",
-                "Driver version the policy requires",
-                "driver",
-                _no_driver({"fact": "driver.version", "version_lt": v}),
-                f"The policy requires NVIDIA driver {v} or newer; this host has {{driver.version}} "
-                "(kernel module loaded: {driver.loaded}).",
-                why("driver.min_version"),
-                f"Install driver {v} or newer (a data-center branch), then reboot; {change}.",
-            )
-        )
-    if "cuda" in driver:
-        spec = driver["cuda"]
-        rules.append(
-            _rule(
-                "POLICY-CUDA-RANGE",
-                "CUDA version the policy requires of the driver",
-                "cuda",
-                _no_driver(_out_of("driver.max_cuda", _range(spec) or [])),
-                f"The policy requires a driver that supports CUDA '{spec}'; driver {{driver.version}} "
-                "supports CUDA {driver.max_cuda}.",
-                why("driver.cuda"),
-                f"Install a driver whose supported CUDA version is in '{spec}', {change}.",
-            )
-        )
-    if "version" in cudnn:
-        spec = cudnn["version"]
-        rules.append(
-            _rule(
-                "POLICY-CUDNN-PRESENT",
-                "cuDNN the policy requires",
-                "cudnn",
-                {"fact": "cudnn.installs.count", "eq": 0},
-                f"The policy requires cuDNN '{spec}'; no cuDNN was found.",
-                why("cudnn.version"),
-                f"Install cuDNN '{spec}' (for pip environments: the nvidia-cudnn wheel that matches the "
-                f"framework's CUDA), {change}.",
-            )
-        )
-        rules.append(
-            _rule(
-                "POLICY-CUDNN-RANGE",
-                "cuDNN version the policy requires",
-                "cudnn",
-                _out_of("cudnn.installs[i].version", _range(spec) or []),
-                f"cuDNN {{cudnn.installs[i].version}} at {{cudnn.installs[i].path}} "
-                f"({{cudnn.installs[i].origin}}) is outside the policy's '{spec}'.",
-                why("cudnn.version"),
-                f"Remove or replace that copy with a cuDNN in '{spec}', {change}.",
-                for_each="cudnn.installs",
-            )
-        )
-    for name in dict.fromkeys(frameworks.get("gpu", [])):  # each once, in the order given
-        rules.append(
-            _rule(
-                f"POLICY-FW-{name.upper()}",
-                f"CUDA build of {name} the policy requires",
-                "frameworks",
-                _gpu_framework(name),
-                f"The policy requires a CUDA build of {name} in {{python.executable}}; it is not installed "
-                "there, or not as a CUDA build (frameworks found: {frameworks.count}).",
-                why("frameworks.gpu"),
-                f"Install a CUDA build of {name} into that environment (`gpudoctor check` names the wheel "
-                f"for this driver when a CPU build is there), {change}.",
-            )
-        )
-    return rules
-
-
-def _gpu_framework(name: str) -> dict:
-    """Unmet unless some frameworks[j] is `name` with build `cuda`; unknown when the list is unknown."""
-    found = [
-        {
-            "all": [
-                {"fact": f"frameworks[{j}].name", "exists": True},
-                {"fact": f"frameworks[{j}].name", "eq": name},
-                {"fact": f"frameworks[{j}].build", "eq": "cuda"},
-            ]
-        }
-        for j in range(len(FRAMEWORKS))
-    ]
-    return {"all": [{"fact": "frameworks.count", "ge": 0}, {"not": {"any": found}}]}
-
-
-def interconnect_rules(interconnect: dict, where: str) -> list[Rule]:
-    """Issue 11, part C: what a multi-node job needs of the RDMA ports ([interconnect])."""
-    rules: list[Rule] = []
-    change = "or change the policy"
-    if "ib_ports_active" in interconnect:
-        n = interconnect["ib_ports_active"]
-        rules.append(
-            _rule(
-                "POLICY-IB-PORTS",
-                "Active RDMA ports the policy requires",
-                "system",
-                {"fact": "interconnect.ib_ports_active", "lt": n},
-                f"The policy requires at least {n} active InfiniBand/RoCE port(s); "
-                "{interconnect.ib_ports_active} of {interconnect.ib_ports.count} are active.",
-                f"Required by the policy in {where} (interconnect.ib_ports_active).",
-                f"Bring the ports up (`ibstat` shows each port's state; GD-IB-001 names those down), "
-                f"{change}.",
-            )
-        )
-    if "ib_rate_gbps" in interconnect:
-        rate = interconnect["ib_rate_gbps"]
-        rules.append(
-            _rule(
-                "POLICY-IB-RATE",
-                "RDMA port rate the policy requires",
-                "system",
-                {
-                    "all": [
-                        {"fact": "interconnect.ib_ports[i].state", "eq": "ACTIVE"},
-                        {"fact": "interconnect.ib_ports[i].rate_gbps", "lt": rate},
-                    ]
-                },
-                f"RDMA port {{interconnect.ib_ports[i].name}} runs at {{interconnect.ib_ports[i].rate_gbps}} "
-                f"Gb/s; the policy requires {rate:g} Gb/s.",
-                f"Required by the policy in {where} (interconnect.ib_rate_gbps).",
-                "Check the port's cable, transceiver and switch port (`ibstat` shows its rate and width), "
-                f"{change}.",
-                for_each="interconnect.ib_ports",
-            )
-        )
-    return rules

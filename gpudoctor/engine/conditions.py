@@ -111,6 +111,36 @@ def _in(a: Any, b: Any) -> Optional[bool]:
     return a in b if isinstance(b, (list, tuple)) else None
 
 
+_BOUNDS: dict[str, Callable[[Version, Version], bool]] = {
+    ">=": lambda a, b: a >= b,
+    ">": lambda a, b: a > b,
+    "<=": lambda a, b: a <= b,
+    "<": lambda a, b: a < b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+}
+
+
+@lru_cache(maxsize=256)
+def version_range(text: str) -> Optional[tuple[tuple[str, Version], ...]]:
+    """'>=12.4,<14' -> ((">=", Version("12.4")), ("<", Version("14"))): bounds joined by commas, each one
+    of _BOUNDS' operators and a version (no `==12.*`, no `~=`); None when the text is not such a range."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # only a range needs it (3 ms)
+
+    try:
+        bounds = [(s.operator, s.version) for s in sorted(SpecifierSet(text), key=str)]
+        out = tuple((op, Version(v)) for op, v in bounds if op in _BOUNDS and not v.endswith(".*"))
+    except (InvalidSpecifier, ValueError):  # ValueError: InvalidVersion, or a number too long to convert
+        return None
+    return out if out and len(out) == len(bounds) else None
+
+
+def _in_range(a: Any, b: Any) -> Optional[bool]:
+    """Whether a version meets every bound of a range (each compared as versions, as version_lt does)."""
+    va, bounds = _version(a), version_range(b) if isinstance(b, str) else None
+    return None if va is None or bounds is None else all(_BOUNDS[op](va, v) for op, v in bounds)
+
+
 # operator -> (what VALUE must be, for validation; how to compare a fact's value with it)
 OPERATORS: dict[str, tuple[str, Callable[[Any, Any], Optional[bool]]]] = {
     "eq": ("scalar", lambda a, b: a == b),
@@ -125,6 +155,7 @@ OPERATORS: dict[str, tuple[str, Callable[[Any, Any], Optional[bool]]]] = {
     "version_le": ("version", _vcmp(lambda a, b: a <= b)),
     "version_gt": ("version", _vcmp(lambda a, b: a > b)),
     "version_ge": ("version", _vcmp(lambda a, b: a >= b)),
+    "version_in": ("range", _in_range),
     "in": ("list", _in),
     "not_in": ("list", lambda a, b: None if _in(a, b) is None else not _in(a, b)),
     "contains": ("scalar", _contains),
@@ -146,7 +177,7 @@ NUMBERS = ("int", "float")
 FITS: dict[str, tuple[str, ...]] = {
     **{op: SCALARS for op in ("eq", "ne", "in", "not_in")},
     **{op: NUMBERS for op in ("lt", "le", "gt", "ge")},
-    **{f"version_{op}": ("version",) for op in ("eq", "ne", "lt", "le", "gt", "ge")},
+    **{f"version_{op}": ("version",) for op in ("eq", "ne", "lt", "le", "gt", "ge", "in")},
     "contains": ("str", "list[str]", "list[int]"),
     "matches": ("str", "version"),
     **{op: ("int",) for op in ("bits_any", "bits_all", "bits_none")},
@@ -174,7 +205,7 @@ def _instead(op: str, type_: str) -> str:
     """What to write instead of `op` on a fact of this type."""
     if type_ == "version":
         return f"use version_{op}" if op in ("lt", "le", "gt", "ge") else "use version_eq/version_ne"
-    if type_ in NUMBERS and op.startswith("version_"):
+    if type_ in NUMBERS and op.startswith("version_") and op != "version_in":
         return f"use {op[len('version_') :]}"
     if type_.startswith("list["):
         return "use contains (or compare the list's count fact)"
@@ -204,7 +235,8 @@ def _check_types(op: str, name: str, value: Any, where: str, errors: list) -> No
         other = _type_of(value["fact"]) if isinstance(value.get("fact"), str) else None
         if other is None:
             return
-        want = {"in": f"list[{type_}]", "not_in": f"list[{type_}]"}.get(op, type_)
+        want = {"in": f"list[{type_}]", "not_in": f"list[{type_}]", "matches": "str", "version_in": "str"}
+        want = want.get(op, type_)
         if op == "contains":
             want = type_[5:-1] if type_.startswith("list[") else "str"
         same = other == want or (other in NUMBERS and want in NUMBERS)
@@ -309,7 +341,7 @@ def _validate_value(op: str, value: Any, where: str, for_each: Optional[str], er
         return
     kind = OPERATORS[op][0]
     if isinstance(value, dict):
-        if set(value) == {"fact"} and kind not in ("bool", "regex"):
+        if set(value) == {"fact"} and kind != "bool":
             check_fact_name(value["fact"], f"{where}.fact", for_each, errors)
         else:
             errors.append((where, f"'{op}' takes a value or {{fact: NAME}}, got {value!r}"))
@@ -322,6 +354,7 @@ def _validate_value(op: str, value: Any, where: str, for_each: Optional[str], er
         "mask": _mask(value) is None,
         "bool": not isinstance(value, bool),
         "regex": not isinstance(value, str),
+        "range": not isinstance(value, str) or version_range(value) is None,
     }[kind]
     hint = {
         "number": "a number",
@@ -331,6 +364,7 @@ def _validate_value(op: str, value: Any, where: str, for_each: Optional[str], er
         "bool": "true or false",
         "regex": "a regular expression string",
         "scalar": "a plain value",
+        "range": "a version range such as '>=12.4,<14' (>=, >, <=, <, ==, !=)",
     }[kind]
     if bad:
         errors.append((where, f"'{op}' expects {hint}, got {value!r}"))

@@ -2,19 +2,48 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from ..facts import Facts
 from .conditions import Evaluation
 from .model import NOT_APPLICABLE, Finding, FixStep, Rule, RuleResult
 from .template import UnsafeArgument, render, render_arg
 
+# Fact sections that hold what a run is given rather than what it reads of the host: a policy's requirements
+# (`policy.*`, gpudoctor/policy.py). A requirement the policy does not set is no requirement: a rule whose
+# condition reads a parameter the run is not given does not apply (neither a failure nor "unknown").
+PARAMETERS = ("policy",)
+_PREFIXES = tuple(f"{section}." for section in PARAMETERS)
+
 
 def evaluate(rules: list[Rule], facts: Facts) -> list[RuleResult]:
     return [evaluate_rule(rule, facts) for rule in rules]
 
 
+def applies(rule: Rule, facts: Facts) -> bool:
+    """Whether the run is given every parameter (PARAMETERS) the rule's condition reads."""
+    return all(name in facts for name in parameters(rule.when))
+
+
+def parameters(cond: Any, found: Optional[list[str]] = None) -> list[str]:
+    """The parameters (PARAMETERS) a condition tree reads, compared or compared with ({fact: NAME})."""
+    found = [] if found is None else found
+    if isinstance(cond, list):
+        for part in cond:
+            parameters(part, found)
+    elif isinstance(cond, dict):
+        for key, value in cond.items():
+            if key == "fact":
+                if isinstance(value, str) and value.startswith(_PREFIXES):
+                    found.append(value)
+            elif isinstance(value, (dict, list)):
+                parameters(value, found)
+    return found
+
+
 def evaluate_rule(rule: Rule, facts: Facts) -> RuleResult:
+    if not applies(rule, facts):
+        return RuleResult(rule, NOT_APPLICABLE)
     items: list[Optional[int]]
     if rule.for_each is None:
         items = [None]

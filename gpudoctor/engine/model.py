@@ -82,7 +82,8 @@ NOT_APPLICABLE = "not_applicable"
 @dataclass(frozen=True)
 class RuleResult:
     """One rule's outcome: `fired` (with findings), `passed`, `unknown` (facts it needs are unknown), or
-    `not_applicable` (it iterates a list that is empty here: no GPU, no framework)."""
+    `not_applicable` (it iterates a list that is empty here: no GPU, no framework; or it reads a parameter
+    the run is not given: a requirement the policy does not set)."""
 
     rule: Rule
     status: str

@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from ..collect import Collection, ProbeStatus
 from ..derive import derive
-from ..engine.evaluate import evaluate
+from ..engine.evaluate import applies, evaluate
 from ..engine.loader import load_rules
 from ..engine.model import Rule
 from ..facts import Fact, Facts, head
@@ -26,9 +26,10 @@ class Choice:
 
     probes: list  # every probe of the registry: (name, fact prefixes, function)
     chosen: list  # those the profile (and --deep, --no-python) run
-    rules: list[Rule]  # every rule loaded, the policy's requirements included
+    rules: list[Rule]  # every rule that applies: those on requirements the policy does not set are left out
     evaluated: list[Rule]
     skipped: list[Rule]  # rules naming facts of probes not chosen
+    given: dict[str, Fact]  # the facts the run is given, not read: the policy's requirements (policy.*)
 
 
 @dataclass
@@ -58,14 +59,17 @@ def choose_probes(
 def choose_rules(
     probes: list, chosen: list, rule_paths: list[str], policy: Optional[Policy], deadline: Deadline
 ) -> Choice:
-    """The rules (the policy's requirements are rules like the rest), split by the probes chosen. Raises
-    RuleLoadError for bad rule files and PolicyError for a policy ignoring a rule that does not exist."""
-    rules = load_rules(rule_paths, deadline=deadline) + list(policy.rules if policy else ())
+    """The rules that apply (rules/policy.yaml's on the requirements the policy sets), split by the probes
+    chosen. Raises RuleLoadError for bad rule files and PolicyError for a policy ignoring a rule that does
+    not exist."""
+    rules = load_rules(rule_paths, deadline=deadline)
+    given = policy.facts if policy else {}
     if policy is not None:
         policy.check_ignores({r.id for r in rules})
+    rules = [r for r in rules if applies(r, Facts(given))]
     owners = {prefix: name for name, prefixes, _fn in probes for prefix in prefixes}
     evaluated, skipped = select_rules(rules, tuple(p[0] for p in chosen), owners)
-    return Choice(probes, chosen, rules, evaluated, skipped)
+    return Choice(probes, chosen, rules, evaluated, skipped, given)
 
 
 def fan_out(host: Any, deadline: Deadline, chosen: list, no_python: bool) -> list[tuple[Target, Collection]]:
@@ -110,7 +114,7 @@ def gather(started: list[tuple[Target, Collection]], chosen: list) -> list[Envir
 def judge(env: Environment, choice: Choice, started: float, **fields: Any) -> Result:
     """The environment's facts derived, the rules evaluated on them: its Result (`started`: when the
     check began, time.monotonic())."""
-    facts = derive(Facts(env.items, env.missing))
+    facts = derive(Facts({**env.items, **choice.given}, env.missing))
     results = evaluate(choice.evaluated, facts)
     return Result(
         facts=facts,
@@ -148,7 +152,7 @@ def run_checks(
     The machine is probed once; the probes of the Python environment (ENV_PROBES) run for each
     interpreter, all concurrently. The rules load while the probes run (they mostly wait on I/O).
     The profile says which probes run; rules that name facts of the others are not evaluated. The policy's
-    requirements are rules like the rest; its ignored rules' findings are kept apart. Raises
+    requirements are facts that rules judge; its ignored rules' findings are kept apart. Raises
     RuleLoadError for bad rule files and PolicyError for a policy ignoring a rule that does not exist.
     `data_dir` is the directory whose filesystem the storage probe reports (`check --data-dir`); `deep`
     adds the runtime probe (child processes that load libcuda and import each framework); `fail_unknown`

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..engine import extensions
+from ..engine.evaluate import parameters
 from ..engine.model import Rule
 from ..engine.template import PLACEHOLDER, size
 from ..facts import SCHEMA, head, spec_for
@@ -46,6 +47,7 @@ _INFIX = {
     "version_le": "<= (as versions)",
     "version_gt": "> (as versions)",
     "version_ge": ">= (as versions)",
+    "version_in": "lies in the version range",
     "in": "is one of",
     "not_in": "is none of",
     "contains": "contains",
@@ -139,6 +141,12 @@ def what_it_checks(rule: Rule) -> list[str]:
         "it, the result is *unknown*, neither passed nor fired. Tests of whether a fact is known or unknown "
         "look at the reading itself and are never unknown."
     )
+    given = sorted(set(parameters(cond)))
+    if given:  # a policy's requirement: no part of a check whose policy does not set it
+        note += (
+            f" The rule is part of a check only where the [policy](../policy.md) sets "
+            f"{', '.join(map(code, given))}."
+        )
     return [intro, "", *body, "", note]
 
 

@@ -78,9 +78,9 @@ def test_a_policy_ignores_a_fleet_rule_with_its_reason(tmp_path):
 def test_rules_list_show_validate_and_test_cover_the_fleet_rules(tmp_path):
     listed = run_cli("rules", "list")
     assert listed.returncode == 0
-    assert "GD-FLEET-GPU-001     error     fleet       GPU count differs from the fleet's" in listed.stdout
-    bench = "GD-FLEET-BENCH-001   warning   fleet       Slower than its peers of the same model"
-    assert bench in listed.stdout
+    rows = [line.split(None, 3) for line in listed.stdout.splitlines()]  # columns as wide as the ids
+    assert ["GD-FLEET-GPU-001", "error", "fleet", "GPU count differs from the fleet's"] in rows
+    assert ["GD-FLEET-BENCH-001", "warning", "fleet", "Slower than its peers of the same model"] in rows
     assert "GD-PCIE-001" in listed.stdout
     shown = run_cli("rules", "show", "gd-fleet-gpu-001")
     assert shown.returncode == 0

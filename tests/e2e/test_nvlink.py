@@ -82,8 +82,8 @@ CASES = [
 ]
 
 
-def host(gpus: list[tuple[str, int, list[int]]]) -> Facts:
-    items = {"gpus.count": known(len(gpus), "test")}
+def host(gpus: list[tuple[str, int, list[int]]], given: dict = {}) -> Facts:  # noqa: B006 (read only)
+    items = {"gpus.count": known(len(gpus), "test"), **given}  # given: a policy's facts
     for i, (name, links, down) in enumerate(gpus):
         for field, value in {
             "index": i,
@@ -114,10 +114,10 @@ def test_nvlink_rules_judge_wired_links(gpus, expected):
 
 def test_the_policy_requires_every_wired_link_active():
     policy = parse({"gpus": {"nvlink_all_active": True}}, "gpudoctor.toml")
-    (rule,) = [r for r in policy.rules if r.id == "POLICY-NVLINK"]
-    healthy = host([("NVIDIA H100 PCIe", 18, PCIE_UNWIRED)])  # row h100-pcie: 12 wired, all up
+    rule = {r.id: r for r in load_rules([])}["POLICY-NVLINK"]
+    healthy = host([("NVIDIA H100 PCIe", 18, PCIE_UNWIRED)], policy.facts)  # row h100-pcie: 12 wired, all up
     assert evaluate_rule(rule, healthy).status == "passed"
-    broken = host([("NVIDIA H100 PCIe", 18, [4, 5, 7, 10, 11, 16, 17])])
+    broken = host([("NVIDIA H100 PCIe", 18, [4, 5, 7, 10, 11, 16, 17])], policy.facts)
     (finding,) = evaluate_rule(rule, broken).findings
     assert finding.message == (
         "GPU 0 has 11 NVLink link(s) active and 1 of its wired links inactive; the policy requires NVLink "

@@ -35,6 +35,8 @@ F = Facts(
         "gpus[0].clocks.event_reason_names": known(["SwPowerCap", "HwThermalSlowdown"], "t"),
         "gpus[0].ecc.uncorrected_volatile": unknown("not supported", "t"),
         "cudnn.versions": known(["9.19.0.56", "9.14.0"], "t"),
+        "policy.gpus.model_pattern": known("(?i:h200)", "t"),
+        "policy.driver.cuda": known(">=12.4,<14", "t"),
     }
 )
 
@@ -54,6 +56,17 @@ F = Facts(
         ({"fact": "driver.nvml_status", "not_in": ["ok"]}, False),
         ({"fact": "cudnn.versions", "contains": "9.14.0"}, True),
         ({"fact": "gpus[i].name", "matches": "H[12]00"}, True),
+        ({"fact": "gpus[i].name", "matches": {"fact": "policy.gpus.model_pattern"}}, True),
+        ({"fact": "gpus[i].name", "matches": {"fact": "policy.gpus.model"}}, None),  # not given
+        # A range: every bound met, each compared as versions (13.0 is not below 13 as a string is).
+        ({"fact": "driver.max_cuda", "version_in": ">=12.4,<14"}, True),
+        ({"fact": "driver.max_cuda", "version_in": {"fact": "policy.driver.cuda"}}, True),
+        ({"fact": "driver.max_cuda", "version_in": ">=13.1"}, False),
+        ({"fact": "driver.max_cuda", "version_in": ">=12,<13"}, False),
+        ({"fact": "driver.max_cuda", "version_in": "==13.0.0,!=12.8"}, True),
+        ({"fact": "driver.max_cuda", "version_in": ">12.9,<=13"}, True),
+        ({"fact": "driver.nvml_status", "version_in": ">=12.4"}, None),  # "ok" is no version
+        ({"fact": "driver.max_cuda", "version_in": "~=13.0"}, None),  # not a range version_in reads
         ({"fact": "gpus[i].clocks.event_reasons", "bits_any": "0xC8"}, True),
         ({"fact": "gpus[i].clocks.event_reasons", "bits_all": "0x44"}, True),
         ({"fact": "gpus[i].clocks.event_reasons", "bits_none": 0x1}, True),
@@ -158,7 +171,7 @@ def test_shipped_patterns_compile_in_re2():
 
     def walk(node):
         if isinstance(node, dict):
-            if "matches" in node:
+            if isinstance(node.get("matches"), str):  # not {fact: NAME}: a pattern a fact holds
                 patterns.append(node["matches"])
             for v in node.values():
                 walk(v)
@@ -282,21 +295,30 @@ def test_a_value_an_operator_cannot_judge_is_unknown_with_a_reason():
     )
 
 
-def test_the_rules_a_policy_makes_fit_the_types_too():
-    from gpudoctor.engine.conditions import validate
-    from gpudoctor.policy import parse
-
-    policy = parse(
-        {
-            "gpus": {"count": 8, "model": "H100", "min_memory_gb": 160, "nvlink_all_active": True},
-            "driver": {"min_version": "590", "cuda": ">=13.1,<14"},
-            "cudnn": {"version": ">=9.15"},
-            "frameworks": {"gpu": ["torch", "onnxruntime", "tensorflow"]},
-        },
-        "gpudoctor.toml",
-    )
-    assert len(policy.rules) >= 10
-    for rule in policy.rules:
-        errors: list = []
-        validate(rule.when, "when", rule.for_each, errors)
-        assert errors == [], rule.id
+@pytest.mark.parametrize(
+    ("when", "found"),
+    [
+        # A pattern or a range may come from a fact (a policy's, policy.*): a string fact, nothing else.
+        ('{fact: "gpus[0].name", matches: {fact: policy.gpus.model_pattern}}', None),
+        ("{fact: driver.max_cuda, version_in: {fact: policy.driver.cuda}}", None),
+        ("{fact: driver.max_cuda, version_in: '>=12.4,<14'}", None),
+        (
+            '{fact: "gpus[0].name", matches: {fact: gpus.count}}',
+            "compares gpus[0].name (str) with gpus.count (int)",
+        ),
+        (
+            "{fact: driver.max_cuda, version_in: {fact: driver.version}}",
+            "with driver.version (version): types",
+        ),
+        ("{fact: driver.max_cuda, version_in: '==12.*'}", "expects a version range such as '>=12.4,<14'"),
+        ("{fact: driver.max_cuda, version_in: '~=12.4'}", "expects a version range such as '>=12.4,<14'"),
+        (
+            "{fact: driver.branch, version_in: '>=580'}",
+            "'version_in' does not fit driver.branch, declared int",
+        ),
+        ("{fact: driver.loaded, exists: {fact: driver.loaded}}", "'exists' takes a value"),
+    ],
+)
+def test_a_pattern_or_a_range_may_be_a_string_fact(when, found):
+    text = problems(when)
+    assert (len(text), found is None or found in text[0]) == (0 if found is None else 1, True), text

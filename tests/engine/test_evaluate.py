@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from gpudoctor.collect import collect
-from gpudoctor.engine.evaluate import evaluate, evaluate_rule
+from gpudoctor.engine.evaluate import applies, evaluate, evaluate_rule
 from gpudoctor.engine.loader import load_rules
 from gpudoctor.engine.model import NOT_APPLICABLE
-from gpudoctor.facts import Facts, unknown
+from gpudoctor.facts import Facts, known, unknown
 from gpudoctor.host.base import Deadline
 from gpudoctor.host.snapshot import SnapshotHost, load
 
@@ -75,6 +75,25 @@ def test_a_rule_about_gpus_on_a_host_without_one_is_not_applicable(rules):
     facts = facts_of(FIXTURES / "nogpu-ci-snapshot")
     assert facts.value("gpus.count") == 0
     assert evaluate_rule(rules["GD-PCIE-002"], facts).status == NOT_APPLICABLE
+
+
+def test_a_rule_on_a_parameter_the_run_is_not_given_does_not_apply(rules, h200):
+    # POLICY-GPU-COUNT reads policy.gpus.count: without a policy that sets it, no requirement, no unknown.
+    assert applies(rules["GD-PCIE-002"], h200) and not applies(rules["POLICY-GPU-COUNT"], h200)
+    assert evaluate_rule(rules["POLICY-GPU-COUNT"], h200).status == NOT_APPLICABLE
+    given = {
+        "policy.file": known("gpudoctor.toml", "policy"),
+        "policy.gpus.count": known(8, "policy"),
+        "policy.gpus.count_bound": known("exactly", "policy"),
+        "policy.gpus.count_key": known("gpus.count", "policy"),
+    }
+    result = evaluate_rule(rules["POLICY-GPU-COUNT"], Facts({**dict(h200.items()), **given}))
+    assert [(f.message, f.why) for f in result.findings] == [
+        (
+            "The policy requires exactly 8 GPU(s); 1 visible.",
+            "Required by the policy in gpudoctor.toml (gpus.count).",
+        )
+    ]
 
 
 def test_evaluate_keeps_the_order_of_the_rules(rules, h200):

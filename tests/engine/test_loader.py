@@ -78,8 +78,8 @@ def test_every_problem_is_reported_with_file_line_and_rule_id():
     assert text == [
         "bad.yaml:9: USR-X-001: at when.all[1].lte: unknown operator 'lte'; "
         "expected one of: eq, ne, lt, le, gt, "
-        "ge, version_eq, version_ne, version_lt, version_le, version_gt, version_ge, in, not_in, contains, "
-        "matches, bits_any, bits_all, bits_none, exists, unknown",
+        "ge, version_eq, version_ne, version_lt, version_le, version_gt, version_ge, version_in, in, not_in, "
+        "contains, matches, bits_any, bits_all, bits_none, exists, unknown",
         "bad.yaml:19: usr-lowercase: at colour: unknown key (expected: id, title, severity, category, when, "
         "message, why, for_each, references, errors, silent, refines, catch_all, fix, overrides)",
         "bad.yaml:12: usr-lowercase: at id: an id looks like GD-PCIE-001 (letters, digits, dashes), "
@@ -162,7 +162,7 @@ def test_missing_path_is_a_problem():
 def test_shipped_rules_are_valid():
     rules = load_rules([], include_shipped=True)
     assert len(rules) >= 20
-    assert all(r.id.startswith("GD-") for r in rules)
+    assert all(r.id.startswith(("GD-", "POLICY-")) for r in rules)
 
 
 def test_a_directory_without_rule_files_is_a_problem(tmp_path):

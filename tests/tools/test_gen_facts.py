@@ -40,13 +40,14 @@ def test_each_probe_owns_the_sections_of_its_facts_and_nothing_else():
     assert len(owned) == len(set(owned))
     # The sections no probe produces: collect.py's host.kind sits with the system probe's host.hostname;
     # knowledge.* is derived, bench[] and dcgm[] come from `gpudoctor bench`, drift[] and peers[] from
-    # `gpudoctor fleet`.
+    # `gpudoctor fleet`, policy.* from a policy file (gpudoctor/policy.py).
     assert {s.name.split(".")[0].split("[")[0] for s in SCHEMA} - set(owned) == {
         "knowledge",
         "bench",
         "dcgm",
         "drift",
         "peers",
+        "policy",
     }
     assert [(name, heads) for name, heads, _fn in registry(deep=True)] == [
         (p.name, p.heads) for p in DECLARED

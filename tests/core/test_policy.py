@@ -1,4 +1,5 @@
-"""Policy files: found, validated strictly, compiled to ordinary rules, and judged on the H200 snapshot."""
+"""Policy files: found, validated strictly, turned into the `policy.*` facts that the shipped policy rules
+(rules/policy.yaml) read, and judged on the H200 snapshot."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.engine import conditions
-from gpudoctor.engine.loader import ID_PATTERN
-from gpudoctor.engine.model import CATEGORIES
+from gpudoctor.engine.evaluate import applies
+from gpudoctor.engine.loader import load_rules
+from gpudoctor.facts import Facts, spec_for
 from gpudoctor.host.base import Deadline
 from gpudoctor.host.snapshot import SnapshotHost, load
 from gpudoctor.pipeline.check import run_check
@@ -23,7 +24,7 @@ from gpudoctor.report.text import render_plain
 
 from conftest import H200, run_cli
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 FULL = {
     "fail_on": "warning",
@@ -48,10 +49,32 @@ def _messages(result, rule_id):
     return [f.message for r in result.results if r.rule.id == rule_id for f in r.findings]
 
 
-def test_every_requirement_becomes_a_valid_rule_of_its_area():
+def _applying(policy):
+    """The shipped policy rules that apply under this policy (its requirements' facts given)."""
+    return [r.id for r in load_rules([]) if r.id.startswith("POLICY-") and applies(r, Facts(policy.facts))]
+
+
+def test_every_requirement_becomes_declared_facts_that_its_rules_read():
     policy = parse(dict(FULL), "gpudoctor.toml")
-    ids = [r.id for r in policy.rules]
-    assert ids == [
+    assert {name: fact.value for name, fact in policy.facts.items()} == {
+        "policy.file": "gpudoctor.toml",
+        "policy.gpus.count": 8,
+        "policy.gpus.count_bound": "exactly",
+        "policy.gpus.count_key": "gpus.count",
+        "policy.gpus.model": "H100",
+        "policy.gpus.model_pattern": "(?i:H100)",
+        "policy.gpus.min_memory_gb": 160,
+        "policy.gpus.min_memory_bytes": 160_000_000_000,
+        "policy.gpus.nvlink_all_active": True,
+        "policy.driver.min_version": "590",
+        "policy.driver.cuda": ">=13.1,<14",
+        "policy.cudnn.version": ">=9.15",
+        "policy.frameworks.torch": True,
+        "policy.frameworks.onnxruntime": True,
+        "policy.frameworks.tensorflow": True,
+    }
+    assert all(spec_for(name) is not None for name in policy.facts)
+    assert _applying(policy) == [
         "POLICY-GPU-COUNT",
         "POLICY-GPU-MODEL",
         "POLICY-GPU-MEMORY",
@@ -61,14 +84,9 @@ def test_every_requirement_becomes_a_valid_rule_of_its_area():
         "POLICY-CUDNN-PRESENT",
         "POLICY-CUDNN-RANGE",
         "POLICY-FW-TORCH",
-        "POLICY-FW-ONNXRUNTIME",
         "POLICY-FW-TENSORFLOW",
+        "POLICY-FW-ONNXRUNTIME",
     ]
-    for rule in policy.rules:
-        problems: list = []
-        conditions.validate(rule.when, "when", rule.for_each, problems)
-        assert problems == [], rule.id
-        assert ID_PATTERN.match(rule.id) and rule.severity == "error" and rule.category in CATEGORIES
     assert policy.fail_on == "warning"
     assert policy.ignore == (("GD-FW-004", "onnxruntime runs our CPU tokenizer only"),)
 
@@ -125,6 +143,39 @@ def test_count_is_exact_and_min_count_is_a_floor():
     assert _statuses(_check(parse({"gpus": {"count": 1}}, "p.toml"))) == {"POLICY-GPU-COUNT": "passed"}
     assert _statuses(_check(parse({"gpus": {"count": 0}}, "p.toml"))) == {"POLICY-GPU-COUNT": "fired"}
     assert _statuses(_check(parse({"gpus": {"min_count": 2}}, "p.toml"))) == {"POLICY-GPU-COUNT": "fired"}
+
+
+def test_without_a_policy_no_policy_rule_is_part_of_the_check():
+    # Neither evaluated nor "not evaluated": a check without a policy reads as it did before policy rules
+    # were shipped (the golden files hold its output).
+    for profile in ("workstation", "preflight"):
+        result = _check(None, profile)
+        assert _statuses(result) == {}
+        assert [r for r in result.skipped_rules if r.startswith("POLICY-")] == []
+
+
+def test_a_requirement_left_unset_is_no_rule_and_a_policy_may_ignore_its_rule():
+    policy = parse({"gpus": {"min_count": 1}, "ignore": {"POLICY-GPU-MODEL": "any GPU will do"}}, "p.toml")
+    result = _check(policy)
+    assert _statuses(result) == {"POLICY-GPU-COUNT": "passed"}
+    assert [
+        r.rule.id for r in result.results if r.status == "unknown" and r.rule.id.startswith("POLICY-")
+    ] == []
+
+
+def test_numbers_read_as_written_in_messages():
+    # TOML's 160.0 is a float: the message says 160 GB, as it says for 160.
+    policy = parse({"gpus": {"min_memory_gb": 160.0}, "interconnect": {"ib_rate_gbps": 400.0}}, "p.toml")
+    assert policy.facts["policy.gpus.min_memory_gb"].value == 160
+    assert policy.facts["policy.interconnect.ib_rate_gbps"].value == 400
+    assert _messages(_check(policy), "POLICY-GPU-MEMORY") == [
+        "GPU 0 (NVIDIA H200) has 140.4 GiB; the policy requires 160 GB (10^9 bytes) per GPU."
+    ]
+    fraction = parse({"gpus": {"min_memory_gb": 150.8}}, "p.toml")
+    assert fraction.facts["policy.gpus.min_memory_bytes"].value == 150_800_000_000
+    assert _messages(_check(fraction), "POLICY-GPU-MEMORY") == [
+        "GPU 0 (NVIDIA H200) has 140.4 GiB; the policy requires 150.8 GB (10^9 bytes) per GPU."
+    ]
 
 
 def test_ignored_findings_leave_the_findings_and_the_exit_code_but_are_reported():
@@ -209,11 +260,9 @@ def test_found_in_the_working_directory_then_pyproject(tmp_path):
         tmp_path / "pyproject.toml", '[tool.gpudoctor]\nfail_on = "info"\n[tool.gpudoctor.gpus]\ncount = 2\n'
     )
     policy = load_policy(None, tmp_path)
-    assert (policy.fail_on, [r.id for r in policy.rules]) == ("info", ["POLICY-GPU-COUNT"])
-    assert (
-        policy.rules[0].why
-        == f"Required by the policy in {tmp_path / 'pyproject.toml'} [tool.gpudoctor] (gpus.count)."
-    )
+    assert (policy.fail_on, _applying(policy)) == ("info", ["POLICY-GPU-COUNT"])
+    assert policy.facts["policy.file"].value == f"{tmp_path / 'pyproject.toml'} [tool.gpudoctor]"
+    assert policy.facts["policy.gpus.count_bound"].value == "exactly"
     _write(tmp_path / "gpudoctor.toml", 'fail_on = "warning"\n')
     assert load_policy(None, tmp_path).fail_on == "warning"  # gpudoctor.toml comes first
     other = _write(tmp_path / "other.toml", 'fail_on = "never"\n')
@@ -297,7 +346,7 @@ def test_the_documented_example_is_a_valid_policy(tmp_path):
     example = text.split("```toml\n")[1].split("```")[0]
     _write(tmp_path / "gpudoctor.toml", example)
     policy = load_policy(None, tmp_path)
-    assert len(policy.rules) == 9 and policy.fail_on == "warning"
+    assert len(_applying(policy)) == 11 and policy.fail_on == "warning"
     assert [rid for rid, _ in policy.ignore] == ["GD-CUDNN-002", "GD-SHM-001"]
     _check(policy)  # its ignores name real rules
     # ... and the documented errors are the real ones.
