@@ -1,8 +1,9 @@
-"""Evaluates rules on Facts: each rule, for each item it iterates, gives findings or a pass or unknown."""
+"""Evaluates rules on Facts: where a rule applies, for each item it iterates: findings, a pass or unknown."""
 
 from __future__ import annotations
 
-from typing import Optional
+import json
+from typing import Any, Optional
 
 from ..facts import Facts
 from .conditions import Evaluation
@@ -15,6 +16,15 @@ def evaluate(rules: list[Rule], facts: Facts) -> list[RuleResult]:
 
 
 def evaluate_rule(rule: Rule, facts: Facts) -> RuleResult:
+    if rule.applies is not None:  # where the rule is about, judged first and once: it looks, never assumes
+        ev = Evaluation(facts, None)
+        applies = ev(rule.applies)
+        if applies is None:
+            return RuleResult(rule, "unknown", unknown_facts=tuple(sorted(ev.unknown.items())))
+        if applies is False:
+            here = ", ".join(f"{name} is {_value(value)}" for name, value in sorted(ev.read.items()))
+            reason = f"applies where {condition_text(rule.applies)}" + (f"; here {here}" if here else "")
+            return RuleResult(rule, NOT_APPLICABLE, reason=reason)
     items: list[Optional[int]]
     if rule.for_each is None:
         items = [None]
@@ -50,6 +60,35 @@ def evaluate_rule(rule: Rule, facts: Facts) -> RuleResult:
     if unknown:
         return RuleResult(rule, "unknown", unknown_facts=tuple(sorted(unknown.items())))
     return RuleResult(rule, "passed")
+
+
+def condition_text(cond: Any) -> str:
+    """A condition as one line, in the words its YAML uses: `gpus.count ge 2 and container.detected eq
+    false`; a nested all/any is parenthesised."""
+    for word, joiner in (("all", " and "), ("any", " or ")):
+        if word in cond:
+            return joiner.join(
+                f"({condition_text(c)})" if "all" in c or "any" in c else condition_text(c)
+                for c in cond[word]
+            )
+    if "not" in cond:
+        return f"not ({condition_text(cond['not'])})"
+    op = next(k for k in cond if k != "fact")
+    value = cond[op]
+    return f"{cond['fact']} {op} {value['fact'] if isinstance(value, dict) else _value(value)}"
+
+
+def _value(value: Any) -> str:
+    """A value as a condition or a reason shows it: YAML's words for booleans, a fact not read as unknown."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    if value is None:
+        return "unknown"
+    if isinstance(value, str) and (not value or value != value.strip()):
+        return json.dumps(value)
+    return str(value)
 
 
 def _render_step(step: FixStep, facts: Facts, item: Optional[int]) -> FixStep:

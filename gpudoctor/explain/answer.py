@@ -75,7 +75,8 @@ def judge_rule(rule_id: str, result: Any, plan: Any) -> Verdict:
             tuple(f"{n} is unknown: {why}" for n, why in found.unknown_facts[:MAX_FACTS]),
         )
     if found.status == NOT_APPLICABLE:
-        return Verdict("does not apply", (f"nothing to judge: {found.rule.for_each} is empty here",))
+        why = found.reason or f"nothing to judge: {found.rule.for_each} is empty here"
+        return Verdict("does not apply", (why,))
     return Verdict("does not apply", tuple(["checked: " + "; ".join(_facts_read(found.rule, result.facts))]))
 
 

@@ -69,7 +69,7 @@ def test_every_problem_is_reported_with_file_line_and_rule_id():
         "ge, version_eq, version_ne, version_lt, version_le, version_gt, version_ge, in, not_in, contains, "
         "matches, bits_any, bits_all, bits_none, exists, unknown",
         "bad.yaml:19: usr-lowercase: at colour: unknown key (expected: id, title, severity, category, when, "
-        "message, why, for_each, references, errors, silent, refines, catch_all, fix, overrides)",
+        "message, why, applies, for_each, references, errors, silent, refines, catch_all, fix, overrides)",
         "bad.yaml:12: usr-lowercase: at id: an id looks like GD-PCIE-001 (letters, digits, dashes), "
         "got 'usr-lowercase'",
         "bad.yaml:14: usr-lowercase: at severity: expected one of error, warning, info, got 'fatal'",
