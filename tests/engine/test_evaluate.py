@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from gpudoctor.collect import collect
-from gpudoctor.engine.evaluate import evaluate, evaluate_rule
+from gpudoctor.engine.evaluate import condition_text, evaluate, evaluate_rule
 from gpudoctor.engine.loader import load_rules
 from gpudoctor.engine.model import NOT_APPLICABLE
-from gpudoctor.facts import Facts, unknown
+from gpudoctor.facts import Facts, known, unknown
 from gpudoctor.host.base import Deadline
 from gpudoctor.host.snapshot import SnapshotHost, load
 
@@ -82,3 +82,85 @@ def test_evaluate_keeps_the_order_of_the_rules(rules, h200):
     assert [(r.rule.id, r.status) for r in evaluate(chosen, h200)] == [
         ("GD-PCIE-002", "passed"), ("GD-CUDNN-002", "fired"), ("GD-CUDA-006", "unknown"),
     ]  # fmt: skip
+
+
+# --- applies: where a rule is about, judged first --------------------------------------------------------
+
+
+def test_a_rule_whose_applies_is_false_here_is_not_applicable_with_the_condition_and_the_facts(rules, h200):
+    # The capture ran in a docker container with one H200 (its README): GD-DCGM-001 is about multi-GPU
+    # nodes seen from the host; it used to read "passed" here.
+    result = evaluate_rule(rules["GD-DCGM-001"], h200)
+    assert (result.status, result.findings, result.unknown_facts) == (NOT_APPLICABLE, (), ())
+    assert result.reason == (
+        "applies where gpus.count ge 2 and container.detected eq false; "
+        "here container.detected is true, gpus.count is 1"
+    )
+
+
+def test_a_rule_whose_applies_cannot_be_judged_is_unknown_with_the_reason_never_passed(rules, h200):
+    # One GPU would have decided it; with the count unknown, the container alone does not say where it runs.
+    items = dict(h200.items())
+    items["gpus.count"] = unknown("timed out", "nvml:nvmlDeviceGetCount")
+    items["container.detected"] = unknown("no permission", "/")
+    items["monitoring.dcgm.installed"] = unknown("not recorded in snapshot", "snapshot")
+    result = evaluate_rule(rules["GD-DCGM-001"], Facts(items))
+    assert (result.status, result.reason) == ("unknown", "")
+    assert result.unknown_facts == (("container.detected", "no permission"), ("gpus.count", "timed out"))
+
+
+def test_applies_decided_by_one_part_is_not_applicable_whatever_the_unknown_parts(rules, h200):
+    items = dict(h200.items())
+    items["system.virtualization"] = unknown("not recorded in snapshot", "snapshot")
+    assert h200.value("gpus.count") == 1
+    result = evaluate_rule(rules["GD-PCIE-ACS-001"], Facts(items))
+    assert result.status == NOT_APPLICABLE
+    assert result.reason.endswith("; here gpus.count is 1")
+
+
+def test_where_applies_holds_the_rule_is_judged_by_when(rules, h200):
+    items = dict(h200.items())
+    items["gpus.count"] = known(8, "nvml")
+    items["container.detected"] = known(False, "/")
+    items["monitoring.dcgm.installed"] = known(False, "ldconfig -p")
+    result = evaluate_rule(rules["GD-DCGM-001"], Facts(items))
+    assert result.status == "fired"
+    # applies is not evidence: what the finding shows is what `when` read
+    assert result.findings[0].evidence == (("monitoring.dcgm.installed", False),)
+    items["monitoring.dcgm.installed"] = known(True, "ldconfig -p")
+    assert evaluate_rule(rules["GD-DCGM-001"], Facts(items)).status == "passed"
+
+
+def test_applies_is_judged_before_a_for_each_list_is_read(rules, h200):
+    # GD-CONTAINER-004 iterates frameworks; outside a container it does not apply, whatever the list says
+    items = dict(h200.items())
+    items["container.detected"] = known(False, "/")
+    items["frameworks.count"] = unknown("timed out", "python")
+    result = evaluate_rule(rules["GD-CONTAINER-004"], Facts(items))
+    assert (result.status, result.reason) == (
+        NOT_APPLICABLE,
+        "applies where container.detected eq true; here container.detected is false",
+    )
+
+
+@pytest.mark.parametrize(
+    ("cond", "text"),
+    [
+        ({"fact": "gpus.count", "ge": 2}, "gpus.count ge 2"),
+        (
+            {
+                "all": [
+                    {"fact": "a.b", "eq": True},
+                    {"any": [{"fact": "c", "in": ["x", ""]}, {"fact": "d", "exists": False}]},
+                ]
+            },
+            'a.b eq true and (c in [x, ""] or d exists false)',
+        ),
+        (
+            {"not": {"fact": "pci.nvidia_gpus", "gt": {"fact": "gpus.count"}}},
+            "not (pci.nvidia_gpus gt gpus.count)",
+        ),
+    ],
+)
+def test_a_condition_reads_in_the_words_of_its_yaml(cond, text):
+    assert condition_text(cond) == text

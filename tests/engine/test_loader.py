@@ -169,3 +169,57 @@ def test_a_directory_without_rule_files_is_a_problem(tmp_path):
             f"{folder}:0: no rule files (*.yaml, *.yml) in this directory\n1 problem(s) found\n"
         )
         assert r.stdout == ""
+
+
+APPLIES = """\
+rules:
+  - id: USR-APPLIES-001
+    title: Small /dev/shm in a container
+    severity: warning
+    category: container
+    applies: {fact: container.detected, eq: true}
+    when: {fact: system.shm_bytes, lt: 1073741824}
+    message: "/dev/shm is {system.shm_bytes|size}"
+    why: w
+"""
+
+
+def test_applies_loads_as_the_rule_wrote_it():
+    (rule,), problems = parse_rules(APPLIES, "user.yaml")
+    assert problems == []
+    assert rule.applies == {"fact": "container.detected", "eq": True}
+    assert rule.when == {"fact": "system.shm_bytes", "lt": 1073741824}
+
+
+def test_applies_is_validated_with_the_grammar_and_types_of_when():
+    text = APPLIES.replace(
+        "applies: {fact: container.detected, eq: true}",
+        "applies:\n      all:\n        - {fact: container.detected, eq: yes-please}\n"
+        "        - {fact: no.such.fact, eq: 1}\n        - {fact: gpus.count, lte: 2}",
+    )
+    _, problems = parse_rules(text, "user.yaml")
+    assert [str(p) for p in problems] == [
+        "user.yaml:8: USR-APPLIES-001: at applies.all[0].eq: 'eq' compares container.detected, declared bool, "
+        "with 'yes-please'",
+        "user.yaml:9: USR-APPLIES-001: at applies.all[1].fact: unknown fact 'no.such.fact' (see docs/facts.md "
+        "for the names facts have)",
+        "user.yaml:10: USR-APPLIES-001: at applies.all[2].lte: unknown operator 'lte'; expected one of: eq, "
+        "ne, lt, le, gt, ge, version_eq, version_ne, version_lt, version_le, version_gt, version_ge, in, "
+        "not_in, contains, matches, bits_any, bits_all, bits_none, exists, unknown",
+    ]
+
+
+def test_applies_names_no_fact_of_an_item_it_is_judged_once_per_host():
+    text = APPLIES.replace(
+        "category: container\n", "category: container\n    for_each: frameworks\n"
+    ).replace(
+        "applies: {fact: container.detected, eq: true}",
+        'applies: {any: [{fact: .build, eq: cuda}, {fact: "frameworks[i].name", eq: torch}]}',
+    )
+    _, problems = parse_rules(text, "user.yaml")
+    assert [str(p) for p in problems] == [
+        "user.yaml:7: USR-APPLIES-001: at applies: names a fact of an item (.build, frameworks[i].name): "
+        "applies is judged once for the host, before for_each; put it in when"
+    ]
+    _, problems = parse_rules(text.replace("    for_each: frameworks\n", ""), "user.yaml")
+    assert "'.build' names a fact of the item, but the rule has no for_each" in str(problems[0])
