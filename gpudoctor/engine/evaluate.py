@@ -23,7 +23,7 @@ def evaluate_rule(rule: Rule, facts: Facts) -> RuleResult:
             return RuleResult(rule, "unknown", unknown_facts=tuple(sorted(ev.unknown.items())))
         if applies is False:
             here = ", ".join(f"{name} is {_value(value)}" for name, value in sorted(ev.read.items()))
-            reason = f"applies where {condition_text(rule.applies)}" + (f"; here {here}" if here else "")
+            reason = f"applies only where {condition_text(rule.applies)}" + (f"; here {here}" if here else "")
             return RuleResult(rule, NOT_APPLICABLE, reason=reason)
     items: list[Optional[int]]
     if rule.for_each is None:

@@ -69,7 +69,7 @@ def test_a_rule_about_bare_metal_reads_not_applicable_in_a_container_never_passe
         "status": "not_applicable",
         "severity": "info",
         "unknown_facts": {},
-        "reason": "applies where gpus.count ge 2 and container.detected eq false; "
+        "reason": "applies only where gpus.count ge 2 and container.detected eq false; "
         "here container.detected is true, gpus.count is 1",
     }
     assert rules["GD-DRIVER-006"]["status"] == "not_applicable"

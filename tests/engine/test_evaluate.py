@@ -93,7 +93,7 @@ def test_a_rule_whose_applies_is_false_here_is_not_applicable_with_the_condition
     result = evaluate_rule(rules["GD-DCGM-001"], h200)
     assert (result.status, result.findings, result.unknown_facts) == (NOT_APPLICABLE, (), ())
     assert result.reason == (
-        "applies where gpus.count ge 2 and container.detected eq false; "
+        "applies only where gpus.count ge 2 and container.detected eq false; "
         "here container.detected is true, gpus.count is 1"
     )
 
@@ -139,7 +139,7 @@ def test_applies_is_judged_before_a_for_each_list_is_read(rules, h200):
     result = evaluate_rule(rules["GD-CONTAINER-004"], Facts(items))
     assert (result.status, result.reason) == (
         NOT_APPLICABLE,
-        "applies where container.detected eq true; here container.detected is false",
+        "applies only where container.detected eq true; here container.detected is false",
     )
 
 
