@@ -16,6 +16,7 @@ def evaluate(rules: list[Rule], facts: Facts) -> list[RuleResult]:
 
 
 def evaluate_rule(rule: Rule, facts: Facts) -> RuleResult:
+    where: dict[str, Any] = {}  # the facts `applies` read: part of every finding's evidence
     if rule.applies is not None:  # where the rule is about, judged first and once: it looks, never assumes
         ev = Evaluation(facts, None)
         applies = ev(rule.applies)
@@ -25,6 +26,7 @@ def evaluate_rule(rule: Rule, facts: Facts) -> RuleResult:
             here = ", ".join(f"{name} is {_value(value)}" for name, value in sorted(ev.read.items()))
             reason = f"applies only where {condition_text(rule.applies)}" + (f"; here {here}" if here else "")
             return RuleResult(rule, NOT_APPLICABLE, reason=reason)
+        where = ev.read
     items: list[Optional[int]]
     if rule.for_each is None:
         items = [None]
@@ -50,7 +52,7 @@ def evaluate_rule(rule: Rule, facts: Facts) -> RuleResult:
                     why=render(rule.why, facts, item),
                     fix=tuple(_render_step(s, facts, item) for s in rule.fix),
                     item=item,
-                    evidence=tuple(sorted(ev.read.items())),
+                    evidence=tuple(sorted({**where, **ev.read}.items())),
                 )
             )
         elif result is None:

@@ -125,8 +125,12 @@ def test_where_applies_holds_the_rule_is_judged_by_when(rules, h200):
     items["monitoring.dcgm.installed"] = known(False, "ldconfig -p")
     result = evaluate_rule(rules["GD-DCGM-001"], Facts(items))
     assert result.status == "fired"
-    # applies is not evidence: what the finding shows is what `when` read
-    assert result.findings[0].evidence == (("monitoring.dcgm.installed", False),)
+    # the evidence is every fact the rule read: where it applies, and what it judged
+    assert result.findings[0].evidence == (
+        ("container.detected", False),
+        ("gpus.count", 8),
+        ("monitoring.dcgm.installed", False),
+    )
     items["monitoring.dcgm.installed"] = known(True, "ldconfig -p")
     assert evaluate_rule(rules["GD-DCGM-001"], Facts(items)).status == "passed"
 
