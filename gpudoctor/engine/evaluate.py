@@ -1,7 +1,8 @@
-"""Evaluates rules on Facts: each rule, for each item it iterates, gives findings or a pass or unknown."""
+"""Evaluates rules on Facts: where a rule applies, for each item it iterates: findings, a pass or unknown."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, Optional
 
 from ..facts import Facts
@@ -20,7 +21,7 @@ def evaluate(rules: list[Rule], facts: Facts) -> list[RuleResult]:
     return [evaluate_rule(rule, facts) for rule in rules]
 
 
-def applies(rule: Rule, facts: Facts) -> bool:
+def parameters_given(rule: Rule, facts: Facts) -> bool:
     """Whether the run is given every parameter (PARAMETERS) the rule's condition reads."""
     return all(name in facts for name in parameters(rule.when))
 
@@ -42,8 +43,19 @@ def parameters(cond: Any, found: Optional[list[str]] = None) -> list[str]:
 
 
 def evaluate_rule(rule: Rule, facts: Facts) -> RuleResult:
-    if not applies(rule, facts):
+    if not parameters_given(rule, facts):
         return RuleResult(rule, NOT_APPLICABLE)
+    where: dict[str, Any] = {}  # the facts `applies` read: part of every finding's evidence
+    if rule.applies is not None:  # where the rule is about, judged first and once: it looks, never assumes
+        ev = Evaluation(facts, None)
+        holds = ev(rule.applies)
+        if holds is None:
+            return RuleResult(rule, "unknown", unknown_facts=tuple(sorted(ev.unknown.items())))
+        if holds is False:
+            here = ", ".join(f"{name} is {_value(value)}" for name, value in sorted(ev.read.items()))
+            reason = f"applies only where {condition_text(rule.applies)}" + (f"; here {here}" if here else "")
+            return RuleResult(rule, NOT_APPLICABLE, reason=reason)
+        where = ev.read
     items: list[Optional[int]]
     if rule.for_each is None:
         items = [None]
@@ -69,7 +81,7 @@ def evaluate_rule(rule: Rule, facts: Facts) -> RuleResult:
                     why=render(rule.why, facts, item),
                     fix=tuple(_render_step(s, facts, item) for s in rule.fix),
                     item=item,
-                    evidence=tuple(sorted(ev.read.items())),
+                    evidence=tuple(sorted({**where, **ev.read}.items())),
                 )
             )
         elif result is None:
@@ -79,6 +91,35 @@ def evaluate_rule(rule: Rule, facts: Facts) -> RuleResult:
     if unknown:
         return RuleResult(rule, "unknown", unknown_facts=tuple(sorted(unknown.items())))
     return RuleResult(rule, "passed")
+
+
+def condition_text(cond: Any) -> str:
+    """A condition as one line, in the words its YAML uses: `gpus.count ge 2 and container.detected eq
+    false`; a nested all/any is parenthesised."""
+    for word, joiner in (("all", " and "), ("any", " or ")):
+        if word in cond:
+            return joiner.join(
+                f"({condition_text(c)})" if "all" in c or "any" in c else condition_text(c)
+                for c in cond[word]
+            )
+    if "not" in cond:
+        return f"not ({condition_text(cond['not'])})"
+    op = next(k for k in cond if k != "fact")
+    value = cond[op]
+    return f"{cond['fact']} {op} {value['fact'] if isinstance(value, dict) else _value(value)}"
+
+
+def _value(value: Any) -> str:
+    """A value as a condition or a reason shows it: YAML's words for booleans, a fact not read as unknown."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    if value is None:
+        return "unknown"
+    if isinstance(value, str) and (not value or value != value.strip()):
+        return json.dumps(value)
+    return str(value)
 
 
 def _render_step(step: FixStep, facts: Facts, item: Optional[int]) -> FixStep:

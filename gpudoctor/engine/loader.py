@@ -20,7 +20,17 @@ from .resolver_names import RESOLVER_ARGS
 
 ID_PATTERN = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Z0-9]+)+$")
 REQUIRED = ("id", "title", "severity", "category", "when", "message", "why")
-OPTIONAL = ("for_each", "references", "errors", "silent", "refines", "catch_all", "fix", "overrides")
+OPTIONAL = (
+    "applies",
+    "for_each",
+    "references",
+    "errors",
+    "silent",
+    "refines",
+    "catch_all",
+    "fix",
+    "overrides",
+)
 ERROR_KEYS = ("text", "source")
 FIX_KEYS = ("kind", "argv", "text", "resolver", "args")
 
@@ -258,6 +268,8 @@ def _rule(raw: Any, path: tuple, lines: dict, name: str) -> tuple[Optional[Rule]
             found.append((key, "expected true or false"))
     if "when" in raw:
         conditions.validate(raw["when"], "when", for_each, found)
+    if "applies" in raw:
+        _check_applies(raw["applies"], for_each, found)
     for key in ("message", "why", "title"):
         if isinstance(raw.get(key), str):
             _check_template(raw[key], key, for_each, found)
@@ -274,6 +286,7 @@ def _rule(raw: Any, path: tuple, lines: dict, name: str) -> tuple[Optional[Rule]
         message=raw["message"].strip(),
         why=" ".join(raw["why"].split()),
         for_each=for_each,
+        applies=raw.get("applies"),
         references=tuple(raw.get("references", [])),
         errors=errors,
         silent=" ".join(raw["silent"].split()) if isinstance(raw.get("silent"), str) else "",
@@ -321,6 +334,32 @@ def _check_silent(raw: dict, errors: tuple, found: list[tuple[str, str]]) -> Non
         found.append(("silent", "expected a non-empty string: why no program prints an error for this"))
     elif silent is not None and raw.get("errors"):
         found.append(("silent", "a rule with errors: is not silent; keep one of the two"))
+
+
+def _check_applies(cond: Any, for_each: Optional[str], found: list[tuple[str, str]]) -> None:
+    """`applies:` has the grammar of `when:` and is judged once for the host, before any item of for_each:
+    it names no fact of an item (`.build`, `gpus[i].name`)."""
+    item_facts = _item_facts(cond)
+    if for_each and item_facts:
+        found.append(
+            (
+                "applies",
+                f"names a fact of an item ({', '.join(item_facts)}): applies is judged once for the host, "
+                "before for_each; put it in when",
+            )
+        )
+        return
+    conditions.validate(cond, "applies", None, found)
+
+
+def _item_facts(cond: Any) -> list[str]:
+    if isinstance(cond, list):
+        return [name for part in cond for name in _item_facts(part)]
+    if not isinstance(cond, dict):
+        return []
+    fact = cond.get("fact")
+    own = [fact] if isinstance(fact, str) and (fact.startswith(".") or "[i]" in fact) else []
+    return own + [name for key, value in cond.items() if key != "fact" for name in _item_facts(value)]
 
 
 def _expanded(raw: dict, for_each: Optional[str]) -> dict:

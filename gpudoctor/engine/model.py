@@ -43,6 +43,9 @@ class Rule:
     message: str
     why: str
     for_each: Optional[str] = None
+    # Where the rule is about (`applies:`, a condition of the same grammar as `when`, judged once per host
+    # before it): false makes the result `not_applicable`, unknown makes it `unknown`; None: everywhere.
+    applies: Any = None
     references: tuple[str, ...] = ()
     errors: tuple[ErrorText, ...] = ()  # error messages users meet when this bites
     # Why no program prints an error when this bites (a slow link, a throttled clock): a rule lists errors
@@ -82,10 +85,14 @@ NOT_APPLICABLE = "not_applicable"
 @dataclass(frozen=True)
 class RuleResult:
     """One rule's outcome: `fired` (with findings), `passed`, `unknown` (facts it needs are unknown), or
-    `not_applicable` (it iterates a list that is empty here: no GPU, no framework; or it reads a parameter
-    the run is not given: a requirement the policy does not set)."""
+    `not_applicable` (its `applies:` condition is false here; it iterates a list that is empty here: no
+    GPU, no framework; or it reads a parameter the run is not given: a requirement the policy does not
+    set)."""
 
     rule: Rule
     status: str
     findings: tuple[Finding, ...] = ()
     unknown_facts: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (fact, reason)
+    # Why `not_applicable` because of `applies:`: the condition and the facts that made it false here.
+    # Empty for a rule whose list is empty (its `for_each` says what is missing).
+    reason: str = ""

@@ -11,7 +11,8 @@ A case file is named after the rule it tests, `<RULE-ID>.yaml`, and holds `fires
     passes:
       - name: no-driver
         facts: {gpus.count: {unknown: "NVML not loaded"}}   # {unknown: reason}: the fact is unknown
-        status: unknown                     # passed (the default), unknown or not_applicable
+        status: unknown                     # passed (the default), unknown or not_applicable (applies:
+                                            # false, or the for_each list empty)
 
 A case that shows a bug not yet fixed carries `xfail: "what goes wrong"`: it is expected to fail, and a
 run in which it passes fails (remove the mark).

@@ -47,12 +47,14 @@ def _value(value: Any) -> str:
 
 
 def _facts_read(rule: Rule, facts: Any) -> list[str]:
-    """The facts the rule's condition read on this host, per item, as `name = value`."""
-    count = facts.count(rule.for_each) if rule.for_each else 1
+    """The facts the rule's conditions (where it applies, then what it judges per item) read on this host, as
+    `name = value`."""
+    items = range(facts.count(rule.for_each)) if rule.for_each else [None]
+    checks = [(rule.applies, None)] if rule.applies is not None else []
     read: dict[str, Any] = {}
-    for item in range(count) if rule.for_each else [None]:
+    for cond, item in checks + [(rule.when, item) for item in items]:
         ev = Evaluation(facts, item)
-        ev(rule.when)
+        ev(cond)
         read.update(ev.read)
     return [f"{name} = {_value(v)}" for name, v in list(read.items())[:MAX_FACTS]]
 
@@ -75,7 +77,8 @@ def judge_rule(rule_id: str, result: Any, plan: Any) -> Verdict:
             tuple(f"{n} is unknown: {why}" for n, why in found.unknown_facts[:MAX_FACTS]),
         )
     if found.status == NOT_APPLICABLE:
-        return Verdict("does not apply", (f"nothing to judge: {found.rule.for_each} is empty here",))
+        why = found.reason or f"nothing to judge: {found.rule.for_each} is empty here"
+        return Verdict("does not apply", (why,))
     return Verdict("does not apply", tuple(["checked: " + "; ".join(_facts_read(found.rule, result.facts))]))
 
 

@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from ..collect import Collection, ProbeStatus
 from ..derive import derive
-from ..engine.evaluate import applies, evaluate
+from ..engine.evaluate import evaluate, parameters_given
 from ..engine.loader import load_rules
 from ..engine.model import Rule
 from ..facts import Fact, Facts, head
@@ -66,7 +66,7 @@ def choose_rules(
     given = policy.facts if policy else {}
     if policy is not None:
         policy.check_ignores({r.id for r in rules})
-    rules = [r for r in rules if applies(r, Facts(given))]
+    rules = [r for r in rules if parameters_given(r, Facts(given))]
     owners = {prefix: name for name, prefixes, _fn in probes for prefix in prefixes}
     evaluated, skipped = select_rules(rules, tuple(p[0] for p in chosen), owners)
     return Choice(probes, chosen, rules, evaluated, skipped, given)

@@ -61,6 +61,7 @@ def report_data(result: Result, verdict: Verdict, include_timing: bool = True) -
                 "severity": r.rule.severity,
                 "unknown_facts": {name: reason for name, reason in r.unknown_facts},
             }
+            | ({"reason": r.reason} if r.reason else {})  # why not applicable: its applies condition
             for r in result.results
         ],
         "probes": [

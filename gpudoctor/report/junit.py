@@ -2,7 +2,8 @@
 
 A rule that fired at or above --fail-on is a failure carrying its messages and fixes; one that fired below
 it passes, with the finding in its system-out. A rule that could not be evaluated is skipped, with the
-unknown facts as the reason; so is a rule the policy ignores, with the policy's reason.
+unknown facts as the reason; so is a rule that does not apply here, and one the policy ignores, each with
+its reason.
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ def _case(suite: ET.Element, check: Result, r: RuleResult, verdict: Verdict) -> 
         ET.SubElement(case, "skipped", {"message": _clean(f"could not be evaluated: {reasons}")})
         return 0, 1
     if status == NOT_APPLICABLE:
-        what = r.rule.for_each or "what it checks"
-        ET.SubElement(case, "skipped", {"message": f"not applicable: no {what} on this host"})
+        why = r.reason or f"no {r.rule.for_each or 'what it checks'} on this host"
+        ET.SubElement(case, "skipped", {"message": _clean(f"not applicable: {why}")})
         return 0, 1
     if status == "ignored":
         reason = check.ignore[r.rule.id]

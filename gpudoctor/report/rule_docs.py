@@ -123,31 +123,46 @@ def condition_lines(cond: Any, depth: int = 0) -> list[str]:
 
 
 def what_it_checks(rule: Rule) -> list[str]:
+    where: list[str] = []
+    if rule.applies is not None:
+        where = [
+            *_condition_block(
+                "The rule applies, judged once per host before anything else, only where", rule.applies
+            ),
+            "",
+            "Elsewhere its result is *not applicable*, with the facts that made this false; where a fact "
+            "this needs could not be read, *unknown*: never passed.",
+            "",
+        ]
     if rule.for_each:
-        intro = (
+        stem = (
             f"For each member of {code(rule.for_each)} (`[i]` stands for its index), "
-            "the rule reports a finding when:"
+            "the rule reports a finding when"
         )
     else:
-        intro = "The rule reports a finding when:"
-    cond = rule.when
-    if isinstance(cond, dict) and "all" in cond:
-        body = [line[2:] for part in cond["all"] for line in condition_lines(part, 1)]
-        intro = intro[:-1] + " all of these hold:"
-    else:
-        body = condition_lines(cond)
+        stem = "The rule reports a finding when"
+    if rule.applies is not None:
+        stem = "Where it applies, " + stem[0].lower() + stem[1:]
     note = (
         "When a fact the condition needs could not be read and the rest of the condition does not decide "
         "it, the result is *unknown*, neither passed nor fired. Tests of whether a fact is known or unknown "
         "look at the reading itself and are never unknown."
     )
-    given = sorted(set(parameters(cond)))
+    given = sorted(set(parameters(rule.when)))
     if given:  # a policy's requirement: no part of a check whose policy does not set it
         note += (
             f" The rule is part of a check only where the [policy](../policy.md) sets "
             f"{', '.join(map(code, given))}."
         )
-    return [intro, "", *body, "", note]
+    return [*where, *_condition_block(stem, rule.when), "", note]
+
+
+def _condition_block(stem: str, cond: Any) -> list[str]:
+    """The sentence `stem` ends, then the condition's bullets; a top-level `all` reads "all of these hold"."""
+    if isinstance(cond, dict) and "all" in cond:
+        body = [line[2:] for part in cond["all"] for line in condition_lines(part, 1)]
+        return [stem + " all of these hold:", "", *body]
+    return [stem + ":", "", *condition_lines(cond)]
 
 
 def argv_line(argv: tuple[str, ...]) -> str:

@@ -101,3 +101,28 @@ def test_several_environments_are_redacted_too(tmp_path):
     assert "alice" not in r.stdout
     data = json.loads(r.stdout)
     assert _redacted(data["environments"][0]["facts"]["python"]["executable"], tmp_path)
+
+
+def test_a_rule_about_bare_metal_reads_not_applicable_in_a_container_never_passed(tmp_path):
+    # The real H200 capture ran in a Docker container with one GPU (tests/fixtures/h200-driver580-snapshot/
+    # README.md). GD-DCGM-001 (multi-GPU nodes, seen from the host) and GD-DRIVER-006 (the host's sysfs)
+    # used to read "passed" there; their applies: conditions say where they run.
+    args = ("check", "--snapshot", str(H200), "--format")
+    data = json.loads(run_cli(*args, "json", cwd=tmp_path).stdout)
+    rules = {r["id"]: r for r in data["rules"]}
+    assert rules["GD-DCGM-001"] == {
+        "id": "GD-DCGM-001",
+        "status": "not_applicable",
+        "severity": "info",
+        "unknown_facts": {},
+        "reason": "applies only where gpus.count ge 2 and container.detected eq false; "
+        "here container.detected is true, gpus.count is 1",
+    }
+    assert rules["GD-DRIVER-006"]["status"] == "not_applicable"
+    assert rules["GD-DRIVER-006"]["reason"].endswith("here container.detected is true")
+    summary = data["summary"]
+    assert summary["not_applicable"] == sum(r["status"] == "not_applicable" for r in data["rules"])
+    assert summary["passed"] == sum(r["status"] == "passed" for r in data["rules"])
+    text = run_cli(*args, "text", cwd=tmp_path).stdout
+    result = next(line for line in text.splitlines() if line.startswith("Result"))
+    assert f"; {summary['passed']} rule(s) passed, {summary['not_applicable']} not applicable, " in result

@@ -18,6 +18,23 @@ def test_explain_on_the_h200_says_a_cpu_torch_rule_does_not_apply_and_why():
     assert "{" not in r.stdout  # no template reaches the user
 
 
+def test_explain_says_a_rule_about_bare_metal_does_not_apply_in_a_container_and_why(tmp_path):
+    # The H200 capture ran in a Docker container (its README): GD-DRIVER-005 judges the host's sysfs, and its
+    # applies: says so; explain gives that reason, not the facts of a check that was never made.
+    r = run_cli("explain", "--snapshot", str(H200), "RmInitAdapter failed", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    at = next(
+        n
+        for n, line in enumerate(lines)
+        if line.endswith(" GD-DRIVER-005 · GPUs the proprietary kernel module did not bring up")
+    )
+    assert lines[at + 2].endswith(": does not apply")
+    assert lines[at + 3].strip() == (
+        "applies only where container.detected eq false; here container.detected is true"
+    )
+
+
 def test_explain_on_a_host_where_it_applies_gives_the_finding_and_the_plan(tmp_path):
     # The H200 capture's onnxruntime is the CPU-only package: the rule applies there, with its plan step.
     r = run_cli(

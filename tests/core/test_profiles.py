@@ -154,6 +154,13 @@ RECOVERY_UNRECORDED = [("GD-GPU-006", "unknown"), ("GD-GPU-007", "unknown"), ("G
 UEVENT_UNRECORDED = [("GD-GPU-005", "unknown")]
 # The /dev/shm rules (errors): the capture listed neither /dev nor /proc/self/status (probes/shm.py).
 SHM_UNRECORDED = [("GD-SHM-002", "unknown"), ("GD-SHM-004", "unknown")]
+# GD-DRIVER-005/006 judge the host's sysfs and GD-MEMLOCK-001 multi-GPU hosts, as their applies: says; a
+# container with one GPU is neither (until 2026-12-05 they read "passed" there).
+APPLIES_NOT_HERE = [
+    ("GD-DRIVER-005", "not_applicable"),
+    ("GD-DRIVER-006", "not_applicable"),
+    ("GD-MEMLOCK-001", "not_applicable"),
+]
 
 
 def test_no_python_judges_the_machine_alone():
@@ -167,10 +174,12 @@ def test_no_python_judges_the_machine_alone():
     # The H200 capture recorded no process (nvidia-smi: "No running processes found"), and not LD_PRELOAD or
     # NVTX_INJECTION64_PATH (tests/fixtures/make_h200_snapshot.py), nor NVML's recovery action field.
     assert [(r.rule.id, r.status) for r in result.results if r.status != "passed"] == [
+        *APPLIES_NOT_HERE[:2],
         *UEVENT_UNRECORDED,
         *RECOVERY_UNRECORDED,
         ("GD-ENV-007", "unknown"),
         ("GD-PROC-001", "not_applicable"),
+        *APPLIES_NOT_HERE[2:],
         *SHM_UNRECORDED,
     ]
 
@@ -214,6 +223,7 @@ def test_preflight_check_collects_only_its_probes():
         *UEVENT_UNRECORDED,
         *RECOVERY_UNRECORDED,
         ("GD-PROC-001", "not_applicable"),
+        *APPLIES_NOT_HERE,
         *SHM_UNRECORDED,
     }
 

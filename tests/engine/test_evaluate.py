@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gpudoctor.collect import collect
-from gpudoctor.engine.evaluate import applies, evaluate, evaluate_rule
+from gpudoctor.engine.evaluate import condition_text, evaluate, evaluate_rule, parameters_given
 from gpudoctor.engine.loader import load_rules
 from gpudoctor.engine.model import NOT_APPLICABLE
 from gpudoctor.facts import Facts, known, unknown
@@ -79,7 +79,8 @@ def test_a_rule_about_gpus_on_a_host_without_one_is_not_applicable(rules):
 
 def test_a_rule_on_a_parameter_the_run_is_not_given_does_not_apply(rules, h200):
     # POLICY-GPU-COUNT reads policy.gpus.count: without a policy that sets it, no requirement, no unknown.
-    assert applies(rules["GD-PCIE-002"], h200) and not applies(rules["POLICY-GPU-COUNT"], h200)
+    assert parameters_given(rules["GD-PCIE-002"], h200)
+    assert not parameters_given(rules["POLICY-GPU-COUNT"], h200)
     assert evaluate_rule(rules["POLICY-GPU-COUNT"], h200).status == NOT_APPLICABLE
     given = {
         "policy.file": known("gpudoctor.toml", "policy"),
@@ -101,3 +102,89 @@ def test_evaluate_keeps_the_order_of_the_rules(rules, h200):
     assert [(r.rule.id, r.status) for r in evaluate(chosen, h200)] == [
         ("GD-PCIE-002", "passed"), ("GD-CUDNN-002", "fired"), ("GD-CUDA-006", "unknown"),
     ]  # fmt: skip
+
+
+# --- applies: where a rule is about, judged first --------------------------------------------------------
+
+
+def test_a_rule_whose_applies_is_false_here_is_not_applicable_with_the_condition_and_the_facts(rules, h200):
+    # The capture ran in a docker container with one H200 (its README): GD-DCGM-001 is about multi-GPU
+    # nodes seen from the host; it used to read "passed" here.
+    result = evaluate_rule(rules["GD-DCGM-001"], h200)
+    assert (result.status, result.findings, result.unknown_facts) == (NOT_APPLICABLE, (), ())
+    assert result.reason == (
+        "applies only where gpus.count ge 2 and container.detected eq false; "
+        "here container.detected is true, gpus.count is 1"
+    )
+
+
+def test_a_rule_whose_applies_cannot_be_judged_is_unknown_with_the_reason_never_passed(rules, h200):
+    # One GPU would have decided it; with the count unknown, the container alone does not say where it runs.
+    items = dict(h200.items())
+    items["gpus.count"] = unknown("timed out", "nvml:nvmlDeviceGetCount")
+    items["container.detected"] = unknown("no permission", "/")
+    items["monitoring.dcgm.installed"] = unknown("not recorded in snapshot", "snapshot")
+    result = evaluate_rule(rules["GD-DCGM-001"], Facts(items))
+    assert (result.status, result.reason) == ("unknown", "")
+    assert result.unknown_facts == (("container.detected", "no permission"), ("gpus.count", "timed out"))
+
+
+def test_applies_decided_by_one_part_is_not_applicable_whatever_the_unknown_parts(rules, h200):
+    items = dict(h200.items())
+    items["system.virtualization"] = unknown("not recorded in snapshot", "snapshot")
+    assert h200.value("gpus.count") == 1
+    result = evaluate_rule(rules["GD-PCIE-ACS-001"], Facts(items))
+    assert result.status == NOT_APPLICABLE
+    assert result.reason.endswith("; here gpus.count is 1")
+
+
+def test_where_applies_holds_the_rule_is_judged_by_when(rules, h200):
+    items = dict(h200.items())
+    items["gpus.count"] = known(8, "nvml")
+    items["container.detected"] = known(False, "/")
+    items["monitoring.dcgm.installed"] = known(False, "ldconfig -p")
+    result = evaluate_rule(rules["GD-DCGM-001"], Facts(items))
+    assert result.status == "fired"
+    # the evidence is every fact the rule read: where it applies, and what it judged
+    assert result.findings[0].evidence == (
+        ("container.detected", False),
+        ("gpus.count", 8),
+        ("monitoring.dcgm.installed", False),
+    )
+    items["monitoring.dcgm.installed"] = known(True, "ldconfig -p")
+    assert evaluate_rule(rules["GD-DCGM-001"], Facts(items)).status == "passed"
+
+
+def test_applies_is_judged_before_a_for_each_list_is_read(rules, h200):
+    # GD-CONTAINER-004 iterates frameworks; outside a container it does not apply, whatever the list says
+    items = dict(h200.items())
+    items["container.detected"] = known(False, "/")
+    items["frameworks.count"] = unknown("timed out", "python")
+    result = evaluate_rule(rules["GD-CONTAINER-004"], Facts(items))
+    assert (result.status, result.reason) == (
+        NOT_APPLICABLE,
+        "applies only where container.detected eq true; here container.detected is false",
+    )
+
+
+@pytest.mark.parametrize(
+    ("cond", "text"),
+    [
+        ({"fact": "gpus.count", "ge": 2}, "gpus.count ge 2"),
+        (
+            {
+                "all": [
+                    {"fact": "a.b", "eq": True},
+                    {"any": [{"fact": "c", "in": ["x", ""]}, {"fact": "d", "exists": False}]},
+                ]
+            },
+            'a.b eq true and (c in [x, ""] or d exists false)',
+        ),
+        (
+            {"not": {"fact": "pci.nvidia_gpus", "gt": {"fact": "gpus.count"}}},
+            "not (pci.nvidia_gpus gt gpus.count)",
+        ),
+    ],
+)
+def test_a_condition_reads_in_the_words_of_its_yaml(cond, text):
+    assert condition_text(cond) == text

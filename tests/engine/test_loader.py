@@ -81,7 +81,7 @@ def test_every_problem_is_reported_with_file_line_and_rule_id():
         "ge, version_eq, version_ne, version_lt, version_le, version_gt, version_ge, version_in, in, not_in, "
         "contains, matches, bits_any, bits_all, bits_none, exists, unknown",
         "bad.yaml:19: usr-lowercase: at colour: unknown key (expected: id, title, severity, category, when, "
-        "message, why, for_each, references, errors, silent, refines, catch_all, fix, overrides)",
+        "message, why, applies, for_each, references, errors, silent, refines, catch_all, fix, overrides)",
         "bad.yaml:12: usr-lowercase: at id: an id looks like GD-PCIE-001 (letters, digits, dashes), "
         "got 'usr-lowercase'",
         "bad.yaml:14: usr-lowercase: at severity: expected one of error, warning, info, got 'fatal'",
@@ -445,3 +445,57 @@ def test_the_engine_carries_a_resolver_step_unresolved():
     assert result.findings[0].fix == (
         FixStep("pip", (), "torch 2.5.1", "framework", (("minor_compat", "avoid"),)),
     )
+
+
+APPLIES = """\
+rules:
+  - id: USR-APPLIES-001
+    title: Small /dev/shm in a container
+    severity: warning
+    category: container
+    applies: {fact: container.detected, eq: true}
+    when: {fact: system.shm_bytes, lt: 1073741824}
+    message: "/dev/shm is {system.shm_bytes|size}"
+    why: w
+"""
+
+
+def test_applies_loads_as_the_rule_wrote_it():
+    (rule,), problems = parse_rules(APPLIES, "user.yaml")
+    assert problems == []
+    assert rule.applies == {"fact": "container.detected", "eq": True}
+    assert rule.when == {"fact": "system.shm_bytes", "lt": 1073741824}
+
+
+def test_applies_is_validated_with_the_grammar_and_types_of_when():
+    text = APPLIES.replace(
+        "applies: {fact: container.detected, eq: true}",
+        "applies:\n      all:\n        - {fact: container.detected, eq: yes-please}\n"
+        "        - {fact: no.such.fact, eq: 1}\n        - {fact: gpus.count, lte: 2}",
+    )
+    _, problems = parse_rules(text, "user.yaml")
+    assert [str(p) for p in problems] == [
+        "user.yaml:8: USR-APPLIES-001: at applies.all[0].eq: 'eq' compares container.detected, declared "
+        "bool, with 'yes-please'",
+        "user.yaml:9: USR-APPLIES-001: at applies.all[1].fact: unknown fact 'no.such.fact' (see "
+        "docs/facts.md for the names facts have)",
+        "user.yaml:10: USR-APPLIES-001: at applies.all[2].lte: unknown operator 'lte'; expected one of: eq, "
+        "ne, lt, le, gt, ge, version_eq, version_ne, version_lt, version_le, version_gt, version_ge, in, "
+        "not_in, contains, matches, bits_any, bits_all, bits_none, exists, unknown",
+    ]
+
+
+def test_applies_names_no_fact_of_an_item_it_is_judged_once_per_host():
+    text = APPLIES.replace(
+        "category: container\n", "category: container\n    for_each: frameworks\n"
+    ).replace(
+        "applies: {fact: container.detected, eq: true}",
+        'applies: {any: [{fact: .build, eq: cuda}, {fact: "frameworks[i].name", eq: torch}]}',
+    )
+    _, problems = parse_rules(text, "user.yaml")
+    assert [str(p) for p in problems] == [
+        "user.yaml:7: USR-APPLIES-001: at applies: names a fact of an item (.build, frameworks[i].name): "
+        "applies is judged once for the host, before for_each; put it in when"
+    ]
+    _, problems = parse_rules(text.replace("    for_each: frameworks\n", ""), "user.yaml")
+    assert "'.build' names a fact of the item, but the rule has no for_each" in str(problems[0])

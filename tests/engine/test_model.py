@@ -34,3 +34,23 @@ def test_every_shipped_rule_keeps_to_the_vocabularies():
     assert {r.category for r in rules} <= set(CATEGORIES)
     assert {step.kind for r in rules for step in r.fix} <= set(FIX_KINDS)
     assert not any(r.overrides or r.replaces for r in rules)  # shipped rules replace nothing
+
+
+def _facts_read(cond) -> set[str]:
+    if isinstance(cond, list):
+        return {name for part in cond for name in _facts_read(part)}
+    if not isinstance(cond, dict):
+        return set()
+    own = {cond["fact"]} if isinstance(cond.get("fact"), str) else set()
+    return own | {name for key, value in cond.items() if key != "fact" for name in _facts_read(value)}
+
+
+def test_where_a_shipped_rule_runs_is_in_its_applies_never_in_its_when():
+    # A `when:` that stands down in a container or a VM reads "passed" there (issue 23's closing note):
+    # whether the rule is about this host is said in `applies:`, which gives not_applicable or unknown.
+    where = {"container.detected", "system.virtualization"}
+    rules = load_rules([])
+    assert [r.id for r in rules if _facts_read(r.when) & where] == []
+    assert {r.id for r in rules if r.applies is not None} >= {
+        "GD-DRIVER-005", "GD-DRIVER-006", "GD-DCGM-001", "GD-PCIE-ACS-001", "GD-IOMMU-001",
+    }  # fmt: skip

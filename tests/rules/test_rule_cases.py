@@ -4,7 +4,7 @@ A case file holds `fires:` and `passes:` lists. Each case has a `name` (a slug: 
 test id, e.g. GD-PCIE-001-fires-x8-link) and `facts`, a flat mapping from fact name to value, where
 {unknown: "reason"} makes the fact unknown. A `fires` case lists the exact rendered `messages`, one per
 finding in item order; a `passes` case may say which `status` it expects (`passed`, `unknown`, or
-`not_applicable`: the rule iterates a list that is empty). A case
+`not_applicable`: its `applies:` is false, or the rule iterates a list that is empty). A case
 that exposes a bug in a rule or the engine carries `xfail: "what goes wrong"` until the bug is fixed.
 A fix step that names a resolver renders to that resolver and its args, without argv: the planner resolves
 it (tests/core/test_plan.py and tests/resolvers/ test what it resolves to).
