@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from gpudoctor.engine.evaluate import applies, evaluate
+from gpudoctor.engine.evaluate import evaluate, parameters_given
 from gpudoctor.engine.loader import load_rules, parse_rules
 from gpudoctor.facts import Facts, known, unknown
 from gpudoctor.pipeline.result import Result
@@ -40,7 +40,7 @@ def result_of(
         facts=facts,
         # The shipped rules a check evaluates: the policy's only where `values` give what they read.
         results=evaluate(
-            rules if rules is not None else [r for r in load_rules([]) if applies(r, facts)], facts
+            rules if rules is not None else [r for r in load_rules([]) if parameters_given(r, facts)], facts
         ),
         probes=[],
         host_kind="snapshot",
