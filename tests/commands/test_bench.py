@@ -244,4 +244,6 @@ def test_fleet_compares_real_bench_reports_with_their_peers(fake_lib, fake_torch
     assert proc.returncode == 1, proc.stderr
     slower = [f for f in json.loads(proc.stdout)["fleet_findings"] if f["rule"] == "GD-FLEET-BENCH-001"]
     assert len(slower) == 1 and slower[0]["nodes"][0].endswith("#4")
-    assert "NVIDIA H200 matmul_bf16 600.0 TFLOP/s on GPU 0" in slower[0]["message"]
+    assert slower[0]["message"].startswith(
+        "NVIDIA H200 matmul_bf16 600 TFLOP/s on vm#4 GPU 0 (82%), where the "
+    )

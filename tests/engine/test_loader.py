@@ -480,8 +480,8 @@ def test_applies_is_validated_with_the_grammar_and_types_of_when():
         "user.yaml:9: USR-APPLIES-001: at applies.all[1].fact: unknown fact 'no.such.fact' (see "
         "docs/facts.md for the names facts have)",
         "user.yaml:10: USR-APPLIES-001: at applies.all[2].lte: unknown operator 'lte'; expected one of: eq, "
-        "ne, lt, le, gt, ge, version_eq, version_ne, version_lt, version_le, version_gt, version_ge, in, "
-        "not_in, contains, matches, bits_any, bits_all, bits_none, exists, unknown",
+        "ne, lt, le, gt, ge, version_eq, version_ne, version_lt, version_le, version_gt, version_ge, "
+        "version_in, in, not_in, contains, matches, bits_any, bits_all, bits_none, exists, unknown",
     ]
 
 
