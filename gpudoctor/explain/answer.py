@@ -141,36 +141,53 @@ class Matches:
 
 
 def candidates_by_line(lines: Iterable[str], matcher: Matcher) -> list[Matches]:
+    """`triage` of a few lines (a command's error output)."""
+    return triage([list(lines)], matcher)[0]
+
+
+def triage(blocks: Iterable[Sequence[str]], matcher: Matcher) -> tuple[list[Matches], int]:
     """The distinct lines of a log that match a cause confidently, by the confident candidates they have
-    (in the text order), in the order first met. A line is remembered by its hash once matched; lines that
-    matched nothing only up to MISSES (a repeat is not matched again)."""
+    (in the text order), in the order first met; and how many lines the log has. `blocks`: the log's lines
+    (without line ends), a list at a time. Of each list only the lines the gate lets through (explain/gate.py:
+    those that may match) are matched. A line is remembered by its hash once matched; lines that matched
+    nothing only up to MISSES (a repeat is not matched again)."""
+    from .gate import Gate
+
+    gate = Gate(matcher)
     out: dict[tuple[str, ...], Matches] = {}
     matched: set[int] = set()
     missed: set[str] = set()
-    for index, raw in enumerate(lines):
-        line = raw.strip()
-        if not line or line in missed or len(line) > 4000 or hash(line) in matched:
-            continue
-        ranked = (
-            [c for c in matcher.rank(line, limit=8) if c.confident] if matcher.may_be_confident(line) else []
-        )
-        if not ranked:
-            if len(missed) >= MISSES:
-                missed.clear()
-            missed.add(line)
-            continue
-        matched.add(hash(line))
-        same = out.get(tuple(c.known.id for c in ranked))
-        if same is None:
-            out[tuple(c.known.id for c in ranked)] = Matches([(c, index) for c in ranked], 1, [(index, line)])
-            continue
-        same.count += 1
-        if len(same.examples) < EXAMPLES:
-            same.examples.append((index, line))
-        for place, c in enumerate(ranked):
-            if c.score > same.best[place][0].score:
-                same.best[place] = (c, index)
-    return list(out.values())
+    first = 0  # the index of the block's first line in the log
+    for block in blocks:
+        for at in gate.lines(block):
+            index, line = first + at, block[at].strip()
+            if not line or line in missed or len(line) > 4000 or hash(line) in matched:
+                continue
+            ranked = (
+                [c for c in matcher.rank(line, limit=8) if c.confident]
+                if matcher.may_be_confident(line)
+                else []
+            )
+            if not ranked:
+                if len(missed) >= MISSES:
+                    missed.clear()
+                missed.add(line)
+                continue
+            matched.add(hash(line))
+            same = out.get(tuple(c.known.id for c in ranked))
+            if same is None:
+                out[tuple(c.known.id for c in ranked)] = Matches(
+                    [(c, index) for c in ranked], 1, [(index, line)]
+                )
+                continue
+            same.count += 1
+            if len(same.examples) < EXAMPLES:
+                same.examples.append((index, line))
+            for place, c in enumerate(ranked):
+                if c.score > same.best[place][0].score:
+                    same.best[place] = (c, index)
+        first += len(block)
+    return list(out.values()), first
 
 
 def judged_triage(

@@ -29,14 +29,21 @@ Progress = Callable[[int, Optional[int]], None]  # bytes read, bytes to read (No
 def lines(path: str, progress: Optional[Progress] = None) -> Iterator[str]:
     """The lines of the log at `path` ("-": standard input). OSError when it cannot be read or a stream
     holds more than MAX_BYTES."""
+    for block in blocks(path, progress):
+        yield from block
+
+
+def blocks(path: str, progress: Optional[Progress] = None) -> Iterator[list[str]]:
+    """The lines of the log at `path`, in a list for each piece read (up to CHUNK bytes of lines): what reads
+    many lines at once (explain/gate.py) reads them so."""
     if path == "-":
-        yield from _lines(sys.stdin.buffer, None, progress)
+        yield from _blocks(sys.stdin.buffer, None, progress)
         return
     with open(path, "rb") as f:
         size = _size(f)
         if size is not None and size > MAX_BYTES:
             f.seek(size - MAX_BYTES)
-        yield from _lines(f, None if size is None else min(size, MAX_BYTES), progress)
+        yield from _blocks(f, None if size is None else min(size, MAX_BYTES), progress)
 
 
 def _size(f: BinaryIO) -> Optional[int]:
@@ -47,7 +54,7 @@ def _size(f: BinaryIO) -> Optional[int]:
     return st.st_size if stat.S_ISREG(st.st_mode) else None
 
 
-def _lines(f: BinaryIO, size: Optional[int], progress: Optional[Progress]) -> Iterator[str]:
+def _blocks(f: BinaryIO, size: Optional[int], progress: Optional[Progress]) -> Iterator[list[str]]:
     read = 0
     rest = b""  # the start of a line whose end is not read yet
     cut = False  # inside a line given cut at MAX_LINE: the rest of it is dropped
@@ -66,16 +73,16 @@ def _lines(f: BinaryIO, size: Optional[int], progress: Optional[Progress]) -> It
         if cut and end:
             start, cut = LINE_END.search(body).end(), False  # the cut line ends here
         if not cut and end > start:  # whole lines, decoded and split at once (a line end is never inside
-            yield from body[start:end].decode("utf-8", "replace").splitlines()  # a UTF-8 character)
+            yield body[start:end].decode("utf-8", "replace").splitlines()  # a UTF-8 character)
         rest = body[end:] if not cut else b""
         if len(rest) > MAX_LINE:
-            yield from _split(rest[:MAX_LINE])
+            yield _split(rest[:MAX_LINE])
             rest, cut = b"", True
         rest += held
         if progress is not None:
             progress(read, size)
     if rest and not cut:
-        yield from _split(rest, ended=False)
+        yield _split(rest, ended=False)
 
 
 def _split(piece: bytes, ended: bool = True) -> list[str]:

@@ -16,6 +16,11 @@ from gpudoctor.explain import logfile
 
 from conftest import ROOT
 
+
+def logfile_lines(f, size, progress):
+    return [line for block in logfile._blocks(f, size, progress) for line in block]
+
+
 CORPUS = Path(__file__).parent / "corpus"
 # Real messages (each case cites its thread), joined with the line ends logs have: tqdm's carriage
 # returns, Windows line ends, form feeds, U+2028, a stray byte that is not UTF-8.
@@ -35,7 +40,7 @@ def test_the_lines_are_those_of_splitlines_whatever_the_chunk_size(monkeypatch):
             data = data.rstrip(b"\n")
         monkeypatch.setattr(logfile, "CHUNK", rng.randint(1, 64))
         assert (
-            list(logfile._lines(io.BytesIO(data), None, None)) == data.decode("utf-8", "replace").splitlines()
+            list(logfile_lines(io.BytesIO(data), None, None)) == data.decode("utf-8", "replace").splitlines()
         )
 
 
@@ -44,7 +49,7 @@ def test_a_line_without_end_is_cut_and_the_next_line_is_read(monkeypatch):
     monkeypatch.setattr(logfile, "MAX_LINE", 20)
     short = MESSAGES[0][:15]
     data = b"\0" * 100 + b"\n" + short.encode() + b"\r\n" + MESSAGES[0].encode()
-    assert list(logfile._lines(io.BytesIO(data), None, None)) == ["\0" * 20, short, MESSAGES[0][:20]]
+    assert list(logfile_lines(io.BytesIO(data), None, None)) == ["\0" * 20, short, MESSAGES[0][:20]]
 
 
 def test_a_file_is_read_from_where_its_last_bytes_begin(tmp_path, monkeypatch):
@@ -60,7 +65,7 @@ def test_a_stream_past_the_bound_is_an_error(monkeypatch):
     os.write(w, b"0123456789abc\n")
     os.close(w)
     with os.fdopen(r, "rb") as f, pytest.raises(OSError, match="larger than"):
-        list(logfile._lines(f, None, None))
+        list(logfile_lines(f, None, None))
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")

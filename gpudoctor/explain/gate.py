@@ -1,0 +1,135 @@
+"""Which lines of a log can match a known text confidently: one RE2 search over many lines at once.
+
+Most lines of a training log (steps, losses, rates, progress bars) name no error, and matching them one by
+one costs more than reading them. The gate is a pattern built once from a Matcher that finds, in a block of
+lines joined by "\\n" and lowercased, each line that may hold a confident match (match.Matcher.rank); the
+other lines are never looked at one by one. It may let through a line that matches nothing (rank decides),
+never turn away one that matches. A line is let through when it holds:
+
+- the anchor word of a text (a text found whole or with its numbers masked holds it), a piece of a text
+  held against every message (`Matcher.always`), `xid`, or an error code after an error word;
+- a key of a text that reaches, with all the text's other tokens but its keys, FLOOR of the text's weight
+  and MIN_WEIGHT: a *single* key;
+- two keys, of any texts. A token match must share tokens weighing FLOOR of the text's weight (and at least
+  MIN_WEIGHT); the text's keys are its heaviest tokens, without which the rest weighs less than that, so the
+  match shares a key; if it shares only one, that key is a single one. A common word among the keys
+  (`global`, `version`, `file`) so lets a line through only beside another key.
+
+A key is found as the token WORD finds in the lowercased line: after a character that is not a letter
+(`\\b`, a digit or `_`), or right after `.so` (the end of a library's name); a word ends at `\\b`, a number or
+a library's name anywhere (`8.0` in `8.05`: let through, for rank to decide). The search runs on UTF-8
+bytes as Latin-1 (a byte a character), so nothing a log holds makes it fail, and counts each non-ASCII
+character as up to 4 bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from .match import FLOOR, MIN_WEIGHT, XID_TOKEN, Matcher
+
+MARGIN = 1e-6  # weights are sums of floats: a bound this close to the threshold counts as reaching it
+BEFORE = rb"(?:\b|[0-9_]|\.so)"  # what may stand before a token's first character
+# match.ERROR_CODE's words, or their start
+ERROR_WORD = rb"(?:error|fail|errno|code|return|status|result|denied)"
+
+
+def _token(token: str, before: bool = True, after: bool = True) -> bytes:
+    """A token as the gate finds it in a lowercased line (see the module's docstring): `before`, with what may
+    stand before it; `after`, a number with what may follow it (not a digit)."""
+    import re2
+
+    text = re2.escape(token.encode())
+    if token[0].isdigit():  # a number starts after a non-word character or `_`, and ends before a non-digit
+        return (rb"(?:\b|_)" if before else b"") + text + (rb"(?:[^0-9]|$)" if after else b"")
+    return (BEFORE if before else b"") + text + (b"" if token.startswith("lib") else rb"\b")
+
+
+def keys(matcher: Matcher) -> tuple[set[str], set[str]]:
+    """The keys of every text, and those of them that are single.
+
+    A text's keys are its tokens but its lightest few: as many as leave its heaviest token that does not
+    reach the text's need alone, with the light ones, short of that need. So a token match shares a key (the
+    light ones together weigh less than the need), and if it shares one key only, that key reaches the need
+    alone: a single key. The others have to come in twos."""
+    every: set[str] = set()
+    single: set[str] = set()
+    for (*_, toks), total in zip(matcher.texts, matcher.total):
+        need = max(FLOOR * total, MIN_WEIGHT) - MARGIN
+        ranked = sorted(toks, key=lambda t: (-matcher.weight[t], t))
+        alone = [t for t in ranked if matcher.weight[t] >= need]
+        heaviest = next((matcher.weight[t] for t in ranked if t not in alone), 0.0)
+        light = 0.0
+        mine = list(ranked)
+        while mine and heaviest + light + matcher.weight[mine[-1]] < need:
+            light += matcher.weight[mine.pop()]
+        every.update(mine)
+        single.update(alone)
+    return every, single
+
+
+def pattern(matcher: Matcher) -> bytes:
+    """The gate's pattern (RE2 syntax, on lowercased UTF-8 read as Latin-1)."""
+    every, single = keys(matcher)
+    codes = sorted(t for t in every | single if t.isdigit())
+    xid = any(XID_TOKEN.match(t) for t in every | single)
+    words = lambda found: sorted(  # noqa: E731
+        (t for t in found if not t.isdigit() and not XID_TOKEN.match(t)), key=lambda t: (-len(t), t)
+    )
+    parts = [b"|".join(_token(t) for t in words(single))]
+    pair = words(every)
+    first = b"|".join(_token(t, after=False) for t in pair)
+    then = b"|".join(_token(t, before=False, after=False) for t in pair)  # right after the first one
+    parts.append(b"(?:" + first + rb")(?:[^\n]*?(?:" + first + b")|" + then + b")")
+    if codes:  # match.ERROR_CODE, its \W{0,3} as up to 12 bytes
+        alternation = b"|".join(c.encode() for c in codes)
+        parts.append(ERROR_WORD + rb"[a-z_]*[^0-9a-z_\n]{0,12}(?:" + alternation + b")")
+        parts.append(rb"\((?:" + alternation + rb") vs\. ")
+    if xid:
+        parts.append(b"xid")
+    parts += sorted({_found_whole(m_text) for *_, m_text, _ in matcher.texts})
+    return b"|".join(parts)
+
+
+def _found_whole(m_text: str) -> bytes:
+    """What a line that holds a text, whole or with its numbers masked, holds: the two longest pieces of the
+    text without numbers, spaces or quotes (`’` reads `'` once normalised), in their order."""
+    import re
+
+    import re2
+
+    pieces = [p for p in re.split(r"[#\s']+", m_text) if p]
+    longest = sorted(sorted(range(len(pieces)), key=lambda i: -len(pieces[i]))[:2])
+    return rb"[^\n]*?".join(re2.escape(pieces[i].encode()) for i in longest)
+
+
+class Gate:
+    """The gate of one Matcher, compiled once."""
+
+    def __init__(self, matcher: Matcher) -> None:
+        import re2
+
+        options = re2.Options()
+        options.encoding = re2.Options.Encoding.LATIN1
+        options.max_mem = 64 << 20  # room for the DFA of a few hundred keys
+        source = pattern(matcher)
+        self.regex: Any = re2.compile(source, options) if source else None
+
+    def lines(self, block: Sequence[str]) -> Iterator[int]:
+        """The indexes of the lines of `block` (lines without line ends) that may match, in order."""
+        if self.regex is None or not block:
+            return
+        data = "\n".join(block).lower().encode("utf-8", "surrogatepass")
+        pos = line = 0
+        while True:
+            found = self.regex.search(data, pos)
+            if found is None:
+                return
+            start = found.start()
+            line += data.count(b"\n", pos, start)
+            yield line
+            pos = data.find(b"\n", start) + 1
+            if not pos:
+                return
+            line += 1
