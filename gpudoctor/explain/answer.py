@@ -150,18 +150,23 @@ def triage(blocks: Iterable[Sequence[str]], matcher: Matcher) -> tuple[list[Matc
     (in the text order), in the order first met; and how many lines the log has. `blocks`: the log's lines
     (without line ends), a list at a time. Of each list only the lines the gate lets through (explain/gate.py:
     those that may match) are matched. A line is remembered by its hash once matched; lines that matched
-    nothing only up to MISSES (a repeat is not matched again)."""
+    nothing only up to MISSES (a repeat is not matched again), by their shape where their numbers cannot
+    change what they match (`12| File "train.py", line 30` as `#| File "train.py", line #`)."""
     from .gate import Gate
 
     gate = Gate(matcher)
     out: dict[tuple[str, ...], Matches] = {}
     matched: set[int] = set()
-    missed: set[str] = set()
+    missed: set[str] = set()  # the lines that matched nothing, as they are or by shape (Gate.shape)
+    shapes: set[str] = set()
     first = 0  # the index of the block's first line in the log
     for block in blocks:
         for at in gate.lines(block):
             index, line = first + at, block[at].strip()
             if not line or line in missed or len(line) > 4000 or hash(line) in matched:
+                continue
+            shape = gate.shape(line) if any(c.isdigit() for c in line) else ""
+            if shape and shape in shapes:
                 continue
             ranked = (
                 [c for c in matcher.rank(line, limit=8) if c.confident]
@@ -169,9 +174,10 @@ def triage(blocks: Iterable[Sequence[str]], matcher: Matcher) -> tuple[list[Matc
                 else []
             )
             if not ranked:
-                if len(missed) >= MISSES:
+                if len(missed) + len(shapes) >= MISSES:
                     missed.clear()
-                missed.add(line)
+                    shapes.clear()
+                (shapes if shape else missed).add(shape or line)
                 continue
             matched.add(hash(line))
             same = out.get(tuple(c.known.id for c in ranked))

@@ -24,10 +24,11 @@ character as up to 4 bytes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .match import FLOOR, MIN_WEIGHT, XID_TOKEN, Matcher
+from .match import ERROR_CODE, FLOOR, MIN_WEIGHT, XID_TOKEN, Matcher
 
 MARGIN = 1e-6  # weights are sums of floats: a bound this close to the threshold counts as reaching it
 BEFORE = rb"(?:\b|[0-9_]|\.so)"  # what may stand before a token's first character
@@ -95,8 +96,6 @@ def pattern(matcher: Matcher) -> bytes:
 def _found_whole(m_text: str) -> bytes:
     """What a line that holds a text, whole or with its numbers masked, holds: the two longest pieces of the
     text without numbers, spaces or quotes (`’` reads `'` once normalised), in their order."""
-    import re
-
     import re2
 
     pieces = [p for p in re.split(r"[#\s']+", m_text) if p]
@@ -104,12 +103,24 @@ def _found_whole(m_text: str) -> bytes:
     return rb"[^\n]*?".join(re2.escape(pieces[i].encode()) for i in longest)
 
 
+DIGITS = re.compile(r"\d+")
+# Where a line's numbers are read (match.tokens, match.masked): a number in a word, a version, a library's
+# name or an architecture (`cu118`, `11.7`, `libcudnn.so.9`, `sm_120`), an Xid (of up to 3 digits), and
+# an error code (match.ERROR_CODE: whether it finds one does not depend on the digits).
+NUMBERS_READ = r"[a-z_.]\d|\d[a-z_.]|xid"
+
+
 class Gate:
-    """The gate of one Matcher, compiled once."""
+    """The gate of one Matcher, compiled once; `shape`: what a line that matched nothing is remembered by."""
 
     def __init__(self, matcher: Matcher) -> None:
         import re2
 
+        # A text longer than a whole match needs whose masked form is too short for a masked match: found
+        # only with its very numbers. A line that may hold it has its numbers read.
+        whole_only = [m for _, _, n, m, _ in matcher.texts if DIGITS.search(n) and len(n) >= 8 > len(m)]
+        pieces = [re.escape(p) for m in whole_only for p in re.split(r"[#\s']+", m) if p]
+        self.numbers_read = re.compile("|".join([NUMBERS_READ] + pieces))
         options = re2.Options()
         options.encoding = re2.Options.Encoding.LATIN1
         options.max_mem = 64 << 20  # room for the DFA of a few hundred keys
@@ -133,3 +144,12 @@ class Gate:
             if not pos:
                 return
             line += 1
+
+    def shape(self, line: str) -> str:
+        """`line` with its numbers as `#`, where its numbers cannot change what it matches (no number of it
+        is read as a token, and masking gives every such line one masked form: rank gives the same confident
+        candidates to every line of that shape); "" where they can."""
+        low = line.lower()
+        if "lib" in low and ".so" in low or self.numbers_read.search(low) or ERROR_CODE.search(low):
+            return ""  # a library's name holds `-` and `+`: `libfoo-1.so`
+        return DIGITS.sub("#", line)
