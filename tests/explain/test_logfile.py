@@ -14,7 +14,7 @@ import yaml
 
 from gpudoctor.explain import logfile
 
-from conftest import ROOT
+from conftest import H200, ROOT, run_cli
 
 
 def logfile_lines(f, size, progress):
@@ -87,3 +87,12 @@ def test_progress_is_shown_on_a_terminal_and_cleared(tmp_path):
     os.close(primary)
     assert r.returncode == 2  # the snapshot is missing: the log was read first
     assert f"\r\x1b[Kreading {log}: 100%\r\x1b[K" in shown
+
+
+def test_no_progress_where_stderr_is_no_terminal(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text("\n".join(MESSAGES[:50]) + "\n")
+    r = run_cli("explain", "--log", str(log), "--snapshot", str(H200))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    assert "reading" not in r.stdout and "\x1b" not in r.stdout
