@@ -161,8 +161,13 @@ def triage(blocks: Iterable[Sequence[str]], matcher: Matcher) -> tuple[list[Matc
     shapes: set[str] = set()
     first = 0  # the index of the block's first line in the log
     for block in blocks:
-        for at in gate.lines(block):
-            index, line = first + at, block[at].strip()
+        # A line met again says nothing new: each line of the block once, at the index where first met.
+        distinct = list(dict.fromkeys(block))
+        first_at = (
+            dict(zip(reversed(block), range(len(block) - 1, -1, -1))) if len(distinct) < len(block) else {}
+        )
+        for at in gate.lines(distinct):
+            index, line = first + first_at.get(distinct[at], at), distinct[at].strip()
             if not line or line in missed or len(line) > 4000 or hash(line) in matched:
                 continue
             shape = gate.shape(line) if any(c.isdigit() for c in line) else ""
