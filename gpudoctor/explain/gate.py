@@ -6,18 +6,19 @@ lines joined by "\\n" and lowercased, each line that may hold a confident match 
 other lines are never looked at one by one. It may let through a line that matches nothing (rank decides),
 never turn away one that matches. A line is let through when it holds:
 
-- the anchor word of a text (a text found whole or with its numbers masked holds it), a piece of a text
-  held against every message (`Matcher.always`), `xid`, or an error code after an error word;
-- a key of a text that reaches, with all the text's other tokens but its keys, FLOOR of the text's weight
-  and MIN_WEIGHT: a *single* key;
-- two keys, of any texts. A token match must share tokens weighing FLOOR of the text's weight (and at least
-  MIN_WEIGHT); the text's keys are its heaviest tokens, without which the rest weighs less than that, so the
-  match shares a key; if it shares only one, that key is a single one. A common word among the keys
-  (`global`, `version`, `file`) so lets a line through only beside another key.
+- the two longest pieces of a text without numbers or spaces, in their order (a line that holds the text,
+  whole or with its numbers masked, holds them), `xid`, or an error code after an error word;
+- a token of a text that alone weighs FLOOR of the text's weight and MIN_WEIGHT: a *single* key;
+- two keys, of any texts. A token match must share tokens weighing that much; a text's keys are its tokens
+  but its lightest few, as many as leave its heaviest token that is not single, with them, short of it. So
+  a match shares a key, and if it shares only one, that key is single. A common word among the keys
+  (`global` of `Graphics SM Global Exception`, a word of every Megatron-LM progress line) so lets a line
+  through only beside another key.
 
 A key is found as the token WORD finds in the lowercased line: after a character that is not a letter
 (`\\b`, a digit or `_`), or right after `.so` (the end of a library's name); a word ends at `\\b`, a number or
-a library's name anywhere (`8.0` in `8.05`: let through, for rank to decide). The search runs on UTF-8
+a library's name anywhere (`libcudnn` in `libcudnn.so.9`), a number before a non-digit (`8.0` in `8.0.1`: let
+through, for rank to decide). The search runs on UTF-8
 bytes as Latin-1 (a byte a character), so nothing a log holds makes it fail, and counts each non-ASCII
 character as up to 4 bytes.
 """
@@ -78,11 +79,12 @@ def pattern(matcher: Matcher) -> bytes:
     words = lambda found: sorted(  # noqa: E731
         (t for t in found if not t.isdigit() and not XID_TOKEN.match(t)), key=lambda t: (-len(t), t)
     )
-    parts = [b"|".join(_token(t) for t in words(single))]
+    parts = [b"|".join(_token(t) for t in words(single))] if words(single) else []
     pair = words(every)
-    first = b"|".join(_token(t, after=False) for t in pair)
-    then = b"|".join(_token(t, before=False, after=False) for t in pair)  # right after the first one
-    parts.append(b"(?:" + first + rb")(?:[^\n]*?(?:" + first + b")|" + then + b")")
+    if pair:
+        first = b"|".join(_token(t, after=False) for t in pair)
+        then = b"|".join(_token(t, before=False, after=False) for t in pair)  # right after the first one
+        parts.append(b"(?:" + first + rb")(?:[^\n]*?(?:" + first + b")|" + then + b")")
     if codes:  # match.ERROR_CODE, its \W{0,3} as up to 12 bytes
         alternation = b"|".join(c.encode() for c in codes)
         parts.append(ERROR_WORD + rb"[a-z_]*[^0-9a-z_\n]{0,12}(?:" + alternation + b")")

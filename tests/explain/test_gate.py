@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from gpudoctor.explain import answer, gate
 from gpudoctor.explain.index import build
+from gpudoctor.explain.match import Known, Matcher
 
 from .trainlog import training_lines
 from conftest import H200, run_cli
@@ -55,6 +56,22 @@ def test_the_lines_of_a_training_log_are_turned_away(the_gate):
     lines = list(itertools.islice(training_lines(), 20_000))
     through = [lines[i] for i in the_gate.lines(lines)]
     assert len(through) < 40, through[:5]  # a checkpoint's "Configuration saved in .../out-fsdp/..." line
+
+
+OOM = (
+    "RuntimeError: CUDA out of memory. Tried to allocate 12.50 MiB (GPU 0; 10.92 GiB total capacity; "
+    "8.57 MiB already allocated; 9.28 GiB free; 4.68 MiB cached)"
+)
+
+
+def test_a_gate_of_a_few_texts_turns_away_what_none_of_them_can_match():
+    # The OOM text as a user's rule file might list it alone, and a real OOM line (tests/explain/corpus/
+    # first_set.yaml, with its thread).
+    few = gate.Gate(Matcher([Known("GD-USER-1", "oom", ("CUDA out of memory. Tried to allocate",))]))
+    lines = list(itertools.islice(training_lines(), 3_000))
+    lines.insert(1234, OOM)
+    assert list(few.lines(lines)) == [1234]
+    assert list(gate.Gate(Matcher([])).lines(lines)) == []
 
 
 SEPARATORS = [
