@@ -151,7 +151,8 @@ def triage(blocks: Iterable[Sequence[str]], matcher: Matcher) -> tuple[list[Matc
     (without line ends), a list at a time. Of each list only the lines the gate lets through (explain/gate.py:
     those that may match) are matched. A line is remembered by its hash once matched; lines that matched
     nothing only up to MISSES (a repeat is not matched again), by their shape where their numbers cannot
-    change what they match (`12| File "train.py", line 30` as `#| File "train.py", line #`)."""
+    change what they match (`12| File "train.py", line 30` as `#| File "train.py", line #`, see
+    Gate.shape)."""
     from .gate import Gate
 
     gate = Gate(matcher)

@@ -106,10 +106,7 @@ def _found_whole(m_text: str) -> bytes:
 
 
 DIGITS = re.compile(r"\d+")
-# Where a line's numbers are read (match.tokens, match.masked): a number in a word, a version, a library's
-# name or an architecture (`cu118`, `11.7`, `libcudnn.so.9`, `sm_120`), an Xid (of up to 3 digits), and
-# an error code (match.ERROR_CODE: whether it finds one does not depend on the digits).
-NUMBERS_READ = r"[a-z_.]\d|\d[a-z_.]|xid"
+WORDLIKE = "abcdefghijklmnopqrstuvwxyz_."  # a number beside one of these is read: `cu118`, `11.7`, `sm_120`
 
 
 class Gate:
@@ -122,7 +119,7 @@ class Gate:
         # only with its very numbers. A line that may hold it has its numbers read.
         whole_only = [m for _, _, n, m, _ in matcher.texts if DIGITS.search(n) and len(n) >= 8 > len(m)]
         pieces = [re.escape(p) for m in whole_only for p in re.split(r"[#\s']+", m) if p]
-        self.numbers_read = re.compile("|".join([NUMBERS_READ] + pieces))
+        self.numbers_read = re.compile("|".join(["xid"] + pieces))
         options = re2.Options()
         options.encoding = re2.Options.Encoding.LATIN1
         options.max_mem = 64 << 20  # room for the DFA of a few hundred keys
@@ -148,10 +145,20 @@ class Gate:
             line += 1
 
     def shape(self, line: str) -> str:
-        """`line` with its numbers as `#`, where its numbers cannot change what it matches (no number of it
-        is read as a token, and masking gives every such line one masked form: rank gives the same confident
-        candidates to every line of that shape); "" where they can."""
+        """`line` with `#` for each number no matcher reads, where what its other numbers are cannot change
+        what it matches: every line of that shape gets the same confident candidates of rank; "" where that
+        is not known. A number is read (kept) beside a letter, `_` or `.` (a word, a version, an
+        architecture: `cu118`, `11.7`, `sm_120`) and as an error code (match.ERROR_CODE: where it finds one
+        does not depend on what the numbers are); a line with an Xid (its number has up to 3 digits) or a
+        library's name (`libfoo-1.so` holds `-`) keeps them all."""
         low = line.lower()
-        if "lib" in low and ".so" in low or self.numbers_read.search(low) or ERROR_CODE.search(low):
-            return ""  # a library's name holds `-` and `+`: `libfoo-1.so`
-        return DIGITS.sub("#", line)
+        if len(low) != len(line) or "lib" in low and ".so" in low or self.numbers_read.search(low):
+            return ""
+        codes = {m.start(g) for m in ERROR_CODE.finditer(low) for g in (1, 2) if m.group(g)}
+
+        def number(m: re.Match) -> str:
+            at, end = m.start(), m.end()
+            read = at in codes or at and low[at - 1] in WORDLIKE or end < len(low) and low[end] in WORDLIKE
+            return m.group(0) if read else "#"
+
+        return DIGITS.sub(number, line)
