@@ -3,9 +3,9 @@
 A file is read from where its last MAX_BYTES begin (the failure is at the end of a log); standard input, a
 pipe or a device is read up to MAX_BYTES and is an OSError (EFBIG) past it: /dev/zero ends, it does not grow
 until the kernel kills the process. Lines are the lines `str.splitlines()` gives the decoded text (a
-progress bar's carriage returns split lines too), one at a time. A line that runs on for MAX_LINE bytes past
-what has been read without an end (a run of NUL bytes, a minified JSON) is given cut there and the rest of
-it skipped (no error text is that long): memory stays within CHUNK + MAX_LINE.
+progress bar's carriage returns split lines too), a list of them for each piece read. A line that runs on
+for MAX_LINE bytes past what has been read without an end (a run of NUL bytes, a minified JSON) is given cut
+there and the rest of it skipped (no error text is that long): memory stays within CHUNK + MAX_LINE.
 """
 
 from __future__ import annotations
@@ -26,16 +26,10 @@ RARE_ENDS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # what else splitlines() end
 Progress = Callable[[int, Optional[int]], None]  # bytes read, bytes to read (None: a stream)
 
 
-def lines(path: str, progress: Optional[Progress] = None) -> Iterator[str]:
-    """The lines of the log at `path` ("-": standard input). OSError when it cannot be read or a stream
-    holds more than MAX_BYTES."""
-    for block in blocks(path, progress):
-        yield from block
-
-
 def blocks(path: str, progress: Optional[Progress] = None) -> Iterator[list[str]]:
-    """The lines of the log at `path`, in a list for each piece read (up to CHUNK bytes of lines): what reads
-    many lines at once (explain/gate.py) reads them so."""
+    """The lines of the log at `path` ("-": standard input), in a list for each piece read (up to CHUNK
+    bytes of lines: explain/gate.py reads many lines at once). OSError when it cannot be read or a stream
+    holds more than MAX_BYTES."""
     if path == "-":
         yield from _blocks(sys.stdin.buffer, None, progress)
         return

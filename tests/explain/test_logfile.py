@@ -56,7 +56,7 @@ def test_a_file_is_read_from_where_its_last_bytes_begin(tmp_path, monkeypatch):
     monkeypatch.setattr(logfile, "MAX_BYTES", 11)
     log = tmp_path / "job.log"
     log.write_bytes(b"first line\nsecond\nlast one\n")
-    assert list(logfile.lines(str(log))) == ["d", "last one"]
+    assert [line for block in logfile.blocks(str(log)) for line in block] == ["d", "last one"]
 
 
 def test_a_stream_past_the_bound_is_an_error(monkeypatch):
