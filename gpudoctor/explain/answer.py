@@ -152,7 +152,7 @@ def triage(blocks: Iterable[Sequence[str]], matcher: Matcher) -> tuple[list[Matc
     those that may match) are matched. A line is remembered by its hash once matched; lines that matched
     nothing only up to MISSES (a repeat is not matched again), by their shape where their numbers cannot
     change what they match (`12| File "train.py", line 30` as `#| File "train.py", line #`, see
-    Gate.shape)."""
+    Gate.shape); a line whose shape matched is given the same candidates unmatched (Gate.same_match)."""
     from .gate import Gate
 
     gate = Gate(matcher)
@@ -160,6 +160,7 @@ def triage(blocks: Iterable[Sequence[str]], matcher: Matcher) -> tuple[list[Matc
     matched: set[int] = set()
     missed: set[str] = set()  # the lines that matched nothing, as they are or by shape (Gate.shape)
     shapes: set[str] = set()
+    known: dict[str, list[Candidate]] = {}  # what lines of a shape matched, where all of them match alike
     first = 0  # the index of the block's first line in the log
     for block in blocks:
         # A line met again says nothing new: each line of the block once, at the index where first met.
@@ -174,17 +175,22 @@ def triage(blocks: Iterable[Sequence[str]], matcher: Matcher) -> tuple[list[Matc
             shape = gate.shape(line) if any(c.isdigit() for c in line) else ""
             if shape and shape in shapes:
                 continue
-            ranked = (
-                [c for c in matcher.rank(line, limit=8) if c.confident]
-                if matcher.may_be_confident(line)
-                else []
-            )
+            ranked = known.get(shape) if shape else None
+            if ranked is None:
+                ranked = (
+                    [c for c in matcher.rank(line, limit=8) if c.confident]
+                    if matcher.may_be_confident(line)
+                    else []
+                )
+            if len(missed) + len(shapes) + len(known) >= MISSES:
+                missed.clear()
+                shapes.clear()
+                known.clear()
             if not ranked:
-                if len(missed) + len(shapes) >= MISSES:
-                    missed.clear()
-                    shapes.clear()
                 (shapes if shape else missed).add(shape or line)
                 continue
+            if shape and gate.same_match(line):
+                known[shape] = ranked
             matched.add(hash(line))
             same = out.get(tuple(c.known.id for c in ranked))
             if same is None:

@@ -100,9 +100,13 @@ def _found_whole(m_text: str) -> bytes:
     text without numbers, spaces or quotes (`’` reads `'` once normalised), in their order."""
     import re2
 
+    return rb"[^\n]*?".join(re2.escape(p.encode()) for p in _longest(m_text))
+
+
+def _longest(m_text: str) -> list[str]:
+    """The two longest pieces of a masked text without numbers, spaces or quotes, in their order."""
     pieces = [p for p in re.split(r"[#\s']+", m_text) if p]
-    longest = sorted(sorted(range(len(pieces)), key=lambda i: -len(pieces[i]))[:2])
-    return rb"[^\n]*?".join(re2.escape(pieces[i].encode()) for i in longest)
+    return [pieces[i] for i in sorted(sorted(range(len(pieces)), key=lambda i: -len(pieces[i]))[:2])]
 
 
 DIGITS = re.compile(r"\d+")
@@ -120,6 +124,12 @@ class Gate:
         whole_only = [m for _, _, n, m, _ in matcher.texts if DIGITS.search(n) and len(n) >= 8 > len(m)]
         pieces = [re.escape(p) for m in whole_only for p in re.split(r"[#\s']+", m) if p]
         self.numbers_read = re.compile("|".join(["xid"] + pieces))
+        # A text with a number a shape masks (`gpu 0000`, `(803 vs. 0)`): found whole (score 1) in one line
+        # of a shape, with its numbers masked (0.95) in another. A line that may hold one is matched itself.
+        masked_numbers = [m for _, _, n, m, _ in matcher.texts if self._shape(n) != n]
+        self.whole_differs = re.compile(
+            "|".join(".*?".join(re.escape(p) for p in _longest(m)) for m in masked_numbers) or "(?!)"
+        )
         options = re2.Options()
         options.encoding = re2.Options.Encoding.LATIN1
         options.max_mem = 64 << 20  # room for the DFA of a few hundred keys
@@ -154,6 +164,16 @@ class Gate:
         low = line.lower()
         if len(low) != len(line) or "lib" in low and ".so" in low or self.numbers_read.search(low):
             return ""
+        return self._shape(line, low)
+
+    def same_match(self, line: str) -> bool:
+        """Whether rank gives every line of `line`'s shape the very candidates it gives `line` (the same
+        scores too): where no text with a number a shape masks may be in it."""
+        return self.whole_differs.search(line.lower()) is None
+
+    @staticmethod
+    def _shape(line: str, low: str = "") -> str:
+        low = low or line.lower()
         codes = {m.start(g) for m in ERROR_CODE.finditer(low) for g in (1, 2) if m.group(g)}
 
         def number(m: re.Match) -> str:
