@@ -11,6 +11,7 @@ Nothing here renders a template without facts: rules' messages reach the user on
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ MAX_SHOWN = 3
 MAX_FACTS = 5
 EXAMPLES = 3  # lines shown for each cause of a log
 MISSES = 100_000  # distinct unmatched log lines remembered (a repeat is not matched again)
+DIGIT = re.compile(r"\d")
 
 
 def knowns(rules: Sequence[Rule], entries: Sequence[Entry]) -> list[Known]:
@@ -172,7 +174,7 @@ def triage(blocks: Iterable[Sequence[str]], matcher: Matcher) -> tuple[list[Matc
             index, line = first + first_at.get(distinct[at], at), distinct[at].strip()
             if not line or line in missed or len(line) > 4000 or hash(line) in matched:
                 continue
-            shape = gate.shape(line) if any(c.isdigit() for c in line) else ""
+            shape = gate.shape(line) if DIGIT.search(line) else ""
             if shape and shape in shapes:
                 continue
             ranked = known.get(shape) if shape else None
