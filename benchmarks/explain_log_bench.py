@@ -1,15 +1,18 @@
 """Times `gpudoctor explain --log` on a 100 MB log, and the most memory it held.
 
-    python benchmarks/explain_log_bench.py [--mb 100] [--runs 3] [--tree DIR] [--kind repeated|quiet|distinct]
+    python benchmarks/explain_log_bench.py [--mb 100] [--runs 3] [--tree DIR]
+        [--kind repeated|quiet|distinct|training]
 
 The log is built here, never in a test: the lines of the real messages of tests/explain/corpus (each case
-cites the thread it was seen in), repeated until the log is --mb megabytes. Three logs: "repeated" is those
+cites the thread it was seen in), repeated until the log is --mb megabytes. Four logs: "repeated" is those
 lines as they are; "quiet" numbers every line (`12345| line`, so that no line repeats, as in a log with
-timestamps) and takes the lines that name no cause, with one that does every thousand lines, as in a real
-job's log; "distinct" numbers every corpus line, most of which name a cause: the worst case, every line
-matched anew. The causes are judged on the H200 capture (tests/fixtures), so
-the host does not matter. --tree runs the gpudoctor of another checkout (the main one, for a before
-figure). A benchmark, not a test: it prints, never fails.
+timestamps) and takes the lines that name no cause, with one that does every thousand lines; "distinct"
+numbers every corpus line, most of which name a cause: the worst case, every line matched anew;
+"training" is a training job's output, every line distinct (tests/explain/trainlog.py: Hugging Face
+Trainer and Megatron-LM progress lines, shaped like two real captured logs cited there), with a line of a
+real error message every 10,000 lines, as in the log of a job that failed. The causes are judged on the
+H200 capture (tests/fixtures), so the host does not matter. --tree runs the gpudoctor of another checkout
+(the main one, for a before figure). A benchmark, not a test: it prints, never fails.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "explain" / "corpus"
 SNAPSHOT = ROOT / "tests" / "fixtures" / "h200-driver580-snapshot"
-KINDS = ("repeated", "quiet", "distinct")
+KINDS = ("repeated", "quiet", "distinct", "training")
 
 
 def real_lines() -> list[str]:
@@ -51,15 +54,21 @@ def quiet_lines() -> tuple[list[str], list[str]]:
 def write_log(path: Path, megabytes: int, kind: str) -> int:
     lines = real_lines()
     quiet, named = quiet_lines() if kind == "quiet" else ([], [])
+    sys.path.insert(0, str(ROOT / "tests" / "explain"))
+    from trainlog import training_lines
+
+    training = training_lines()
     target = megabytes * 1_000_000
     written = n = 0
     with open(path, "w", encoding="utf-8") as f:
         while written < target:
-            if kind == "quiet":  # one line in a thousand names a cause
+            if kind == "training":  # a real error line every 10,000 lines
+                line = lines[n // 10_000 % len(lines)] if n % 10_000 == 9_999 else next(training)
+            elif kind == "quiet":  # one line in a thousand names a cause
                 line = named[n // 1000 % len(named)] if n % 1000 == 999 else quiet[n % len(quiet)]
             else:
                 line = lines[n % len(lines)]
-            text = line + "\n" if kind == "repeated" else f"{n}| {line}\n"
+            text = line + "\n" if kind in ("repeated", "training") else f"{n}| {line}\n"
             f.write(text)
             written += len(text.encode())
             n += 1

@@ -10,7 +10,7 @@ bad usage or an unreadable log, snapshot or rule file, or a stream larger than t
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
 from ..report.safe import terminal_text
@@ -40,27 +40,19 @@ def _progress(path: str) -> Optional[Callable[[int, Optional[int]], None]]:
 
 
 def _triage(path: str, matcher: Any) -> tuple[list, int]:
-    """The log's matched lines (answer.candidates_by_line) and how many lines it has, read as a stream."""
+    """The log's matched lines (answer.triage) and how many lines it has, read as a stream."""
     from ..explain import logfile
-    from ..explain.answer import candidates_by_line
+    from ..explain.answer import triage
 
     progress = _progress(path)
-    count = [0]
-
-    def counted(lines: Iterator[str]) -> Iterator[str]:
-        for line in lines:
-            count[0] += 1
-            yield line
-
     try:
-        per_line = candidates_by_line(counted(logfile.lines(path, progress)), matcher)
+        return triage(logfile.blocks(path, progress), matcher)
     except OSError as e:
         raise CommandError(f"--log {path}: {e.strerror or e}") from None
     finally:
         if progress is not None:
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
-    return per_line, count[0]
 
 
 def matcher_and_entries(rules: tuple[str, ...] = ()) -> tuple[Any, Mapping]:

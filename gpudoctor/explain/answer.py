@@ -11,6 +11,7 @@ Nothing here renders a template without facts: rules' messages reach the user on
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ MAX_SHOWN = 3
 MAX_FACTS = 5
 EXAMPLES = 3  # lines shown for each cause of a log
 MISSES = 100_000  # distinct unmatched log lines remembered (a repeat is not matched again)
+DIGIT = re.compile(r"\d")
 
 
 def knowns(rules: Sequence[Rule], entries: Sequence[Entry]) -> list[Known]:
@@ -144,36 +146,71 @@ class Matches:
 
 
 def candidates_by_line(lines: Iterable[str], matcher: Matcher) -> list[Matches]:
+    """`triage` of a few lines (a command's error output)."""
+    return triage([list(lines)], matcher)[0]
+
+
+def triage(blocks: Iterable[Sequence[str]], matcher: Matcher) -> tuple[list[Matches], int]:
     """The distinct lines of a log that match a cause confidently, by the confident candidates they have
-    (in the text order), in the order first met. A line is remembered by its hash once matched; lines that
-    matched nothing only up to MISSES (a repeat is not matched again)."""
+    (in the text order), in the order first met; and how many lines the log has. `blocks`: the log's lines
+    (without line ends), a list at a time. Of each list only the lines the gate lets through (explain/gate.py:
+    those that may match) are matched. A line is remembered by its hash once matched; lines that matched
+    nothing only up to MISSES (a repeat is not matched again), by their shape where their numbers cannot
+    change what they match (`12| File "train.py", line 30` as `#| File "train.py", line #`, see
+    Gate.shape); a line whose shape matched is given the same candidates unmatched (Gate.same_match)."""
+    from .gate import Gate
+
+    gate = Gate(matcher)
     out: dict[tuple[str, ...], Matches] = {}
     matched: set[int] = set()
-    missed: set[str] = set()
-    for index, raw in enumerate(lines):
-        line = raw.strip()
-        if not line or line in missed or len(line) > 4000 or hash(line) in matched:
-            continue
-        ranked = (
-            [c for c in matcher.rank(line, limit=8) if c.confident] if matcher.may_be_confident(line) else []
+    missed: set[str] = set()  # the lines that matched nothing, as they are or by shape (Gate.shape)
+    shapes: set[str] = set()
+    known: dict[str, list[Candidate]] = {}  # what lines of a shape matched, where all of them match alike
+    first = 0  # the index of the block's first line in the log
+    for block in blocks:
+        # A line met again says nothing new: each line of the block once, at the index where first met.
+        distinct = list(dict.fromkeys(block))
+        first_at = (
+            dict(zip(reversed(block), range(len(block) - 1, -1, -1))) if len(distinct) < len(block) else {}
         )
-        if not ranked:
-            if len(missed) >= MISSES:
+        for at in gate.lines(distinct):
+            index, line = first + first_at.get(distinct[at], at), distinct[at].strip()
+            if not line or line in missed or len(line) > 4000 or hash(line) in matched:
+                continue
+            shape = gate.shape(line) if DIGIT.search(line) else ""
+            if shape and shape in shapes:
+                continue
+            ranked = known.get(shape) if shape else None
+            if ranked is None:
+                ranked = (
+                    [c for c in matcher.rank(line, limit=8) if c.confident]
+                    if matcher.may_be_confident(line)
+                    else []
+                )
+            if len(missed) + len(shapes) + len(known) >= MISSES:
                 missed.clear()
-            missed.add(line)
-            continue
-        matched.add(hash(line))
-        same = out.get(tuple(c.known.id for c in ranked))
-        if same is None:
-            out[tuple(c.known.id for c in ranked)] = Matches([(c, index) for c in ranked], 1, [(index, line)])
-            continue
-        same.count += 1
-        if len(same.examples) < EXAMPLES:
-            same.examples.append((index, line))
-        for place, c in enumerate(ranked):
-            if c.score > same.best[place][0].score:
-                same.best[place] = (c, index)
-    return list(out.values())
+                shapes.clear()
+                known.clear()
+            if not ranked:
+                (shapes if shape else missed).add(shape or line)
+                continue
+            if shape and gate.same_match(line):
+                known[shape] = ranked
+            matched.add(hash(line))
+            same = out.get(tuple(c.known.id for c in ranked))
+            if same is None:
+                out[tuple(c.known.id for c in ranked)] = Matches(
+                    [(c, index) for c in ranked], 1, [(index, line)]
+                )
+                continue
+            same.count += 1
+            if len(same.examples) < EXAMPLES:
+                same.examples.append((index, line))
+            for place, c in enumerate(ranked):
+                if c.score > same.best[place][0].score:
+                    same.best[place] = (c, index)
+        first += len(block)
+    return list(out.values()), first
 
 
 def judged_triage(

@@ -3,9 +3,9 @@
 A file is read from where its last MAX_BYTES begin (the failure is at the end of a log); standard input, a
 pipe or a device is read up to MAX_BYTES and is an OSError (EFBIG) past it: /dev/zero ends, it does not grow
 until the kernel kills the process. Lines are the lines `str.splitlines()` gives the decoded text (a
-progress bar's carriage returns split lines too), one at a time. A line that runs on for MAX_LINE bytes past
-what has been read without an end (a run of NUL bytes, a minified JSON) is given cut there and the rest of
-it skipped (no error text is that long): memory stays within CHUNK + MAX_LINE.
+progress bar's carriage returns split lines too), a list of them for each piece read. A line that runs on
+for MAX_LINE bytes past what has been read without an end (a run of NUL bytes, a minified JSON) is given cut
+there and the rest of it skipped (no error text is that long): memory stays within CHUNK + MAX_LINE.
 """
 
 from __future__ import annotations
@@ -26,17 +26,18 @@ RARE_ENDS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # what else splitlines() end
 Progress = Callable[[int, Optional[int]], None]  # bytes read, bytes to read (None: a stream)
 
 
-def lines(path: str, progress: Optional[Progress] = None) -> Iterator[str]:
-    """The lines of the log at `path` ("-": standard input). OSError when it cannot be read or a stream
+def blocks(path: str, progress: Optional[Progress] = None) -> Iterator[list[str]]:
+    """The lines of the log at `path` ("-": standard input), in a list for each piece read (up to CHUNK
+    bytes of lines: explain/gate.py reads many lines at once). OSError when it cannot be read or a stream
     holds more than MAX_BYTES."""
     if path == "-":
-        yield from _lines(sys.stdin.buffer, None, progress)
+        yield from _blocks(sys.stdin.buffer, None, progress)
         return
     with open(path, "rb") as f:
         size = _size(f)
         if size is not None and size > MAX_BYTES:
             f.seek(size - MAX_BYTES)
-        yield from _lines(f, None if size is None else min(size, MAX_BYTES), progress)
+        yield from _blocks(f, None if size is None else min(size, MAX_BYTES), progress)
 
 
 def _size(f: BinaryIO) -> Optional[int]:
@@ -47,7 +48,7 @@ def _size(f: BinaryIO) -> Optional[int]:
     return st.st_size if stat.S_ISREG(st.st_mode) else None
 
 
-def _lines(f: BinaryIO, size: Optional[int], progress: Optional[Progress]) -> Iterator[str]:
+def _blocks(f: BinaryIO, size: Optional[int], progress: Optional[Progress]) -> Iterator[list[str]]:
     read = 0
     rest = b""  # the start of a line whose end is not read yet
     cut = False  # inside a line given cut at MAX_LINE: the rest of it is dropped
@@ -66,16 +67,16 @@ def _lines(f: BinaryIO, size: Optional[int], progress: Optional[Progress]) -> It
         if cut and end:
             start, cut = LINE_END.search(body).end(), False  # the cut line ends here
         if not cut and end > start:  # whole lines, decoded and split at once (a line end is never inside
-            yield from body[start:end].decode("utf-8", "replace").splitlines()  # a UTF-8 character)
+            yield body[start:end].decode("utf-8", "replace").splitlines()  # a UTF-8 character)
         rest = body[end:] if not cut else b""
         if len(rest) > MAX_LINE:
-            yield from _split(rest[:MAX_LINE])
+            yield _split(rest[:MAX_LINE])
             rest, cut = b"", True
         rest += held
         if progress is not None:
             progress(read, size)
     if rest and not cut:
-        yield from _split(rest, ended=False)
+        yield _split(rest, ended=False)
 
 
 def _split(piece: bytes, ended: bool = True) -> list[str]:
