@@ -43,7 +43,7 @@ def timed(module, name, key=None):
     setattr(module, name, wrapper)
 
 from gpudoctor import entry
-import gpudoctor.check as pipeline, gpudoctor.collect as collect, gpudoctor.commands.check as command
+import gpudoctor.pipeline.check as pipeline, gpudoctor.collect as collect, gpudoctor.commands.check as command
 import gpudoctor.probes as probes
 spent["imports"] = time.perf_counter() - START
 timed(command, "collect")

@@ -42,8 +42,12 @@ def load_rules(
 ) -> list[Rule]:
     """All rules from the shipped set and the given files, directories and pinned URLs (remote packs);
     RuleLoadError lists every problem. A remote pack's download ends by the check's `deadline` too (its
-    --timeout), not only by remote.DEADLINE. A rule that replaces a shipped one says which (Rule.replaces)."""
-    return _load(paths, rule_files(shipped_rules_dir()) if include_shipped else [], deadline)
+    --timeout), not only by remote.DEADLINE. A rule that replaces a shipped one says which (Rule.replaces).
+    The shipped set comes whole from its cache while no shipped file changed (engine/rule_cache.py)."""
+    if not include_shipped:
+        return _load(paths, [], deadline)
+    names, loaded = rule_cache.load_shipped(str(shipped_rules_dir()), lambda f: load_file(f, cached=True))
+    return _load(paths, [Path(n) for n in names], deadline, loaded)
 
 
 def validate_rules(paths: list[str]) -> list[Rule]:
@@ -103,11 +107,16 @@ def unspoken_problems(rules: list[Rule]) -> list[Problem]:
     ]
 
 
-def _load(paths: list[str], base: list[Path], deadline: Optional[Deadline] = None) -> list[Rule]:
-    shipped = shipped_rules_dir().resolve()
-    loaded: list[tuple[list[Rule], list[Problem]]] = [
-        load_file(f, cached=f.resolve().parent == shipped) for f in base
-    ]
+def _load(
+    paths: list[str], base: list[Path], deadline: Optional[Deadline] = None, loaded: Optional[list] = None
+) -> list[Rule]:
+    """The rules of `base` (the shipped files; `loaded`: their rules and problems, when already read) and
+    of `paths`, merged."""
+    if loaded is None:
+        shipped = shipped_rules_dir().resolve()
+        loaded = [load_file(f, cached=f.resolve().parent == shipped) for f in base]
+    else:
+        loaded = list(loaded)
     for p in paths:
         if remote.is_url(p):
             loaded.append(load_url(p, deadline))
