@@ -14,7 +14,7 @@ from typing import Any, Optional, Protocol
 
 from ..datafiles import Problem, read_capped, read_capped_text, rule_files, shipped_rules_dir
 from ..facts import LISTS
-from . import conditions, remote, rule_cache, template, yamlsafe
+from . import conditions, rule_cache, template, yamlsafe
 from .model import CATEGORIES, FIX_KINDS, SEVERITIES, ErrorText, FixStep, Rule
 from .resolver_names import RESOLVER_ARGS
 
@@ -56,6 +56,8 @@ def validate_rules(paths: list[str]) -> list[Rule]:
     problem unless the rule says `overrides: true`. Shipped files among `paths` (validating rules/ itself,
     or a byte-identical copy of a shipped file: the source tree's rules/ beside a non-editable install) are
     not loaded twice. The rules of `paths` only; RuleLoadError lists every problem."""
+    from . import remote
+
     given = {
         f.resolve() for p in paths if not remote.is_url(p) and Path(p).exists() for f in rule_files(Path(p))
     }
@@ -118,6 +120,8 @@ def _load(
     else:
         loaded = list(loaded)
     for p in paths:
+        from . import remote  # imported only when rule paths are given (a check seldom names any)
+
         if remote.is_url(p):
             loaded.append(load_url(p, deadline))
             continue
@@ -170,6 +174,8 @@ def load_file(path: Path, cached: bool = False) -> tuple[list[Rule], list[Proble
 def load_url(url: str, deadline: Optional[Deadline] = None) -> tuple[list[Rule], list[Problem]]:
     """A remote rule pack (see engine/remote.py); a fetch or verification failure is a Problem. With the
     check's deadline, the download gets what is left of it, if that is less than remote.DEADLINE."""
+    from . import remote
+
     try:
         if deadline is None:
             text, name = remote.fetch(url)
