@@ -127,13 +127,16 @@ def load_shipped(
     directory: str, load_one: Callable[[Path], tuple[list[Rule], list[Problem]]]
 ) -> tuple[list[str], list[tuple[list[Rule], list[Problem]]]]:
     """(the shipped rule files of `directory`, each one's rules and problems): from the set file while every
-    file is as it recorded, else load_one(path) for each (the set written again when no file has problems)."""
+    file is as it recorded, else load_one(path) for each (the set written again when no file has problems).
+    A directory that cannot be listed is loaded as datafiles.rule_files finds it, never from the set (a
+    missing one is a file that cannot be read)."""
+    cached = cache_dir()
     try:
         files = shipped_files(directory)
     except OSError:
-        files = []
+        cached = None
+        files = [(str(path), ()) for path in datafiles.rule_files(Path(directory))]
     names = [name for name, _stamp in files]
-    cached = cache_dir()
     if cached is None:
         return names, [load_one(Path(name)) for name in names]
     path = cached / f"shipped-{zlib.crc32(directory.encode('utf-8', 'surrogateescape')):08x}.json"

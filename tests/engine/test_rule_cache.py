@@ -209,3 +209,13 @@ def test_a_damaged_or_foreign_set_is_loaded_again_and_problems_are_never_cached(
     counting = CountingFiles()
     rule_cache.load_shipped(str(rules), counting)
     assert counting.calls == 2
+
+
+def test_a_shipped_directory_that_cannot_be_listed_loads_as_rule_files_finds_it(tmp_path, monkeypatch):
+    """A missing rules directory is a file that cannot be read, as without the set: never no rules at all."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("GPUDOCTOR_NO_CACHE", raising=False)
+    missing = tmp_path / "gone"
+    names, loaded = rule_cache.load_shipped(str(missing), CountingFiles())
+    assert names == [str(missing)] and loaded[0][0] == [] and "cannot read" in loaded[0][1][0].message
+    assert not (tmp_path / "cache").exists()
