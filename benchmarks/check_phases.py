@@ -6,8 +6,9 @@ Each run is a fresh interpreter that runs `gpudoctor check --python INTERPRETER`
 timer around each phase (the functions are wrapped from outside; gpudoctor's code is not changed):
 imports (start of the interpreter's own code to the command's first step), collect (opening the host and
 starting the Python inspection), load_rules, gather (waiting for the probes), derive, evaluate, render, and
-total; run_checks holds registry (importing the probe modules), start_probes (the probes' threads
-started), load_rules, gather, derive and evaluate. --root names
+total; run_checks holds registry (importing the probe modules, all but the --deep-only runtime probe's),
+start_probes (the probes' threads started: the wall time includes the probes' own work, which holds the
+GIL while the threads start), load_rules, gather, derive and evaluate. --root names
 source trees to compare side by side (default: the installed gpudoctor); each tree needs its .pyc files
 written once (python -m compileall TREE/gpudoctor) or imports are compiled on every run. A benchmark, not
 a test: it prints, never fails.
@@ -43,7 +44,7 @@ def timed(module, name, key=None):
     setattr(module, name, wrapper)
 
 from gpudoctor import entry
-import gpudoctor.check as pipeline, gpudoctor.collect as collect, gpudoctor.commands.check as command
+import gpudoctor.pipeline.check as pipeline, gpudoctor.collect as collect, gpudoctor.commands.check as command
 import gpudoctor.probes as probes
 spent["imports"] = time.perf_counter() - START
 timed(command, "collect")

@@ -186,6 +186,8 @@ def load(explicit: Optional[str], cwd: Optional[Path] = None) -> Optional[Policy
 
 
 def _from_pyproject(path: Path, required: bool) -> Optional[Policy]:
+    if not required and not _may_hold_table(path):
+        return None  # not parsed: TOML is 2.5 ms of a check run in a project's directory
     try:
         data = _read(path)
     except PolicyError:
@@ -202,6 +204,17 @@ def _from_pyproject(path: Path, required: bool) -> Optional[Policy]:
     if not isinstance(section, dict):
         raise PolicyError([f"{path}: tool.gpudoctor: expected a table"])
     return parse(section, str(path), prefix="tool.gpudoctor.")
+
+
+def _may_hold_table(path: Path) -> bool:
+    """Whether a [tool.gpudoctor] table may be in the file: its text spells gpudoctor, or has a \\u or
+    \\U escape, which could spell it in a quoted key. True when it cannot be read (reading it says why)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except OSError:
+        return True
+    return b"gpudoctor" in data or b"\\u" in data or b"\\U" in data
 
 
 def _mentions_table(path: Path) -> bool:

@@ -14,7 +14,7 @@ from typing import Any, Optional, Protocol
 
 from ..datafiles import Problem, read_capped, read_capped_text, rule_files, shipped_rules_dir
 from ..facts import LISTS
-from . import conditions, remote, rule_cache, template, yamlsafe
+from . import conditions, rule_cache, template, yamlsafe
 from .model import CATEGORIES, FIX_KINDS, SEVERITIES, ErrorText, FixStep, Rule
 from .resolver_names import RESOLVER_ARGS
 
@@ -52,8 +52,12 @@ def load_rules(
 ) -> list[Rule]:
     """All rules from the shipped set and the given files, directories and pinned URLs (remote packs);
     RuleLoadError lists every problem. A remote pack's download ends by the check's `deadline` too (its
-    --timeout), not only by remote.DEADLINE. A rule that replaces a shipped one says which (Rule.replaces)."""
-    return _load(paths, rule_files(shipped_rules_dir()) if include_shipped else [], deadline)
+    --timeout), not only by remote.DEADLINE. A rule that replaces a shipped one says which (Rule.replaces).
+    The shipped set comes whole from its cache while no shipped file changed (engine/rule_cache.py)."""
+    if not include_shipped:
+        return _load(paths, [], deadline)
+    names, loaded = rule_cache.load_shipped(str(shipped_rules_dir()), lambda f: load_file(f, cached=True))
+    return _load(paths, [Path(n) for n in names], deadline, loaded)
 
 
 def validate_rules(paths: list[str]) -> list[Rule]:
@@ -62,6 +66,8 @@ def validate_rules(paths: list[str]) -> list[Rule]:
     problem unless the rule says `overrides: true`. Shipped files among `paths` (validating rules/ itself,
     or a byte-identical copy of a shipped file: the source tree's rules/ beside a non-editable install) are
     not loaded twice. The rules of `paths` only; RuleLoadError lists every problem."""
+    from . import remote
+
     given = {
         f.resolve() for p in paths if not remote.is_url(p) and Path(p).exists() for f in rule_files(Path(p))
     }
@@ -113,12 +119,19 @@ def unspoken_problems(rules: list[Rule]) -> list[Problem]:
     ]
 
 
-def _load(paths: list[str], base: list[Path], deadline: Optional[Deadline] = None) -> list[Rule]:
-    shipped = shipped_rules_dir().resolve()
-    loaded: list[tuple[list[Rule], list[Problem]]] = [
-        load_file(f, cached=f.resolve().parent == shipped) for f in base
-    ]
+def _load(
+    paths: list[str], base: list[Path], deadline: Optional[Deadline] = None, loaded: Optional[list] = None
+) -> list[Rule]:
+    """The rules of `base` (the shipped files; `loaded`: their rules and problems, when already read) and
+    of `paths`, merged."""
+    if loaded is None:
+        shipped = shipped_rules_dir().resolve()
+        loaded = [load_file(f, cached=f.resolve().parent == shipped) for f in base]
+    else:
+        loaded = list(loaded)
     for p in paths:
+        from . import remote  # imported only when rule paths are given (a check seldom names any)
+
         if remote.is_url(p):
             loaded.append(load_url(p, deadline))
             continue
@@ -171,6 +184,8 @@ def load_file(path: Path, cached: bool = False) -> tuple[list[Rule], list[Proble
 def load_url(url: str, deadline: Optional[Deadline] = None) -> tuple[list[Rule], list[Problem]]:
     """A remote rule pack (see engine/remote.py); a fetch or verification failure is a Problem. With the
     check's deadline, the download gets what is left of it, if that is less than remote.DEADLINE."""
+    from . import remote
+
     try:
         if deadline is None:
             text, name = remote.fetch(url)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -347,6 +346,8 @@ def default_target(environ: Any, own: str) -> tuple[str, str]:
         root = environ.get(var)
         if root:
             return os.path.join(root, "bin", "python"), var
+    import shutil  # here, not at start-up: shutil brings bz2 and lzma along (1 ms of every check)
+
     found = shutil.which("python3", path=environ.get("PATH", os.defpath))
     if found:
         return found, "PATH"
@@ -357,6 +358,8 @@ def _resolve(python: str) -> str:
     """--python as given, or, for a bare name such as python3.12, where PATH finds it."""
     if os.sep in python:
         return python
+    import shutil
+
     return shutil.which(python) or python
 
 

@@ -8,6 +8,7 @@ it (libnvidia-ml.so.580.159.04, libcudnn.so.9.14.0), so callers list that direct
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Optional
@@ -24,13 +25,13 @@ def parse_ldconfig(text: str) -> list[tuple[str, str]]:
 
     The loader picks the first matching line, so order matters. The header ("123 libs found in cache")
     and anything else that is not a library line are skipped. Names can repeat (one per directory or
-    architecture)."""
-    out: list[tuple[str, str]] = []
-    for line in text.splitlines():
-        m = _LINE.match(line)
-        if m:
-            out.append((m.group(1), m.group(2)))
-    return out
+    architecture). Four probes read the one output of a check: it is parsed once."""
+    return list(_parse_ldconfig(text))
+
+
+@functools.lru_cache(maxsize=2)
+def _parse_ldconfig(text: str) -> tuple[tuple[str, str], ...]:
+    return tuple((m.group(1), m.group(2)) for m in map(_LINE.match, text.splitlines()) if m)
 
 
 def find_soname(entries: Iterable[tuple[str, str]], soname: str) -> Optional[str]:

@@ -250,7 +250,9 @@ def pins(requires: Optional[list]) -> dict[str, Optional[str]]:
 # operator and a plain version (== may end in .* or carry a local tag). Anything else goes to packaging.
 _VERSION = r"\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?(?:\.post\d+)?(?:\.dev\d+)?"
 _SPEC = rf"(?:==\s*{_VERSION}(?:\.\*|\+[A-Za-z0-9.]+)?|(?:~=|!=|<=|>=|<|>)\s*{_VERSION})"
-_SIMPLE = re.compile(
+# A pattern, compiled (by re's own cache) when first used: compiling it costs a check that reads no
+# requirement line half a millisecond.
+_SIMPLE = (
     r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[A-Za-z0-9._,\s-]*\])?\s*"
     rf"({_SPEC}(?:\s*,\s*{_SPEC})*)?\s*(?:;\s*(.*?))?\s*$"
 )
@@ -260,7 +262,7 @@ def simple_requirement(line: str) -> Optional[tuple[str, Optional[str], bool]]:
     """(normalised name, the version of a lone == specifier or None, whether it is an extra's) of a
     requirement line of the usual shape, read without packaging (whose requirements module costs a check
     about 25 ms to import); None for any other shape."""
-    m = _SIMPLE.match(line)
+    m = re.match(_SIMPLE, line)
     if m is None or (m.group(3) is not None and not m.group(3)):
         return None
     specs = [spec.strip() for spec in (m.group(2) or "").split(",") if spec.strip()]

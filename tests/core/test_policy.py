@@ -270,6 +270,24 @@ def test_found_in_the_working_directory_then_pyproject(tmp_path):
     assert load_policy(str(other), tmp_path).fail_on == "never"  # --policy wins
 
 
+def test_a_pyproject_that_cannot_hold_our_table_is_not_parsed(tmp_path, monkeypatch):
+    """A project's pyproject.toml that never spells gpudoctor (nor a \\u escape that could, in a quoted key)
+    holds no [tool.gpudoctor]: it is not read as TOML (2.5 ms of every check run in a project)."""
+    import gpudoctor.policy as policy
+
+    def no_toml():
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(policy.toml_reader, "toml", no_toml)
+    # Other tools' tables (as this repository's pyproject.toml has: [tool.ruff]), no gpudoctor.
+    _write(tmp_path / "pyproject.toml", '[project]\nname = "x"\n[tool.ruff]\nline-length = 110\n')
+    assert load_policy(None, tmp_path) is None
+    monkeypatch.undo()
+    # The quoted key "gpu\u0064octor" is tool.gpudoctor (TOML 1.0, basic strings): it is read.
+    _write(tmp_path / "pyproject.toml", '[tool."gpu\\u0064octor"]\nfail_on = "info"\n')
+    assert load_policy(None, tmp_path).fail_on == "info"
+
+
 def test_pyproject_keys_are_named_under_tool_gpudoctor(tmp_path):
     path = _write(tmp_path / "pyproject.toml", '[tool.gpudoctor.ignore]\nGD-SHM-001 = ""\n')
     with pytest.raises(PolicyError) as e:

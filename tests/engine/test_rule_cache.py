@@ -122,3 +122,100 @@ def test_shipped_rules_from_the_cache_are_the_same_rules_and_yaml_is_not_importe
     ]
     assert runs[0][0] is True and runs[1][0] is False  # parsed once, then read from the cache
     assert runs[0][1] == runs[1][1] == [repr(r) for r in load_rules([])]
+
+
+def _shipped_dir(tmp_path):
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "a.yaml").write_text(TEXT)
+    (rules / "b.yml").write_text(TEXT.replace("X-1", "X-2"))
+    return rules
+
+
+class CountingFiles:
+    """loader.load_file for a shipped file, counting its calls: a call is a file not served by the set."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, path):
+        from gpudoctor.engine.loader import load_file
+
+        self.calls += 1
+        return load_file(path)
+
+
+def test_the_shipped_set_is_read_whole_until_a_file_changes(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("GPUDOCTOR_NO_CACHE", raising=False)
+    rules = _shipped_dir(tmp_path)
+    first_load = CountingFiles()
+    names, first = rule_cache.load_shipped(str(rules), first_load)
+    assert names == [str(rules / "a.yaml"), str(rules / "b.yml")] and first_load.calls == 2
+    again = CountingFiles()
+    assert rule_cache.load_shipped(str(rules), again) == (names, first) and again.calls == 0
+    assert [[r.id for r in f] for f, _p in first] == [["X-1"], ["X-2"]] and first[0][0][0].file == names[0]
+    # A file rewritten (its size, times or inode change), added or removed: every file read again.
+    (rules / "a.yaml").write_text(TEXT.replace("X-1", "X-10"))
+    for change in (lambda: None, lambda: (rules / "c.yaml").write_text(TEXT.replace("X-1", "X-3"))):
+        change()
+        counting = CountingFiles()
+        names, loaded = rule_cache.load_shipped(str(rules), counting)
+        assert counting.calls == len(names) and loaded == [CountingFiles()(rules / n) for n in names]
+    (rules / "c.yaml").unlink()
+    counting = CountingFiles()
+    assert rule_cache.load_shipped(str(rules), counting)[0] == [str(rules / "a.yaml"), str(rules / "b.yml")]
+    assert counting.calls == 2
+
+
+def test_the_shipped_set_lists_the_files_as_rule_files_does(tmp_path):
+    from pathlib import Path
+
+    from gpudoctor.datafiles import rule_files
+
+    rules = _shipped_dir(tmp_path)
+    (rules / "Z.yaml").write_text(TEXT)
+    (rules / ".hidden.yaml").write_text(TEXT)
+    (rules / "dir.yaml").mkdir()
+    (rules / "notes.txt").write_text("")
+    (rules / "link.yml").symlink_to(rules / "a.yaml")
+    (rules / "dangling.yaml").symlink_to(rules / "missing.yaml")
+    listed = [name for name, _stamp in rule_cache.shipped_files(str(rules))]
+    assert listed == [str(p) for p in rule_files(Path(rules))]
+    assert [Path(n).name for n in listed] == [".hidden.yaml", "Z.yaml", "a.yaml", "b.yml", "link.yml"]
+
+
+def test_a_damaged_or_foreign_set_is_loaded_again_and_problems_are_never_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("GPUDOCTOR_NO_CACHE", raising=False)
+    rules = _shipped_dir(tmp_path)
+    _names, expected = rule_cache.load_shipped(str(rules), CountingFiles())
+    (cached,) = list(rule_cache.cache_dir().glob("shipped-*.json"))
+    doc = json.loads(cached.read_text())
+    for damage in (
+        "{not json",
+        "[]",
+        json.dumps({**doc, "directory": "/elsewhere"}),
+        json.dumps({**doc, "rules": []}),
+    ):
+        cached.write_text(damage)
+        counting = CountingFiles()
+        assert rule_cache.load_shipped(str(rules), counting)[1] == expected and counting.calls == 2
+    cached.unlink()
+    (rules / "a.yaml").write_text(TEXT.replace("severity: warning", "severity: fatal"))
+    _names, loaded = rule_cache.load_shipped(str(rules), CountingFiles())
+    assert loaded[0][1][0].where == "severity" and not list(rule_cache.cache_dir().glob("shipped-*.json"))
+    monkeypatch.setenv("GPUDOCTOR_NO_CACHE", "1")
+    counting = CountingFiles()
+    rule_cache.load_shipped(str(rules), counting)
+    assert counting.calls == 2
+
+
+def test_a_shipped_directory_that_cannot_be_listed_loads_as_rule_files_finds_it(tmp_path, monkeypatch):
+    """A missing rules directory is a file that cannot be read, as without the set: never no rules at all."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("GPUDOCTOR_NO_CACHE", raising=False)
+    missing = tmp_path / "gone"
+    names, loaded = rule_cache.load_shipped(str(missing), CountingFiles())
+    assert names == [str(missing)] and loaded[0][0] == [] and "cannot read" in loaded[0][1][0].message
+    assert not (tmp_path / "cache").exists()
