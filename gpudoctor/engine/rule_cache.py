@@ -33,7 +33,7 @@ from .model import ErrorText, FixStep, Rule
 
 # 1: the parsed YAML and its line numbers; 2: the built rules; 3: error texts with sources; 4: their
 # whitespace read as one space. Bump it whenever the loader builds other rules from the same text.
-FORMAT = 4
+FORMAT = 5  # 5: Rule.applies
 
 Loader = Callable[[str, str], "tuple[list[Rule], list[Problem]]"]
 
