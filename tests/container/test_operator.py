@@ -68,7 +68,7 @@ def test_a_rule_using_it_validates_only_once_provided():
     assert [str(p) for p in problems] == [
         "user.yaml:6: USR-REQ-001: at when.nvidia_require: unknown operator 'nvidia_require'; expected one "
         "of: eq, ne, lt, le, gt, ge, version_eq, version_ne, version_lt, version_le, version_gt, version_ge, "
-        "in, not_in, contains, matches, bits_any, bits_all, bits_none, exists, unknown"
+        "version_in, in, not_in, contains, matches, bits_any, bits_all, bits_none, exists, unknown"
     ]
     operator.provide()
     rules, problems = parse_rules(RULE.format(word="unmet"), "user.yaml")

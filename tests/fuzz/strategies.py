@@ -307,6 +307,8 @@ _OPERAND_BY_KIND = {
     "bool": st.booleans(),
     "require": st.sampled_from(["met", "unmet"]),
     "regex": st.sampled_from(["H100|H200", "^NVIDIA", "[0-9]+", "", ".*", "(a|b)?c"]),
+    # version ranges as docs/policy.md writes them
+    "range": st.sampled_from([">=12.4,<14", ">=9.15", "<13", ">=535,<580", "==12.8", "!=12.9,>=12"]),
 }
 
 
@@ -321,7 +323,7 @@ def conditions(for_each: Any, max_leaves: int = 8) -> st.SearchStrategy[dict]:
         fact = draw(fact_names(for_each, FITS.get(op)))
         type_ = _declared(fact)
         others = _other_types(op, type_)
-        if kind not in ("bool", "regex", "require") and any(s.type in others for s in SCHEMA):
+        if kind not in ("bool", "regex", "range", "require") and any(s.type in others for s in SCHEMA):
             if draw(st.integers(0, 3)) == 0:
                 return {"fact": fact, op: {"fact": draw(fact_names(for_each, others))}}
         return {"fact": fact, op: draw(_operand(op, kind, type_))}
