@@ -110,8 +110,9 @@ def verdict_from(returncode: int, stdout: str, stderr: str) -> Verdict:
             if r.get("status") == "unknown" and r.get("severity") == "error"
         ]
         timed_out = report.get("timed_out") or []
-        parts = [f"could not evaluate {', '.join(unknown)}"] if unknown else []
-        parts += [f"timed out: {', '.join(timed_out)}"] if timed_out else []
+        # the cause first: the message is cut at MESSAGE_MAX, and a probe that timed out leaves many rules
+        parts = [f"timed out: {', '.join(timed_out)}"] if timed_out else []
+        parts += [f"could not evaluate {', '.join(unknown)}"] if unknown else []
         return could_not_check("gpudoctor " + ("; ".join(parts) or "could not check this node"))
     return could_not_check(f"gpudoctor exited {returncode}{last_err}")
 

@@ -332,6 +332,9 @@ def validate(cond: Any, where: str, for_each: Optional[str], errors: list[tuple[
         _check_types(op, cond["fact"], cond[op], f"{where}.{op}", errors)
 
 
+SCALAR_TYPES = (str, int, float, bool)
+
+
 def _validate_value(op: str, value: Any, where: str, for_each: Optional[str], errors: list) -> None:
     extended = extensions.OPERATORS.get(op)
     if extended is not None:  # one of its words, never {fact: NAME}
@@ -346,16 +349,17 @@ def _validate_value(op: str, value: Any, where: str, for_each: Optional[str], er
         else:
             errors.append((where, f"'{op}' takes a value or {{fact: NAME}}, got {value!r}"))
         return
+    # each test a lambda: only the operator's own kind is checked (a range imports packaging.specifiers)
     bad = {
-        "scalar": not isinstance(value, (str, int, float, bool)),
-        "number": not _num(value),
-        "version": not isinstance(value, (str, int, float)) or _version(value) is None,
-        "list": not isinstance(value, list) or not all(isinstance(v, (str, int, float, bool)) for v in value),
-        "mask": _mask(value) is None,
-        "bool": not isinstance(value, bool),
-        "regex": not isinstance(value, str),
-        "range": not isinstance(value, str) or version_range(value) is None,
-    }[kind]
+        "scalar": lambda v: not isinstance(v, SCALAR_TYPES),
+        "number": lambda v: not _num(v),
+        "version": lambda v: not isinstance(v, (str, int, float)) or _version(v) is None,
+        "list": lambda v: not isinstance(v, list) or not all(isinstance(x, SCALAR_TYPES) for x in v),
+        "mask": lambda v: _mask(v) is None,
+        "bool": lambda v: not isinstance(v, bool),
+        "regex": lambda v: not isinstance(v, str),
+        "range": lambda v: not isinstance(v, str) or version_range(v) is None,
+    }[kind](value)
     hint = {
         "number": "a number",
         "version": "a version such as '525.60.13' (quote it)",

@@ -6,7 +6,8 @@
         restore/           the restore point (restore.py): inventory, requirements.txt, backups
 
 A run id is the UTC time it started and four random hex digits (20261201T233122Z-7f3a), so ids sort by
-time and two runs started in the same second do not collide. The journal's events and their fields are
+time and two runs started in the same second do not collide; the start event's `time_ns` orders runs
+started in the same second. The journal's events and their fields are
 documented in docs/fix.md; `summary()` reads one back for `fix --list` and `fix --undo`. Each line is
 flushed and synced before the step it describes goes on, so a run killed half-way leaves a journal that
 says how far it got.
@@ -71,7 +72,9 @@ def new_run(kind: str, **start: Any) -> Journal:
         except FileExistsError:
             continue
     journal = Journal(root / run_id)
-    journal.write("start", run=run_id, kind=kind, format=FORMAT, gpudoctor=__version__, **start)
+    journal.write(
+        "start", run=run_id, kind=kind, format=FORMAT, gpudoctor=__version__, time_ns=time.time_ns(), **start
+    )
     return journal
 
 
@@ -81,6 +84,7 @@ class RunSummary:
     path: Path
     kind: str = "?"  # fix | undo
     started: str = ""
+    started_ns: int = 0  # the start event's time_ns; 0 in a journal written before it was recorded
     python: str = ""
     outcome: str = "unfinished"  # the end event's outcome; unfinished when the run never wrote one
     steps: list[dict] = field(default_factory=list)  # the step events
@@ -106,6 +110,8 @@ def summary(run_dir: Path) -> RunSummary:
         if event == "start":
             s.kind, s.started = str(record.get("kind", "?")), str(record.get("time", ""))
             s.python, s.undoes = str(record.get("python", "")), str(record.get("undoes", ""))
+            ns = record.get("time_ns")
+            s.started_ns = ns if isinstance(ns, int) else 0
         elif event == "restore_point":
             s.has_restore_point = True
         elif event == "step":
@@ -116,13 +122,14 @@ def summary(run_dir: Path) -> RunSummary:
 
 
 def runs() -> list[RunSummary]:
-    """Every run, oldest first."""
+    """Every run, oldest first: by the second its id names, then, within one second, by its start time_ns."""
     root = runs_dir()
     try:
-        names = sorted(p.name for p in root.iterdir() if (p / JOURNAL).is_file())
+        names = [p.name for p in root.iterdir() if (p / JOURNAL).is_file()]
     except OSError:
         return []
-    return [summary(root / name) for name in names]
+    found = [summary(root / name) for name in names]
+    return sorted(found, key=lambda r: (r.run_id.split("-", 1)[0], r.started_ns, r.run_id))
 
 
 def find(run_id: Optional[str]) -> Optional[RunSummary]:

@@ -47,10 +47,18 @@ def test_a_run_writes_one_json_object_a_line(state):
     )
 
 
-def test_run_ids_sort_by_time_and_never_collide(state):
-    ids = [journal.new_run("fix").run_id for _ in range(5)]
-    assert len(set(ids)) == 5
-    assert [r.run_id for r in journal.runs()] == sorted(ids)
+def test_runs_started_in_one_second_never_collide_and_list_in_the_order_they_started(state):
+    ids = [journal.new_run("fix").run_id for _ in range(20)]  # well within a second: the suffixes are random
+    assert len(set(ids)) == 20
+    assert [r.run_id for r in journal.runs()] == ids
+
+
+def test_a_journal_without_time_ns_still_sorts_by_the_second_its_id_names(state):
+    root = journal.runs_dir()
+    for run_id in ("20261201T000002Z-0000", "20261201T000001Z-ffff"):
+        (root / run_id).mkdir(parents=True)
+        (root / run_id / "journal.jsonl").write_text(json.dumps({"event": "start", "kind": "fix"}) + "\n")
+    assert [r.run_id for r in journal.runs()] == ["20261201T000001Z-ffff", "20261201T000002Z-0000"]
 
 
 def test_an_unfinished_run_reads_as_unfinished(state):
