@@ -12,8 +12,7 @@ which this module reads, so that knowing the schema never imports a probe.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 from .fact_table import FACTS as FACT_ROWS
 
@@ -21,8 +20,7 @@ from .fact_table import FACTS as FACT_ROWS
 FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy", "onnxruntime")
 
 
-@dataclass(frozen=True)
-class Fact:
+class Fact(NamedTuple):  # NamedTuples, not dataclasses: see engine/model.py
     """One fact: its value, where it came from, and, when it could not be read, why not."""
 
     value: Any = None
@@ -42,8 +40,7 @@ def unknown(reason: str, source: str = "") -> Fact:
     return Fact(value=None, source=source, unknown=reason)
 
 
-@dataclass(frozen=True)
-class FactSpec:
+class FactSpec(NamedTuple):
     """One fact's declaration: a module that produces the fact lists it in its FACT_SPECS."""
 
     name: str  # with [] for list members

@@ -9,8 +9,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from ..facts import Fact, Facts, FactSpec, Inputs, collected, known, unknown
 from ..host.base import NOT_FOUND, HostError, NvmlError
@@ -263,13 +262,12 @@ PCI_FIELDS = (
 )  # fmt: skip
 
 
-@dataclass
-class PciScan:
-    gpus: list[str] = field(default_factory=list)  # NVIDIA GPU addresses, sorted
-    unbound: list[str] = field(default_factory=list)  # of those, the ones with no driver bound
-    amd: list[str] = field(default_factory=list)  # AMD GPU addresses
-    nvidia_driver: list[str] = field(default_factory=list)  # NVIDIA GPUs the nvidia driver is bound to
-    unread: dict[str, str] = field(default_factory=dict)  # bound GPUs whose uevent could not be read: why
+class PciScan(NamedTuple):
+    gpus: list[str]  # NVIDIA GPU addresses, sorted
+    unbound: list[str]  # of those, the ones with no driver bound
+    amd: list[str]  # AMD GPU addresses
+    nvidia_driver: list[str]  # NVIDIA GPUs the nvidia driver is bound to
+    unread: dict[str, str]  # bound GPUs whose uevent could not be read: why
 
 
 def _pci(host: Any) -> dict[str, Fact]:
@@ -327,7 +325,7 @@ def _device_nodes(host: Any, bound: list[str]) -> Fact:
 
 def _scan_pci(host: Any) -> PciScan:
     """The GPUs on the PCI bus and their drivers; HostError if the bus is unreadable."""
-    scan = PciScan()
+    scan = PciScan([], [], [], [], {})
     for addr in sorted(host.listdir(PCI_DEVICES)):
         base = f"{PCI_DEVICES}/{addr}"
         try:
