@@ -8,7 +8,8 @@ imports (start of the interpreter's own code to the command's first step), colle
 starting the Python inspection), load_rules, gather (waiting for the probes), derive, evaluate, render, and
 total; run_checks holds registry (importing the probe modules, all but the --deep-only runtime probe's),
 start_probes (the probes' threads started: the wall time includes the probes' own work, which holds the
-GIL while the threads start), load_rules, gather, derive and evaluate. --root names
+GIL while the threads start), load_rules, gather, derive and evaluate; cpu is the process's CPU time (user
+and system, all threads, from getrusage; not the inspection's child). --root names
 source trees to compare side by side (default: the installed gpudoctor); each tree needs its .pyc files
 written once (python -m compileall TREE/gpudoctor) or imports are compiled on every run. A benchmark, not
 a test: it prints, never fails.
@@ -61,12 +62,15 @@ try:
 except SystemExit:
     pass
 spent["total"] = time.perf_counter() - START
+import resource
+usage = resource.getrusage(resource.RUSAGE_SELF)
+spent["cpu"] = usage.ru_utime + usage.ru_stime  # all threads, the interpreter's start-up included
 sys.stderr.write("PHASES " + repr({k: round(v * 1000, 2) for k, v in spent.items()}) + "\n")
 """
 
 ORDER = (
     "imports", "collect", "run_checks", "registry", "start_probes", "load_rules", "gather", "derive",
-    "evaluate", "render", "total",
+    "evaluate", "render", "total", "cpu",
 )  # fmt: skip
 
 

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from .derive import derive
 from .facts import Fact, Facts, known
 from .host.base import Deadline
 
 
-@dataclass(frozen=True)
-class ProbeStatus:
+class ProbeStatus(NamedTuple):
     name: str
     status: str  # ok | crashed | timed out
     seconds: float

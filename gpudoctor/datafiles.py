@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import NamedTuple, Optional
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     file: str
     line: int
     rule_id: str

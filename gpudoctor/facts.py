@@ -12,8 +12,7 @@ which this module reads, so that knowing the schema never imports a probe.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 from .fact_table import FACTS as FACT_ROWS
 
@@ -21,8 +20,7 @@ from .fact_table import FACTS as FACT_ROWS
 FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy", "onnxruntime")
 
 
-@dataclass(frozen=True)
-class Fact:
+class Fact(NamedTuple):  # NamedTuples, not dataclasses: see engine/model.py
     """One fact: its value, where it came from, and, when it could not be read, why not."""
 
     value: Any = None
@@ -42,8 +40,7 @@ def unknown(reason: str, source: str = "") -> Fact:
     return Fact(value=None, source=source, unknown=reason)
 
 
-@dataclass(frozen=True)
-class FactSpec:
+class FactSpec(NamedTuple):
     """One fact's declaration: a module that produces the fact lists it in its FACT_SPECS."""
 
     name: str  # with [] for list members
@@ -58,11 +55,12 @@ SPECS: dict[str, FactSpec] = {s.name: s for s in SCHEMA}
 LISTS: tuple[str, ...] = tuple(sorted({s.name.split("[]")[0] for s in SCHEMA if "[]" in s.name}))
 
 _INDEX = re.compile(r"\[\d+\]")
+_MEMBER = re.compile(r"([a-z_0-9]+)\[(\d+)\]")  # a list member's piece of a name: gpus[3]
 
 
 def head(name: str) -> str:
     """A fact name's first part, the section a probe owns: `gpus[3].pcie.gen_current` -> `gpus`."""
-    return re.split(r"[.\[]", name, maxsplit=1)[0]
+    return name.split(".", 1)[0].split("[", 1)[0]  # what precedes the first "." or "[", without a regex
 
 
 def spec_name(path: str) -> str:
@@ -138,7 +136,7 @@ class Facts:
 def _split(path: str) -> list:
     parts: list = []
     for piece in path.split("."):
-        m = re.fullmatch(r"([a-z_0-9]+)\[(\d+)\]", piece)
+        m = _MEMBER.fullmatch(piece) if "[" in piece else None
         if m:
             parts += [m.group(1), int(m.group(2))]
         else:

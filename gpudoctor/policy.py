@@ -15,9 +15,8 @@ at once with the file and the key.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from packaging.version import Version
 
@@ -129,13 +128,12 @@ class PolicyError(Exception):
         self.problems = problems
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(NamedTuple):
     path: str  # the file it came from
     prefix: str  # "" for gpudoctor.toml, "tool.gpudoctor." in a pyproject.toml: how keys are named
-    fail_on: Optional[str] = None
-    facts: dict[str, Fact] = field(default_factory=dict)  # the requirements it sets, as policy.* facts
-    ignore: tuple[tuple[str, str], ...] = ()  # (rule id, reason)
+    fail_on: Optional[str]
+    facts: dict[str, Fact]  # the requirements it sets, as policy.* facts
+    ignore: tuple[tuple[str, str], ...]  # (rule id, reason)
 
     def check_ignores(self, rule_ids: set[str]) -> None:
         """Ignoring a rule that does not exist is a typo that would silently ignore nothing."""

@@ -4,16 +4,18 @@ Loading the knowledge tables (importing gpudoctor.knowledge and PyYAML, parsing 
 costs a check about 40 ms, more than a third of its time on a host with no framework to judge. A derived
 fact that needs one small answer from one table (the newest host compiler each CUDA release accepts) reads a
 digest of it instead: the answer computed once from the validated tables, kept as JSON beside the rule
-cache (`$XDG_CACHE_HOME/gpudoctor`, else `~/.cache/gpudoctor`), in a file named after the table and the
-sha256 of its text, under a directory named after gpudoctor's version. It is never trusted for other text or
-across versions; anything wrong with it means computing the answer from the tables again, and
-GPUDOCTOR_NO_CACHE=1 (as for the rule cache) turns it off.
+cache (`$XDG_CACHE_HOME/gpudoctor`, else `~/.cache/gpudoctor`), in a file named after the table and its
+size, modification and change times and inode, under a directory named after gpudoctor's version: it is
+trusted while the table file is as it was (the way the shipped rule set is, engine/rule_cache.py, and Python
+trusts a bytecode cache), never across versions. Naming it after the table's sha256 instead cost a check
+2 ms (reading the tables, importing hashlib). Anything wrong with it means computing the answer from the
+tables again, and GPUDOCTOR_NO_CACHE=1 (as for the rule cache) turns it off.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -40,12 +42,12 @@ def digest(table: str, compute: Callable[[Any], Any], question: str = "") -> Any
     path = None
     if directory is not None:
         try:
-            text = (shipped_rules_dir() / "knowledge" / f"{table}.yaml").read_bytes()
+            st = os.stat(shipped_rules_dir() / "knowledge" / f"{table}.yaml")
         except OSError:
-            text = None
-        if text is not None:
+            st = None
+        if st is not None:
             name = f"{table}-{question}" if question else table
-            path = directory / f"{name}-{hashlib.sha256(text).hexdigest()}.json"
+            path = directory / f"{name}-{st.st_size}-{st.st_mtime_ns}-{st.st_ctime_ns}-{st.st_ino}.json"
             try:
                 with open(path, encoding="utf-8") as f:
                     return json.load(f)["answer"]

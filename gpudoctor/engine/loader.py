@@ -8,7 +8,6 @@ the later rule says `overrides: true`.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional, Protocol
 
@@ -500,7 +499,7 @@ def _merge(rules: list[Rule], shipped: set[str]) -> tuple[list[Rule], list[Probl
             by_id[rule.id] = rule
         elif rule.overrides:
             replaced = f"{Path(first.file).name}:{first.line}" if first.file in shipped else first.replaces
-            by_id[rule.id] = replace(rule, replaces=replaced)
+            by_id[rule.id] = rule._replace(replaces=replaced)
         else:
             problems.append(
                 Problem(

@@ -1,8 +1,11 @@
-"""What rules and their results are: plain, immutable data."""
+"""What rules and their results are: plain, immutable data.
+
+NamedTuples, not dataclasses: a check defines these at every start, and no dataclass on its path spares it
+importing dataclasses and inspect (benchmarks/README.md). `rule._replace(field=value)` makes a changed copy.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Optional
 
 SEVERITIES = ("error", "warning", "info")
@@ -14,8 +17,7 @@ CATEGORIES = ("driver", "gpu", "cuda", "cudnn", "frameworks", "container", "syst
 FIX_KINDS = ("pip", "uv", "conda", "apt", "env", "driver", "reboot", "command", "manual")
 
 
-@dataclass(frozen=True)
-class FixStep:
+class FixStep(NamedTuple):
     kind: str
     argv: tuple[str, ...] = ()  # templates until rendered
     text: str = ""  # for manual steps, and a short note for the others
@@ -33,8 +35,7 @@ class ErrorText(NamedTuple):
     source: str = ""
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     id: str
     title: str
     severity: str
@@ -65,8 +66,7 @@ class Rule:
     replaces: str = ""
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     rule: Rule
     message: str
     why: str
@@ -82,8 +82,7 @@ class Finding:
 NOT_APPLICABLE = "not_applicable"
 
 
-@dataclass(frozen=True)
-class RuleResult:
+class RuleResult(NamedTuple):
     """One rule's outcome: `fired` (with findings), `passed`, `unknown` (facts it needs are unknown), or
     `not_applicable` (its `applies:` condition is false here; it iterates a list that is empty here: no
     GPU, no framework; or it reads a parameter the run is not given: a requirement the policy does not
@@ -92,7 +91,7 @@ class RuleResult:
     rule: Rule
     status: str
     findings: tuple[Finding, ...] = ()
-    unknown_facts: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (fact, reason)
+    unknown_facts: tuple[tuple[str, str], ...] = ()  # (fact, reason)
     # Why `not_applicable` because of `applies:`: the condition and the facts that made it false here.
     # Empty for a rule whose list is empty (its `for_each` says what is missing).
     reason: str = ""

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -61,7 +60,8 @@ def load(text: str, name: str, build: Loader) -> tuple[list[Rule], list[Problem]
 
 
 def _to_json(rule: Rule) -> dict[str, Any]:
-    data = asdict(rule)
+    data = rule._asdict()  # the shape dataclasses.asdict gave (FORMAT 5): fix steps as objects
+    data["fix"] = [step._asdict() for step in rule.fix]
     del data["file"]
     return data
 

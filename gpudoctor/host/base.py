@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Optional, Protocol
+from typing import Any, NamedTuple, Optional, Protocol
 
 # Reasons a read can fail. They become the `unknown` reason of the facts built from that read.
 NOT_FOUND = "not found"
@@ -77,8 +76,7 @@ def nvml_reason(name: str) -> str:
     }.get(name, f"NVML error ({name})")
 
 
-@dataclass(frozen=True)
-class CommandResult:
+class CommandResult(NamedTuple):
     """What a command printed and how it ended. `rc` is None when it did not end by itself."""
 
     argv: tuple[str, ...]

@@ -13,6 +13,7 @@ signal gpudoctor was started with ignored (`nohup` ignores SIGHUP) stays ignored
 
 from __future__ import annotations
 
+import errno
 import os
 import selectors
 import signal
@@ -43,9 +44,12 @@ START_WAIT_S = 2.0
 
 @contextmanager
 def starting() -> Iterator[None]:
-    """Around starting a child and tracking it: its process may run before Popen returns its id."""
+    """Around starting a child and tracking it: its process may run before Popen returns its id. Once
+    kill_all has begun, none starts (OSError): one forked then could outlive the exit that follows."""
     global _starting
     with _lock:
+        if _closing:
+            raise OSError(errno.ECANCELED, "gpudoctor is ending: no new child process")
         _starting += 1
     try:
         yield

@@ -283,10 +283,10 @@ def main(argv: list) -> None:
 
 
 def source() -> str:
-    """This module's text, which the bootstrap compiles and runs in the target interpreter."""
-    import inspect as _inspect
-
-    return _inspect.getsource(sys.modules[__name__])
+    """This module's text, which the bootstrap compiles and runs in the target interpreter: read as
+    inspect.getsource reads it, without importing inspect (5 ms before the inspection could start)."""
+    with open(__file__, encoding="utf-8") as f:
+        return f.read()
 
 
 def bootstrap() -> str:

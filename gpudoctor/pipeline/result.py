@@ -3,8 +3,7 @@ threshold made of it (decided in pipeline/verdict.py, nowhere else; renderers re
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional
 
 from ..engine.model import NOT_APPLICABLE, SEVERITY_RANK, Finding, Rule, RuleResult
 from ..facts import Facts
@@ -13,8 +12,7 @@ if TYPE_CHECKING:
     from ..collect import ProbeStatus
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):  # NamedTuples and a plain class, not dataclasses: see engine/model.py
     """The Python environment a Result judged: the interpreter, and what chose it (`--python`, `VIRTUAL_ENV`,
     ...: python.selected_by's words). No interpreter (`check --no-python`, a bench's own facts): ""."""
 
@@ -22,25 +20,54 @@ class Target:
     chosen_by: str = ""
 
 
-@dataclass
 class Result:
-    facts: Facts
-    results: list[RuleResult]
-    probes: list[ProbeStatus]
-    host_kind: str
-    source: str  # "live" or the snapshot's path
-    elapsed: float
-    timed_out: list[str] = field(default_factory=list)
-    profile: str = "workstation"
-    skipped_probes: list[str] = field(default_factory=list)  # probes the profile does not run
-    skipped_rules: list[str] = field(default_factory=list)  # rules needing facts of those probes
-    policy: Optional[str] = None  # the policy file's path
-    ignore: dict[str, str] = field(default_factory=dict)  # rule id -> why the policy ignores it
-    fail_unknown: bool = False  # an error-level rule that could not be evaluated makes the exit code 2
-    unknown_ok: tuple[str, ...] = ()  # fact sections whose unknowns alone do not (Profile.unknown_ok)
-    unrecorded_ok: bool = False  # nor facts a replayed snapshot did not record (Profile.unrecorded_ok)
-    overrides: list[Rule] = field(default_factory=list)  # rules that replaced shipped ones (Rule.replaces)
-    target: Target = field(default_factory=Target)  # the Python environment judged
+    """One environment's check (mutable; equal to another Result with the same attributes)."""
+
+    def __init__(
+        self,
+        facts: Facts,
+        results: list[RuleResult],
+        probes: list[ProbeStatus],
+        host_kind: str,
+        source: str,  # "live" or the snapshot's path
+        elapsed: float,
+        timed_out: Optional[list[str]] = None,  # None: []
+        profile: str = "workstation",
+        skipped_probes: Optional[list[str]] = None,  # probes the profile does not run (None: [])
+        skipped_rules: Optional[list[str]] = None,  # rules needing facts of those probes (None: [])
+        policy: Optional[str] = None,  # the policy file's path
+        ignore: Optional[dict[str, str]] = None,  # rule id -> why the policy ignores it (None: {})
+        fail_unknown: bool = False,  # an error-level rule that could not be evaluated makes the exit code 2
+        unknown_ok: tuple[str, ...] = (),  # fact sections whose unknowns alone do not (Profile.unknown_ok)
+        unrecorded_ok: bool = False,  # nor facts a replayed snapshot did not record (Profile.unrecorded_ok)
+        overrides: Optional[list[Rule]] = None,  # rules that replaced shipped ones (Rule.replaces; None: [])
+        target: Optional[Target] = None,  # the Python environment judged (None: Target())
+    ) -> None:
+        self.facts = facts
+        self.results = results
+        self.probes = probes
+        self.host_kind = host_kind
+        self.source = source
+        self.elapsed = elapsed
+        self.timed_out = [] if timed_out is None else timed_out
+        self.profile = profile
+        self.skipped_probes = [] if skipped_probes is None else skipped_probes
+        self.skipped_rules = [] if skipped_rules is None else skipped_rules
+        self.policy = policy
+        self.ignore = {} if ignore is None else ignore
+        self.fail_unknown = fail_unknown
+        self.unknown_ok = unknown_ok
+        self.unrecorded_ok = unrecorded_ok
+        self.overrides = [] if overrides is None else overrides
+        self.target = Target() if target is None else target
+
+    def __eq__(self, other: object) -> bool:
+        return vars(self) == vars(other) if type(other) is Result else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return "Result(" + ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) + ")"
 
     @property
     def findings(self) -> list[Finding]:
@@ -72,8 +99,7 @@ class Result:
         return list(self.timed_out) + [f"probe {p.name}" for p in self.probes if p.status == "timed out"]
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """The run's threshold applied to one Result: its exit code, the --fail-on it was decided under, the
     findings at or above it (most severe first), and the error-level rules whose facts are unknown and that
     count for the exit code (they make it 2 when `code` is 2). Renderers show it; they never decide."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 
@@ -113,7 +112,7 @@ def test_rule_facts_cover_condition_iteration_texts_and_nvidia_require():
     )
     rule = rules["GD-CONTAINER-002"]
     operator.provide()
-    nvidia_require = replace(rule, when={"fact": "container.nvidia_require_cuda", "nvidia_require": "unmet"})
+    nvidia_require = rule._replace(when={"fact": "container.nvidia_require_cuda", "nvidia_require": "unmet"})
     assert {"driver.max_cuda", "driver.version", "gpus.count"} <= rule_facts(nvidia_require)
     assert "frameworks.count" in rule_facts(rules["GD-FW-004"])  # its for_each
     assert "python.executable" in rule_facts(rules["GD-RUNTIME-011"])  # only in its fix command

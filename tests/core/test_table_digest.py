@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -83,3 +84,22 @@ def test_the_newest_rows_are_cached_apart_from_other_answers_of_a_table(cache, m
     monkeypatch.setattr(kn, "knowledge", lambda: kb)
     assert table_digest.digest("torch", lambda kb: "other", "oldest") == "other"
     assert table_digest.newest_row("torch") == "9.99"
+
+
+def test_a_table_file_that_changed_is_answered_again(cache, monkeypatch, tmp_path):
+    # Keyed by the table file's size, times and inode (not its text's sha256): a changed file is a new key.
+    from gpudoctor.datafiles import shipped_rules_dir
+
+    shipped = tmp_path / "shipped"
+    (shipped / "knowledge").mkdir(parents=True)
+    table = shipped / "knowledge" / "host_compilers.yaml"
+    table.write_bytes((shipped_rules_dir() / "knowledge" / "host_compilers.yaml").read_bytes())
+    monkeypatch.setattr(table_digest, "shipped_rules_dir", lambda: shipped)
+    assert table_digest.host_compiler_limits() == expected()
+    (first,) = list(cache.glob("gpudoctor/knowledge-*/host_compilers-*.json"))
+    first.write_text(json.dumps({"answer": "stale"}))
+    assert table_digest.host_compiler_limits() == "stale"
+    st = table.stat()
+    os.utime(table, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert table_digest.host_compiler_limits() == expected()
+    assert len(list(cache.glob("gpudoctor/knowledge-*/host_compilers-*.json"))) == 2

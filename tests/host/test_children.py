@@ -204,6 +204,22 @@ def test_a_child_started_after_the_signal_is_killed_at_once():
         child.wait()
 
 
+def test_once_kill_all_began_no_child_starts(tmp_path):
+    """A probe thread that reaches spawn after kill_all (gpudoctor is exiting: a bad policy, a signal)
+    starts nothing: a child forked then could outlive the os._exit that follows before it is killed."""
+    marker = tmp_path / "started"
+    saved = children._closing
+    try:
+        children._closing = True
+        with pytest.raises(OSError, match="no new child"):
+            children.spawn(["sh", "-c", f"touch {marker}"])
+        assert children._starting == 0
+    finally:
+        children._closing = saved
+    time.sleep(0.2)
+    assert not marker.exists()
+
+
 def test_started_with_sighup_ignored_a_hangup_does_not_end_it(tmp_path):
     """`nohup gpudoctor ...` asks to outlive the terminal: SIGHUP stays ignored, SIGTERM still ends it."""
     pidfile = tmp_path / "inspection.pid"

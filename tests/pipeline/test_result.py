@@ -4,7 +4,6 @@ that ignores a rule, and a Verdict's answer per rule."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
@@ -13,6 +12,7 @@ from gpudoctor.collect import ProbeStatus
 from gpudoctor.host.base import Deadline
 from gpudoctor.host.snapshot import SnapshotHost, load
 from gpudoctor.pipeline.check import run_check
+from gpudoctor.pipeline.result import Result
 from gpudoctor.pipeline.verdict import decide
 from gpudoctor.profiles import PROFILES
 
@@ -41,9 +41,8 @@ def test_counts_match_the_golden_report(h200):
 
 def test_a_rule_the_policy_ignores_leaves_the_findings_but_is_still_shown(h200):
     why = "onnxruntime runs on CPU here by design"
-    result = dataclasses.replace(
-        h200, ignore={"GD-FW-004": why, "GD-CUDNN-001": "not fired: nothing to hide"}
-    )
+    ignore = {"GD-FW-004": why, "GD-CUDNN-001": "not fired: nothing to hide"}
+    result = Result(**{**vars(h200), "ignore": ignore})
     assert [f.rule.id for f in result.findings] == ["GD-CUDNN-002"]
     assert [(f.rule.id, reason) for f, reason in result.ignored_findings] == [("GD-FW-004", why)]
     by_id = {r.rule.id: r for r in result.results}
@@ -62,7 +61,7 @@ def test_unanswered_names_timed_out_calls_and_probes(h200):
         ProbeStatus("gpu_health", "timed out", 10.0),
         ProbeStatus("storage", "crashed", 0.1),
     ]
-    result = dataclasses.replace(h200, probes=probes, timed_out=["NVML nvmlDeviceGetHandleByIndex"])
+    result = Result(**{**vars(h200), "probes": probes, "timed_out": ["NVML nvmlDeviceGetHandleByIndex"]})
     assert result.unanswered() == ["NVML nvmlDeviceGetHandleByIndex", "probe gpu_health"]
 
 

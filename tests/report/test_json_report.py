@@ -4,7 +4,6 @@ timing, redaction and several environments change in it (docs/json-report.md).""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from gpudoctor.host.base import Deadline
 from gpudoctor.host.snapshot import SnapshotHost, load
 from gpudoctor.pipeline.check import run_check
+from gpudoctor.pipeline.result import Result
 from gpudoctor.pipeline.verdict import decide
 from gpudoctor.profiles import PROFILES
 from gpudoctor.redact import Identity, redact_report
@@ -64,7 +64,7 @@ def test_a_finding_and_its_resolver_step(h200):
     (step,) = fw["fix"]
     assert (step["kind"], step["argv"], step["resolver"], step["args"]) == ("pip", [], "onnxruntime", {})
     # A step without a resolver has neither key.
-    literal = dataclasses.replace(h200.findings[0].fix[0], resolver="", argv=("nvidia-smi", "-L"))
+    literal = h200.findings[0].fix[0]._replace(resolver="", argv=("nvidia-smi", "-L"))
     assert json_report.step_data(literal) == {
         "kind": "pip",
         "argv": ["nvidia-smi", "-L"],
@@ -74,7 +74,7 @@ def test_a_finding_and_its_resolver_step(h200):
 
 def test_a_policy_ignored_finding_moves_to_ignored_with_its_reason(h200):
     why = "onnxruntime stays on the CPU on this host"
-    result = dataclasses.replace(h200, ignore={"GD-FW-004": why}, policy="/etc/gpudoctor/policy.yaml")
+    result = Result(**{**vars(h200), "ignore": {"GD-FW-004": why}, "policy": "/etc/gpudoctor/policy.yaml"})
     data = json_report.report_data(result, decide(result, "warning"), include_timing=False)
     assert [f["rule"] for f in data["findings"]] == ["GD-CUDNN-002"]
     assert [(f["rule"], f["reason"]) for f in data["ignored"]] == [("GD-FW-004", why)]
