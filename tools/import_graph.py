@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("facts", ("__init__", "facts", "fact_table")),
     ("base", ("datafiles", "crashlog", "redact", "toml_reader")),
     ("host", ("host",)),
+    ("subjects", ("image", "lockfile", "subject")),  # what check --image/--lock judge besides the machine
     ("probes", ("probes",)),
     ("engine", ("engine",)),
     ("container", ("container",)),  # the container runtime's judgement; gives the engine nvidia_require
