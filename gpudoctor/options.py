@@ -425,6 +425,19 @@ FLEET = (
     ),
     POLICY.but(help="Policy file whose [ignore] entries for fleet rules apply, with their reasons."),
     RULES.but(help="More fleet rules over the fleet's records (peers[]): files or directories."),
+    Option(
+        "image",
+        ("--image",),
+        "Judge a container image on every group of nodes (same GPU model, driver and machine) instead of "
+        "merging: an OCI layout directory, an OCI or `docker save` archive, or a local image name.",
+        metavar="REF",
+    ),
+    Option(
+        "lock",
+        ("--lock",),
+        "Judge a lockfile's pins on every group of nodes instead of merging (formats as for check --lock).",
+        metavar="FILE",
+    ),
 )
 
 BENCH = (

@@ -9,7 +9,7 @@ lock.*: parameters, like the policy's, so the rules that read them are part of a
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Optional
 
 from .facts import Fact, FactSpec, known, unknown
 from .host.base import HostError
@@ -86,13 +86,14 @@ def host_machine(host: Any) -> str:
     return result.stdout.strip() if result.rc == 0 else ""
 
 
-def open_image(host: Any, ref: str, timeout: float) -> Subject:
-    """The image (raises gpudoctor.image.view.ImageError), read for the host's architecture where it holds
-    several, and the host as a container of it would see things."""
+def open_image(host: Any, ref: str, timeout: float, machine: Optional[str] = None) -> Subject:
+    """The image (raises gpudoctor.image.view.ImageError), read for the host's architecture (`machine`, as
+    the kernel names it, where the host cannot say) where it holds several, and the host as a container of
+    it would see things."""
     from .host.image_view import ImageHost
     from .image import read_image
 
-    machine = host_machine(host)
+    machine = machine or host_machine(host)
     view = read_image(ref, arch=OCI_ARCH.get(machine) or None, timeout=timeout)
     src = f"image {ref}"
     facts: dict[str, Fact] = {
@@ -112,13 +113,13 @@ def open_image(host: Any, ref: str, timeout: float) -> Subject:
     return Subject("image", ref, ImageHost(host, view), facts)
 
 
-def open_lock(host: Any, path: str) -> Subject:
+def open_lock(host: Any, path: str, machine: Optional[str] = None) -> Subject:
     """The lockfile's pins that apply to this machine (raises gpudoctor.lockfile LockError), as the Python
     environment they would make."""
     from .host.lock_view import LockHost
     from .lockfile import as_inspection, read_lock
 
-    machine = host_machine(host) or "x86_64"
+    machine = machine or host_machine(host) or "x86_64"
     lock = read_lock(path, machine=machine)
     src = f"lockfile {path}"
     facts: dict[str, Fact] = {

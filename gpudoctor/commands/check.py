@@ -131,21 +131,22 @@ def refuse_subject_conflicts(
         )
 
 
-def open_subject(host: Any, image: Optional[str], lock: Optional[str]) -> Any:
-    """The image or lockfile read (subject.py); one that cannot be read is a CommandError (exit 2)."""
+def open_subject(host: Any, image: Optional[str], lock: Optional[str], machine: Optional[str] = None) -> Any:
+    """The image or lockfile read (subject.py) for `machine` (default: the host's); one that cannot be read
+    is a CommandError (exit 2)."""
     from .. import subject
 
     if image:
         from ..image.view import ImageError
 
         try:
-            return subject.open_image(host, image, timeout=IMAGE_TIMEOUT)
+            return subject.open_image(host, image, timeout=IMAGE_TIMEOUT, machine=machine)
         except ImageError as e:
             raise CommandError(f"--image {image}: {e.reason}") from None
     from ..lockfile import LockError
 
     try:
-        return subject.open_lock(host, str(lock))
+        return subject.open_lock(host, str(lock), machine=machine)
     except LockError as e:
         raise CommandError(f"--lock {lock}: {e.reason}") from None
 
