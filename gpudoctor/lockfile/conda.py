@@ -7,8 +7,9 @@ pip) and the URL it comes from; the build string is in the URL's file name.
 
 conda's `pytorch` is the distribution the probes know as `torch`; its build says which variant it is, and
 the version is given the local tag a wheel of that variant has. As the real files show it:
-- conda-forge's builds name the CUDA they were built with in three digits: `cuda120_py311h2667f23_304` is
-  CUDA 12.0 (Clay-foundation/model's conda-lock.yml, tests/lockfile/data/SOURCES.md);
+- conda-forge's builds name the CUDA they were built with in three digits, `cuda120_py311h2667f23_304` is
+  CUDA 12.0, and its CPU builds start `cpu_` (`cpu_generic_py311hc35e6e7_4`) (Clay-foundation/model's
+  conda-lock.yml, tests/lockfile/data/SOURCES.md);
 - the pytorch channel's name CUDA and cuDNN, `py3.10_cuda12.1_cudnn8.9.2_0` (CUDA 12.1), and its CPU builds
   `py3.8_cpu_0` (both in environment exports found by code search, SOURCES.md);
 - without a build, `pytorch-cuda=11.7.0` (the pytorch channel's meta-package) says CUDA 11.7

@@ -1,0 +1,72 @@
+"""lockfile/uv.py on a uv.lock written by the real `uv lock` (conftest.generated): a universal lock with
+torch +cu124 for Linux and an untagged CPU torch for macOS."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpudoctor.lockfile.model import LockError
+from gpudoctor.lockfile.target import target
+from gpudoctor.lockfile.uv import parse
+
+CUDA_REQUIRES = [
+    "filelock==3.16.1",
+    "nvidia-cuda-runtime-cu12==12.4.127",
+    "nvidia-cudnn-cu12==9.1.0.70",
+    "nvidia-nccl-cu12==2.21.5",
+]
+
+
+def read(generated, *t):
+    path = generated["uv.lock"]
+    return parse(path.read_text(), str(path), target(*t))
+
+
+def test_linux_x86_64_gets_the_cuda_torch_and_its_nvidia_wheels(generated):
+    lock = read(generated, "linux", "x86_64", "3.11")
+    assert lock.format == "uv.lock" and lock.requires_python == ">=3.10"
+    torch = [p for p in lock.pins if p.name == "torch"]
+    assert len(torch) == 1
+    assert torch[0].version == "2.5.1+cu124"
+    assert torch[0].index == generated["cu124"]
+    assert torch[0].requires == CUDA_REQUIRES
+    assert [p.name for p in lock.pins] == [r.split("==")[0] for r in CUDA_REQUIRES] + ["torch"]
+    assert "app 0.1.0: the locked project itself (virtual source), not a dependency" in lock.skipped
+    assert (
+        "torch 2.5.1: its resolution markers (sys_platform == 'darwin') do not hold on "
+        "linux x86_64 Python 3.11" in lock.skipped
+    )
+
+
+def test_aarch64_linux_gets_no_nvidia_wheels(generated):
+    lock = read(generated, "linux", "aarch64", "")
+    torch = next(p for p in lock.pins if p.name == "torch")
+    assert torch.version == "2.5.1+cu124" and torch.requires == ["filelock==3.16.1"]
+    assert not any(p.name.startswith("nvidia-") for p in lock.pins)
+    assert (
+        "nvidia-cudnn-cu12 9.1.0.70: not installed on linux aarch64: "
+        "nothing that is required there requires it" in lock.skipped
+    )
+
+
+def test_macos_gets_the_cpu_index_torch_tagged_with_its_variant(generated):
+    lock = read(generated, "darwin", "arm64", "3.12")
+    torch = next(p for p in lock.pins if p.name == "torch")
+    assert torch.version == "2.5.1+cpu"  # the lock says 2.5.1; the index is /whl/cpu
+    assert torch.index == generated["cpu"]
+
+
+def test_a_lock_without_packages_is_refused():
+    with pytest.raises(LockError, match="not a uv.lock"):
+        parse('requires-python = ">=3.10"\n', "uv.lock", target("linux", "x86_64", ""))
+
+
+def test_a_dependency_with_an_unreadable_marker_is_skipped_with_why(generated):
+    text = (
+        generated["uv.lock"]
+        .read_text()
+        .replace("marker = \"platform_machine == 'x86_64'\"", 'marker = "platform_machine =="', 1)
+    )
+    lock = parse(text, "uv.lock", target("linux", "x86_64", "3.11"))
+    assert any("marker not understood" in line for line in lock.skipped)
+    assert len([p for p in lock.pins if p.name.startswith("nvidia-")]) == 2
