@@ -9,13 +9,17 @@ e.g. a wheel URL per Python (cp310, cp311...), and which one installs follows fr
 
 from __future__ import annotations
 
+from typing import Optional
+
 from .model import Lock, LockError, Pin, finish, load_toml, normalise, tables, text_of, with_variant
 from .target import Target, marker_holds, wheel_misfit
 
 FORMAT = "poetry.lock"
 
 
-def parse(text: str, path: str, t: Target) -> Lock:
+def parse(text: str, path: str, t: Target, extras: Optional[tuple] = None) -> Lock:
+    """The pins `poetry install` installs on the target with `extras` (the lock's [extras] names); None:
+    every extra (a gate judges all that may be installed; a poetry.lock has one resolution for them all)."""
     data = load_toml(text, path)
     metadata = data.get("metadata")
     if not isinstance(metadata, dict) or "package" not in data and "content-hash" not in metadata:
@@ -37,6 +41,8 @@ def parse(text: str, path: str, t: Target) -> Lock:
         index = text_of(source.get("url")) if source.get("type") in ("legacy", "url") else ""
         deps = pkg.get("dependencies") if isinstance(pkg.get("dependencies"), dict) else {}
         applied.append((Pin(name, with_variant(name, version, index), index, []), deps))
+    if extras is not None:
+        applied = _installed(applied, data.get("extras"), extras, t, skipped, tables(data, "package", path))
     versions = {}
     for pin, _ in applied:
         versions.setdefault(pin.name, pin.version)
@@ -46,6 +52,35 @@ def parse(text: str, path: str, t: Target) -> Lock:
         pins.append(pin._replace(requires=sorted(f"{n}=={versions[n]}" for n in names if n in versions)))
     python = text_of(metadata.get("python-versions"))
     return finish(path, FORMAT, "" if python == "*" else python, pins, skipped)
+
+
+def _installed(applied: list, table: object, extras: tuple, t: Target, skipped: list, packages: list) -> list:
+    """The applied entries `poetry install -E ...` installs: every one not marked optional, and the optional
+    ones the chosen extras name or what those require (through dependencies that hold)."""
+    optional = {normalise(text_of(p.get("name"))) for p in packages if p.get("optional")}
+    named = table if isinstance(table, dict) else {}
+    wanted = {
+        normalise(str(n)) for e in extras for n in (named.get(e) or []) if isinstance(named.get(e), list)
+    }
+    deps = {}
+    for pin, spec in applied:
+        deps.setdefault(pin.name, set()).update(normalise(n) for n, v in spec.items() if _required(v, t))
+    todo = list(wanted) + [pin.name for pin, _ in applied if pin.name not in optional]
+    reached: set = set()
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo += deps.get(name, ())
+    extra_of = {normalise(str(n)): e for e, names in named.items() if isinstance(names, list) for n in names}
+    out = []
+    for pin, spec in applied:
+        if pin.name in reached:
+            out.append((pin, spec))
+        else:
+            hint = f" (poetry install -E {extra_of[pin.name]})" if pin.name in extra_of else ""
+            skipped.append(f"{pin.name} {pin.version}: optional, and no extra asked for requires it{hint}")
+    return out
 
 
 def _not_here(pkg: dict, t: Target) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Optional
 
 from . import conda, poetry, pylock, requirements, uv
 from .model import Lock, LockError, read_text
@@ -60,12 +61,19 @@ def _by_content(path: str, text: str) -> str:
     )
 
 
-def read_lock(path: str, *, machine: str, platform: str = "linux", python: str = "") -> Lock:
+def read_lock(
+    path: str, *, machine: str, platform: str = "linux", python: str = "", extras: Optional[tuple] = None
+) -> Lock:
     """The pins of the lockfile at `path` that apply to (platform, machine, python): `machine` as
     os.uname() says it ("x86_64", "aarch64"), `python` "3.11" or "" (unknown: an entry any Python would
-    install is kept). LockError, with the reason, when the file cannot be read or is not a lockfile."""
+    install is kept). `extras`: the project's extras it is installed with (uv.lock, poetry.lock; the other
+    formats are resolved already); None judges every extra that can be installed with the others.
+    LockError, with the reason, when the file cannot be read or is not a lockfile."""
     t = target(platform, machine, python)
     text = read_text(path)
     if not text.strip():
         raise LockError(f"{path}: empty")
-    return READERS[format_of(path, text)](text, path, t)
+    fmt = format_of(path, text)
+    if fmt in ("uv.lock", "poetry.lock"):
+        return READERS[fmt](text, path, t, extras)
+    return READERS[fmt](text, path, t)

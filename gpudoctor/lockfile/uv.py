@@ -2,13 +2,15 @@
 resolution forks by platform or Python, each with its `resolution-markers`).
 
 What applies to the target is what `uv sync` would install there: the project (a `virtual` or `editable`
-source) and everything reached from it through `dependencies` and the default dev group whose markers hold,
-plus the extras an edge asks for. A lock without such a root (exported oddly) falls back to the packages'
+source) and everything reached from it through `dependencies`, the default dev group and the project's
+extras (by default every extra that conflicts with none: see parse), over edges whose markers hold. A lock without such a root (exported oddly) falls back to the packages'
 own resolution markers. A registry package's version carries the local tag of its wheel ("2.5.1+cu124");
 one from a PyTorch-style index without it is given the index's variant.
 """
 
 from __future__ import annotations
+
+from typing import Optional
 
 from .model import Lock, LockError, Pin, finish, load_toml, normalise, tables, text_of, with_variant
 from .target import Target, marker_holds
@@ -18,7 +20,10 @@ ROOT_SOURCES = ("virtual", "editable")
 DEFAULT_GROUPS = ("dev",)  # `uv sync` installs the dev group unless told otherwise
 
 
-def parse(text: str, path: str, t: Target) -> Lock:
+def parse(text: str, path: str, t: Target, extras: Optional[tuple] = None) -> Lock:
+    """The pins `uv sync --extra ...` installs on the target with the project's `extras`; None: every
+    extra that conflicts with none (a gate judges all that may be installed; of conflicting extras, such as
+    a cpu and a cu124 variant of torch, only one can be, so none is judged unless named)."""
     data = load_toml(text, path)
     if not isinstance(data.get("version"), int) or "package" not in data:
         raise LockError(f"{path}: not a uv.lock (no `version` and [[package]] tables)")
@@ -32,7 +37,10 @@ def parse(text: str, path: str, t: Target) -> Lock:
             skipped.append(f"[[package]] {number}: no name")
             continue
         entries.append((name, text_of(pkg.get("version")), source, pkg))
-    reached = _walk(entries, t, skipped)
+    conflicting = _conflicting(data)
+    if extras is None:
+        extras = tuple(e for e in _root_extras(entries) if e not in conflicting)
+    reached = _walk(entries, t, skipped, tuple(sorted(extras)))
     pins = []
     versions = {}
     for i in reached:
@@ -43,7 +51,7 @@ def parse(text: str, path: str, t: Target) -> Lock:
             skipped.append(f"{where}: the locked project itself ({_kind(source)} source), not a dependency")
             continue
         if i not in reached:
-            skipped.append(f"{where}: {_why_not(pkg, t)}")
+            skipped.append(f"{where}: {_extra_of(entries, i, conflicting) or _why_not(pkg, t)}")
             continue
         if not version:
             skipped.append(f"{where}: no version ({_kind(source)} source)")
@@ -66,6 +74,44 @@ def _why_not(pkg: dict, t: Target) -> str:
     if markers and not any(_holds(m, t) for m in markers):
         return f"its resolution markers ({'; '.join(markers)}) do not hold on {place}"
     return f"not installed on {place}: nothing that is required there requires it"
+
+
+def _root_extras(entries: list) -> list:
+    out = []
+    for root in (e for e in entries if any(k in e[2] for k in ROOT_SOURCES)):
+        optional = root[3].get("optional-dependencies")
+        out += [str(extra) for extra in optional] if isinstance(optional, dict) else []
+    return out
+
+
+def _conflicting(data: dict) -> set:
+    """The extras named in the lock's `conflicts` (sets of extras that cannot be installed together)."""
+    sets = data.get("conflicts") if isinstance(data.get("conflicts"), list) else []
+    return {
+        str(item["extra"])
+        for group in sets
+        if isinstance(group, list)
+        for item in group
+        if isinstance(item, dict) and "extra" in item
+    }
+
+
+def _extra_of(entries: list, i: int, conflicting: set) -> str:
+    """ "installed only with the project's extra X" when a root's optional dependencies name entry i."""
+    names = []
+    for root in (e for e in entries if any(k in e[2] for k in ROOT_SOURCES)):
+        optional = root[3].get("optional-dependencies")
+        for extra, deps in optional.items() if isinstance(optional, dict) else []:
+            if any(isinstance(d, dict) and _resolve(entries, d) == i for d in deps or []):
+                names.append(str(extra))
+    if not names:
+        return ""
+    which = " or ".join(names)
+    if any(name in conflicting for name in names):
+        return (
+            f"installed only with the project's extra {which}, which conflicts with another: name the extra"
+        )
+    return f"installed only with the project's extra {which}, not asked for"
 
 
 def _holds(marker: str, t: Target) -> bool:
@@ -115,9 +161,9 @@ def _edges(entries: list, i: int, t: Target, skipped, root: bool = False, extras
     return out
 
 
-def _walk(entries: list, t: Target, skipped: list) -> set:
-    """The entries installed on the target: reached from the project through edges that hold. Without a
-    project in the lock, every entry whose resolution markers hold (or that has none)."""
+def _walk(entries: list, t: Target, skipped: list, extras: tuple) -> set:
+    """The entries installed on the target: reached from the project (with `extras`) through edges that
+    hold. Without a project in the lock, every entry whose resolution markers hold (or that has none)."""
     roots = [i for i, e in enumerate(entries) if any(k in e[2] for k in ROOT_SOURCES)]
     if not roots:
         return {
@@ -126,7 +172,7 @@ def _walk(entries: list, t: Target, skipped: list) -> set:
             if not e[3].get("resolution-markers") or any(_holds(m, t) for m in e[3]["resolution-markers"])
         }
     seen: set = set()
-    todo = [(i, (), True) for i in roots]
+    todo = [(i, extras, True) for i in roots]
     asked: set = set()
     while todo:
         i, extras, root = todo.pop()

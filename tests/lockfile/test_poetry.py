@@ -11,9 +11,9 @@ from gpudoctor.lockfile.target import target
 from .conftest import DATA
 
 
-def read(name, *t):
+def read(name, *t, extras=None):
     path = DATA / name
-    return parse(path.read_text(), str(path), target(*t))
+    return parse(path.read_text(), str(path), target(*t), extras)
 
 
 def test_torch_from_a_cu118_source():
@@ -61,6 +61,21 @@ def test_one_wheel_url_per_python_picks_the_target_python():
     )
     unknown = read("tgi-2025-01-poetry.lock", "linux", "x86_64", "")
     assert any("another entry for attention-kernels" in line for line in unknown.skipped)
+
+
+def test_optional_packages_follow_the_extras_asked_for():
+    # torch is optional in text-generation-inference's server lock: the `torch` extra installs it.
+    none = read("tgi-2025-01-poetry.lock", "linux", "x86_64", "3.11", extras=())
+    assert [p.name for p in none.pins] == ["filelock", "fsspec", "setuptools", "typing-extensions"]
+    assert (
+        "torch 2.5.1: optional, and no extra asked for requires it (poetry install -E torch)" in none.skipped
+    )
+    torch = read("tgi-2025-01-poetry.lock", "linux", "x86_64", "3.11", extras=("torch",))
+    assert "torch" in [p.name for p in torch.pins] and "nvidia-cudnn-cu12" in [p.name for p in torch.pins]
+    assert "attention-kernels" not in [p.name for p in torch.pins]
+    # attention-kernels requires torch: asking for the `attention` extra installs both.
+    attention = read("tgi-2025-01-poetry.lock", "linux", "x86_64", "3.11", extras=("attention",))
+    assert {"attention-kernels", "torch", "nvidia-cuda-runtime-cu12"} <= {p.name for p in attention.pins}
 
 
 def test_not_a_poetry_lock():

@@ -70,3 +70,30 @@ def test_a_dependency_with_an_unreadable_marker_is_skipped_with_why(generated):
     lock = parse(text, "uv.lock", target("linux", "x86_64", "3.11"))
     assert any("marker not understood" in line for line in lock.skipped)
     assert len([p for p in lock.pins if p.name.startswith("nvidia-")]) == 2
+
+
+def test_conflicting_extras_are_judged_only_when_named(generated):
+    path = generated["extras"]
+    text, t = path.read_text(), target("linux", "x86_64", "3.11")
+    lock = parse(text, str(path), t)
+    assert lock.pins == []  # cpu and cu124 conflict: which one installs is the deployment's choice
+    assert (
+        "torch 2.5.1+cu124: installed only with the project's extra cu124, which conflicts with another: "
+        "name the extra" in lock.skipped
+    )
+    cu124 = parse(text, str(path), t, extras=("cu124",))
+    assert [(p.name, p.version) for p in cu124.pins] == [
+        ("filelock", "3.16.1"),
+        ("nvidia-cuda-runtime-cu12", "12.4.127"),
+        ("nvidia-cudnn-cu12", "9.1.0.70"),
+        ("nvidia-nccl-cu12", "2.21.5"),
+        ("torch", "2.5.1+cu124"),
+    ]
+    cpu = parse(text, str(path), t, extras=("cpu",))
+    assert [(p.name, p.version) for p in cpu.pins] == [("filelock", "3.16.1"), ("torch", "2.5.1+cpu")]
+
+
+def test_no_extras_asked_for(generated):
+    path = generated["extras"]
+    lock = parse(path.read_text(), str(path), target("linux", "x86_64", "3.11"), extras=())
+    assert lock.pins == []
