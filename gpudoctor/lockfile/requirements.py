@@ -94,6 +94,9 @@ def parse(text: str, path: str, t: Target) -> Lock:
             continue
         current = read.name
         pins.append(read)
+    unreadable = [line for line in skipped if ": not a requirement (" in line]
+    if not pins and unreadable and len(unreadable) == len(skipped):
+        raise LockError(f"{path}: not a requirements file ({unreadable[0]})")
     primary = next((url for kind, url in indexes if kind == "index"), "")
     variant_index = next((url for _, url in indexes if index_variant(url)), "")
     out = []

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from gpudoctor.lockfile.model import Pin
+import pytest
+
+from gpudoctor.lockfile.model import LockError, Pin
 from gpudoctor.lockfile.requirements import logical_lines, parse
 from gpudoctor.lockfile.target import target
 
@@ -72,3 +74,9 @@ def test_continuations_are_joined():
         (1, "a==1 --hash=sha256:00"),
         (3, "b==2"),
     ]
+
+
+def test_text_that_is_no_requirement_at_all_is_refused():
+    with pytest.raises(LockError) as e:
+        parse("Welcome to the project!\nRun make.\n", "notes.txt", LINUX)
+    assert e.value.reason.startswith("notes.txt: not a requirements file (line 1: Welcome to the project!: ")
