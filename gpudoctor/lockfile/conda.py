@@ -10,8 +10,9 @@ the version is given the local tag a wheel of that variant has. As the real file
 - conda-forge's builds name the CUDA they were built with in three digits, `cuda120_py311h2667f23_304` is
   CUDA 12.0, and its CPU builds start `cpu_` (`cpu_generic_py311hc35e6e7_4`) (Clay-foundation/model's
   conda-lock.yml, tests/lockfile/data/SOURCES.md);
-- the pytorch channel's name CUDA and cuDNN, `py3.10_cuda12.1_cudnn8.9.2_0` (CUDA 12.1), and its CPU builds
-  `py3.8_cpu_0` (both in environment exports found by code search, SOURCES.md);
+- the pytorch channel's name CUDA and cuDNN, `py3.10_cuda12.1_cudnn8.9.2_0` is CUDA 12.1
+  (PeterH0323/Streamer-Sales's environment.yml, a `conda env export`), and its CPU builds `py3.8_cpu_0`
+  (an environment recipe quoted in a README, SOURCES.md);
 - without a build, `pytorch-cuda=11.7.0` (the pytorch channel's meta-package) says CUDA 11.7
   (facebookresearch/dinov2's conda.yaml), and `cpuonly` a CPU build.
 """
@@ -125,7 +126,7 @@ def parse_environment(text: str, path: str, t: Target) -> Lock:
         pip = requirements.parse("\n".join(pip_lines), f"{path} pip:", t)
         pins += pip.pins
         skipped += [f"pip: {line}" for line in pip.skipped]
-    return finish(path, ENVIRONMENT, f"=={python}" if python else "", pins, skipped)
+    return finish(path, ENVIRONMENT, f"=={python}" if python else "", pins, skipped, wheels=False)
 
 
 def _from_url(url: str) -> tuple:
@@ -173,4 +174,4 @@ def parse_conda_lock(text: str, path: str, t: Target) -> Lock:
             continue
         channel, build = _from_url(url)
         pins.append(_conda_pin(name, version, build, channel, versions, requires))
-    return finish(path, CONDA_LOCK, f"=={python}" if python else "", pins, skipped)
+    return finish(path, CONDA_LOCK, f"=={python}" if python else "", pins, skipped, wheels=False)

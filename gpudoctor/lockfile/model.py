@@ -129,9 +129,10 @@ def nvidia_requires(pins: list) -> list:
     return sorted(f"{p.name}=={p.version}" for p in pins if p.name.startswith("nvidia-") and p.version)
 
 
-def finish(path: str, fmt: str, requires_python: str, pins: list, skipped: list) -> Lock:
+def finish(path: str, fmt: str, requires_python: str, pins: list, skipped: list, wheels: bool = True) -> Lock:
     """The Lock: one pin per name (a second entry that also applies is skipped, saying so), sorted by name;
-    a torch pin without local tag or requirements given the lock's nvidia-* pins (see nvidia_requires)."""
+    in a lock of wheels, a torch pin without requirements given the lock's nvidia-* pins (nvidia_requires).
+    A conda lock's pytorch is no wheel: it uses conda's CUDA packages, not the nvidia-* wheels beside it."""
     skipped = list(skipped)
     kept: dict = {}
     for pin in pins:
@@ -146,7 +147,7 @@ def finish(path: str, fmt: str, requires_python: str, pins: list, skipped: list)
     out = []
     for pin in kept.values():
         tag = pin.version.split("+", 1)[1] if "+" in pin.version else ""
-        if pin.name == "torch" and not pin.requires and (not tag or tag.startswith("cu")):
+        if wheels and pin.name == "torch" and not pin.requires and (not tag or tag.startswith("cu")):
             pin = pin._replace(requires=nvidia_requires(list(kept.values())))
         out.append(pin)
     out.sort(key=lambda p: p.name)

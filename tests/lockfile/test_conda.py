@@ -23,6 +23,17 @@ def test_pytorch_with_pytorch_cuda_is_a_cuda_torch():
     assert "pip: line 3: cuml-cu11: not pinned to one version" in lock.skipped
 
 
+def test_an_exported_environment_with_the_pytorch_channels_cuda_build():
+    path = DATA / "streamer-sales-environment.yml"
+    lock = parse_environment(path.read_text(), str(path), LINUX)
+    assert lock.requires_python == "==3.10.14"
+    torch = next(p for p in lock.pins if p.name == "torch")
+    # py3.10_cuda12.1_cudnn8.9.2_0; the nvidia-* wheels of its pip: list are not what conda's torch uses.
+    assert torch == Pin("torch", "2.1.2+cu121", "pytorch", [])
+    assert Pin("nvidia-cuda-runtime-cu12", "12.5.39", "", []) in lock.pins
+    assert lock.skipped == []
+
+
 def test_the_pip_list_with_its_extra_index():
     path = DATA / "clay-environment.yml"
     lock = parse_environment(path.read_text(), str(path), LINUX)
@@ -58,7 +69,7 @@ def test_a_platform_conda_does_not_lock_for_is_refused():
     "build, pins, tag",
     [
         ("cuda120_py311h2667f23_304", {}, "cu120"),  # clay-conda-lock.yml
-        ("py3.10_cuda12.1_cudnn8.9.2_0", {}, "cu121"),  # pytorch channel (data/SOURCES.md)
+        ("py3.10_cuda12.1_cudnn8.9.2_0", {}, "cu121"),  # streamer-sales-environment.yml
         ("py3.8_cpu_0", {"pytorch-cuda": "12.1"}, "cpu"),  # the build wins over pytorch-cuda
         ("", {"pytorch-cuda": "11.7.0"}, "cu117"),  # dinov2-conda.yaml
         ("", {"cpuonly": "2.0"}, "cpu"),

@@ -67,6 +67,10 @@ def test_real_locks_judged():
     }  # fmt: skip
     assert judge("dinov2-conda.yaml")["cuda"] == "11.7"
     assert judge("clay-environment.yml")["cuda"] == "12.1"
+    assert judge("streamer-sales-environment.yml") == {
+        "build": "cuda", "cuda": "12.1", "cudnn": None, "name": "torch", "distribution": "torch",
+        "version": "2.1.2",
+    }  # fmt: skip
     conda = read_lock(str(DATA / "clay-conda-lock.yml"), machine="x86_64")
     dump = as_inspection(conda, machine="x86_64")
     assert dump["conda_meta"] is True and installer(dump) == "conda"
