@@ -85,14 +85,15 @@ def test_match_spec():
     assert match_spec("pytorch==2.1.2=py3.10_cuda12.1_cudnn8.9.2_0") == (
         "", "pytorch", "2.1.2", "py3.10_cuda12.1_cudnn8.9.2_0",
     )  # fmt: skip
-    assert match_spec("pytorch~=2.3.1 *cuda12*") is None  # Clay-foundation/model@436d304:environment.yml
+    assert match_spec("pytorch~=2.3.1 *cuda12*") is None  # Clay-foundation/model@436d304c:environment.yml:16
     assert match_spec("omegaconf") is None
 
 
 def test_not_a_conda_file():
+    lock_text, env_text = (DATA / "clay-conda-lock.yml").read_text(), (DATA / "dinov2-conda.yaml").read_text()
     with pytest.raises(LockError, match="not a conda environment file"):
-        parse_environment("name: x\n", "environment.yml", LINUX)
-    with pytest.raises(LockError, match="not valid YAML"):
-        parse_environment("dependencies: [\n", "environment.yml", LINUX)
+        parse_environment(lock_text, "environment.yml", LINUX)
     with pytest.raises(LockError, match="not a conda-lock file"):
-        parse_conda_lock("version: 1\n", "conda-lock.yml", LINUX)
+        parse_conda_lock(env_text, "conda-lock.yml", LINUX)
+    with pytest.raises(LockError, match="not valid YAML"):
+        parse_environment(env_text.replace("  - pip:", "  - pip: ["), "environment.yml", LINUX)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
+
 import pytest
 
 from gpudoctor.lockfile.model import (
@@ -62,7 +65,7 @@ def test_read_text_refuses_a_huge_file(tmp_path):
 
 def test_read_text_refuses_binary_and_missing_files(tmp_path):
     binary = tmp_path / "poetry.lock"
-    binary.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    shutil.copy(sys.executable, binary)  # an executable: not text
     with pytest.raises(LockError, match="not UTF-8 text"):
         read_text(str(binary))
     with pytest.raises(LockError, match="cannot be read"):
@@ -71,9 +74,10 @@ def test_read_text_refuses_binary_and_missing_files(tmp_path):
         read_text(str(tmp_path))
 
 
-def test_load_toml_error_is_one_line():
+def test_load_toml_error_is_one_line(generated):
+    text = generated["uv.lock"].read_text().replace("[[package]]", "[[package]", 1)
     with pytest.raises(LockError) as e:
-        load_toml('version = 1\n[[package]\nname = "x"\n', "uv.lock")
+        load_toml(text, "uv.lock")
     assert e.value.reason.startswith("uv.lock is not valid TOML: ")
     assert "\n" not in e.value.reason
 

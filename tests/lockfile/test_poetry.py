@@ -78,9 +78,9 @@ def test_optional_packages_follow_the_extras_asked_for():
     assert {"attention-kernels", "torch", "nvidia-cuda-runtime-cu12"} <= {p.name for p in attention.pins}
 
 
-def test_not_a_poetry_lock():
+def test_not_a_poetry_lock(generated):
     with pytest.raises(LockError, match="not a poetry.lock"):
-        parse('[[package]]\nname = "x"\nversion = "1"\n', "poetry.lock", target("linux", "x86_64", ""))
+        parse(generated["uv.lock"].read_text(), "poetry.lock", target("linux", "x86_64", ""))
 
 
 @pytest.mark.parametrize(

@@ -34,8 +34,14 @@ def test_macos_torch_from_the_cpu_index_is_a_cpu_build(generated):
     assert lock.pins[1].requires == []
 
 
-def test_another_lock_version_is_refused():
+def test_another_lock_version_or_format_is_refused(generated):
+    text = generated["pylock.toml"].read_text()
+    assert 'lock-version = "1.0"' in text
     with pytest.raises(LockError, match="lock-version 2.0"):
-        parse('lock-version = "2.0"\n', "pylock.toml", target("linux", "x86_64", ""))
+        parse(
+            text.replace('lock-version = "1.0"', 'lock-version = "2.0"'),
+            "pylock.toml",
+            target("linux", "x86_64", ""),
+        )
     with pytest.raises(LockError, match="no lock-version"):
-        parse("[[packages]]\nname = 'x'\n", "pylock.toml", target("linux", "x86_64", ""))
+        parse(generated["uv.lock"].read_text(), "pylock.toml", target("linux", "x86_64", ""))

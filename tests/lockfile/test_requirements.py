@@ -8,6 +8,8 @@ from gpudoctor.lockfile.model import LockError, Pin
 from gpudoctor.lockfile.requirements import logical_lines, parse
 from gpudoctor.lockfile.target import target
 
+from .conftest import DATA
+
 LINUX = target("linux", "x86_64", "3.11")
 
 
@@ -47,8 +49,8 @@ def test_uv_export_markers_choose_one_torch(generated):
 
 
 def test_an_extra_index_names_the_variant_of_an_untagged_torch():
-    # Clay-foundation/model@a5790cef:environment.yml's pip lines, torch's tag taken off as in its
-    # history (bc68f61: `torch==2.4.0 #+cu121`).
+    # Lines 10, 11 and 13 of Clay-foundation/model@bc68f61149d95a099b133bf1b8d6c21d3063a983:environment.yml's
+    # pip: list, where the tag was commented out.
     text = "--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.4.0 #+cu121\neinops~=0.7.0\n"
     lock = parse(text, "requirements.txt", LINUX)
     assert lock.pins == [
@@ -77,6 +79,7 @@ def test_continuations_are_joined():
 
 
 def test_text_that_is_no_requirement_at_all_is_refused():
+    text = (DATA / "SOURCES.md").read_text()  # prose and a table
     with pytest.raises(LockError) as e:
-        parse("Welcome to the project!\nRun make.\n", "notes.txt", LINUX)
-    assert e.value.reason.startswith("notes.txt: not a requirements file (line 1: Welcome to the project!: ")
+        parse(text, "notes.txt", LINUX)
+    assert e.value.reason.startswith("notes.txt: not a requirements file (line 3: The uv.lock, ")

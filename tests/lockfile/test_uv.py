@@ -56,9 +56,9 @@ def test_macos_gets_the_cpu_index_torch_tagged_with_its_variant(generated):
     assert torch.index == generated["cpu"]
 
 
-def test_a_lock_without_packages_is_refused():
+def test_another_toml_lock_is_refused(generated):
     with pytest.raises(LockError, match="not a uv.lock"):
-        parse('requires-python = ">=3.10"\n', "uv.lock", target("linux", "x86_64", ""))
+        parse(generated["pylock.toml"].read_text(), "uv.lock", target("linux", "x86_64", ""))
 
 
 def test_a_dependency_with_an_unreadable_marker_is_skipped_with_why(generated):
