@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gpudoctor.lockfile import LockError, read_lock
 from gpudoctor.lockfile.read import format_of
@@ -72,3 +74,32 @@ def test_a_huge_file_is_refused_before_it_is_parsed(tmp_path):
         f.truncate(33 * 1024 * 1024)
     with pytest.raises(LockError, match="larger than 32 MiB"):
         read_lock(str(path), machine="x86_64")
+
+
+REAL = ["tgi-2023-11-poetry.lock", "clay-environment.yml", "dinov2-conda.yaml", "clay-conda-lock.yml"]
+GENERATED = ["uv.lock", "pylock.toml", "requirements-cu124.txt"]
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(REAL + GENERATED),
+    cut=st.integers(0, 400),
+    drop=st.integers(0, 400),
+    junk=st.text(max_size=12),
+)
+def test_any_damage_to_a_real_file_gives_a_lock_or_a_reason(generated, tmp_path, name, cut, drop, junk):
+    """A real lockfile with one line dropped and junk put in another place is read or refused with a
+    reason; it never raises anything else."""
+    lines = (generated[name] if name in GENERATED else DATA / name).read_text().splitlines(keepends=True)
+    if lines:
+        lines.pop(drop % len(lines))
+        at = cut % (len(lines) + 1)
+        lines.insert(at, junk + "\n")
+    path = tmp_path / name
+    path.write_text("".join(lines))
+    try:
+        lock = read_lock(str(path), machine="x86_64", python="3.11")
+    except LockError as e:
+        assert e.reason and "\n" not in e.reason
+    else:
+        assert all(p.name and isinstance(p.requires, list) for p in lock.pins)
