@@ -51,9 +51,12 @@ def read_text(path: str) -> str:
     """The file's text, refused when it is larger than MAX_BYTES, not a regular file or not UTF-8."""
     try:
         with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
             if not os.path.isfile(path):
                 raise LockError(f"{path}: not a regular file")
-            data = f.read(MAX_BYTES + 1)
+            # read(n) allocates n bytes before reading: ask for what the file holds, and one byte more to
+            # see it grew past the limit since.
+            data = f.read(min(size, MAX_BYTES) + 1)
     except OSError as e:
         raise LockError(f"{path}: cannot be read: {e.strerror or e}") from None
     if len(data) > MAX_BYTES:

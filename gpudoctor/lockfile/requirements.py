@@ -99,17 +99,17 @@ def parse(text: str, path: str, t: Target) -> Lock:
         raise LockError(f"{path}: not a requirements file ({unreadable[0]})")
     primary = next((url for kind, url in indexes if kind == "index"), "")
     variant_index = next((url for _, url in indexes if index_variant(url)), "")
+    versions = {p.name: p.version for p in pins}
+    children: dict = {}  # parent name -> the pins whose "# via" names it
+    for child, parents in via.items():
+        for parent in parents:
+            children.setdefault(parent, set()).add(child)
     out = []
     for pin in pins:
         index = pin.index or from_index.get(pin.name, "")
         if not index:
             index = variant_index if pin.name in VARIANT_BUILT and variant_index else primary
-        versions = {p.name: p.version for p in pins}
-        requires = sorted(
-            f"{child}=={versions[child]}"
-            for child, parents in via.items()
-            if pin.name in parents and child in versions
-        )
+        requires = sorted(f"{c}=={versions[c]}" for c in children.get(pin.name, ()) if c in versions)
         out.append(
             pin._replace(version=with_variant(pin.name, pin.version, index), index=index, requires=requires)
         )

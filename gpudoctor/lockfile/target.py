@@ -8,6 +8,7 @@ holds for some Python is then kept, since nothing rules it out.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple, Optional
 
@@ -62,9 +63,11 @@ def environments(t: Target) -> list:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def marker_holds(marker: str, t: Target) -> bool:
     """Whether a PEP 508 environment marker holds on the target (for some Python, when it is unknown).
-    A marker packaging cannot read raises LockError with the reason."""
+    A marker packaging cannot read raises LockError with the reason. Remembered: a lock repeats a few
+    markers thousands of times."""
     if not str(marker or "").strip():
         return True
     from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
