@@ -40,7 +40,9 @@ def parse(text: str, path: str, t: Target, extras: Optional[tuple] = None) -> Lo
         if i in graph.roots:
             skipped.append(f"{where}: the locked project itself ({_kind(source)} source), not a dependency")
         elif i not in reached:
-            skipped.append(f"{where}: {graph.extra_of(i, conflicting) or _why_not(pkg, t)}")
+            skipped.append(
+                f"{where}: {_markers_fail(pkg, t) or graph.extra_of(i, conflicting) or _unreached(t)}"
+            )
         elif not version:
             skipped.append(f"{where}: no version ({_kind(source)} source)")
         else:
@@ -139,7 +141,10 @@ class Graph:
             str(extra)
             for root in self.roots
             for extra, deps in _table(self.entries[root][3], "optional-dependencies").items()
-            if any(isinstance(d, dict) and self.resolve(d) == i for d in _list(deps))
+            if any(
+                isinstance(d, dict) and self.resolve(d) == i and _holds(text_of(d.get("marker")), self.t)
+                for d in _list(deps)
+            )
         ]
         if not names:
             return ""
@@ -169,12 +174,20 @@ def _markers_hold(pkg: dict, t: Target) -> bool:
     return not markers or any(_holds(m, t) for m in markers)
 
 
-def _why_not(pkg: dict, t: Target) -> str:
-    place = f"{t.platform} {t.machine}" + (f" Python {t.python}" if t.python else "")
-    if not _markers_hold(pkg, t):
-        markers = "; ".join(m for m in _list(pkg.get("resolution-markers")) if isinstance(m, str))
-        return f"its resolution markers ({markers}) do not hold on {place}"
-    return f"not installed on {place}: nothing that is required there requires it"
+def _place(t: Target) -> str:
+    return f"{t.platform} {t.machine}" + (f" Python {t.python}" if t.python else "")
+
+
+def _markers_fail(pkg: dict, t: Target) -> str:
+    """Why a package's own resolution markers rule it out on the target ("" when they do not)."""
+    if _markers_hold(pkg, t):
+        return ""
+    markers = "; ".join(m for m in _list(pkg.get("resolution-markers")) if isinstance(m, str))
+    return f"its resolution markers ({markers}) do not hold on {_place(t)}"
+
+
+def _unreached(t: Target) -> str:
+    return f"not installed on {_place(t)}: nothing that is required there requires it"
 
 
 def _holds(marker: str, t: Target) -> bool:

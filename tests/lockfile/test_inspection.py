@@ -65,6 +65,10 @@ def test_real_locks_judged():
         "build": "cuda", "cuda": "12.4", "cudnn": "9.1.0.70", "name": "torch", "distribution": "torch",
         "version": "2.5.1",
     }  # fmt: skip
+    assert judge("tgi-2025-09-uv.lock", python="3.11") == {
+        "build": "cuda", "cuda": "12.8", "cudnn": "9.7.1.26", "name": "torch", "distribution": "torch",
+        "version": "2.7.0",
+    }  # fmt: skip
     assert judge("dinov2-conda.yaml")["cuda"] == "11.7"
     assert judge("clay-environment.yml")["cuda"] == "12.1"
     assert judge("streamer-sales-environment.yml") == {

@@ -9,6 +9,8 @@ from gpudoctor.lockfile.model import LockError
 from gpudoctor.lockfile.target import target
 from gpudoctor.lockfile.uv import parse
 
+from .conftest import DATA
+
 CUDA_REQUIRES = [
     "filelock==3.16.1",
     "nvidia-cuda-runtime-cu12==12.4.127",
@@ -97,3 +99,32 @@ def test_no_extras_asked_for(generated):
     path = generated["extras"]
     lock = parse(path.read_text(), str(path), target("linux", "x86_64", "3.11"), extras=())
     assert lock.pins == []
+
+
+def test_a_real_universal_lock():
+    path = DATA / "tgi-2025-09-uv.lock"
+    text = path.read_text()
+    linux = parse(text, str(path), target("linux", "x86_64", "3.11"))
+    torch = next(p for p in linux.pins if p.name == "torch")
+    assert (torch.version, torch.index) == ("2.7.0+cu128", "https://download.pytorch.org/whl/cu128")
+    assert (
+        "nvidia-cuda-runtime-cu12==12.8.57" in torch.requires
+        and "nvidia-cudnn-cu12==9.7.1.26" in torch.requires
+    )
+    assert "networkx==3.4.2" in torch.requires and "networkx==3.2.1" not in torch.requires  # Python 3.11
+    assert any(
+        line.startswith("text-generation-server 2.0.5.dev0: the locked project itself")
+        for line in linux.skipped
+    )
+    assert any(line.startswith("torch 2.7.0: its resolution markers (") for line in linux.skipped)
+    arm = parse(text, str(path), target("linux", "aarch64", "3.12"))
+    torch = next(p for p in arm.pins if p.name == "torch")
+    assert torch.version == "2.7.0+cu128" and not [r for r in torch.requires if r.startswith("nvidia-")]
+    mac = parse(text, str(path), target("darwin", "arm64", "3.11"))
+    assert [(p.version, p.index) for p in mac.pins if p.name == "torch"] == [
+        ("2.7.0", "https://pypi.org/simple")
+    ]
+    # torch is in the project's `torch` extra, and its `kernels` dependency requires it anyway.
+    assert "torch" in [
+        p.name for p in parse(text, str(path), target("linux", "x86_64", "3.11"), extras=()).pins
+    ]
