@@ -3,7 +3,8 @@
 Pins are the `name==version` lines (markers evaluated for the target); index options (`--index-url`,
 `--extra-index-url`) say where they come from, and so which variant a `torch==2.5.1` pin installs: pip
 and uv take the highest matching version over every index, and 2.5.1+cu124 on an extra index outranks
-2.5.1. The `# via` annotations uv and pip-compile write are the resolved dependency edges, and `# from`
+2.5.1. The `# via` annotations uv and pip-compile write (on the lines below a pin, or after it with
+`--annotation-style line`) are the resolved dependency edges, and `# from`
 (uv's --emit-index-annotation) the index of each pin. Lines that pin nothing (ranges, editables, nested
 -r files) are listed as skipped, with why.
 """
@@ -94,6 +95,9 @@ def parse(text: str, path: str, t: Target) -> Lock:
             continue
         current = read.name
         pins.append(read)
+        inline = re.search(r"\s#\s*via\s+(.*)$", line)  # --annotation-style line: "a==1  # via b, c"
+        for parent in (inline.group(1) if inline else "").split(","):
+            _edge(via, current, parent)
     unreadable = [line for line in skipped if ": not a requirement (" in line]
     if not pins and unreadable and len(unreadable) == len(skipped):
         raise LockError(f"{path}: not a requirements file ({unreadable[0]})")

@@ -100,7 +100,7 @@ def generate(root: Path) -> dict:
             ("pip", "compile", "../req.in", "--index-url", urls["cu124"], "--emit-index-url",
              "--emit-index-annotation", *linux, "-o", "requirements-cu124.txt"),
             ("pip", "compile", "../req.in", "--index-url", urls["cpu"], "--emit-index-url", *linux,
-             "-o", "requirements-cpu.txt"),
+             "--annotation-style", "line", "-o", "requirements-cpu.txt"),
         )  # fmt: skip
         for cwd, args in [(proj, step) for step in steps] + [(extras, ("lock",))]:
             done = subprocess.run(

@@ -38,6 +38,7 @@ def test_an_untagged_pin_gets_the_variant_of_its_index(generated):
     lock = read(generated["requirements-cpu.txt"])
     torch = next(p for p in lock.pins if p.name == "torch")
     assert torch.version == "2.5.1+cpu" and torch.index == generated["cpu"]
+    assert torch.requires == ["filelock==3.16.1"]  # "filelock==3.16.1  # via torch" (--annotation-style line)
 
 
 def test_uv_export_markers_choose_one_torch(generated):
