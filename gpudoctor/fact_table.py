@@ -485,6 +485,19 @@ FACTS = (
     ('policy.frameworks.onnxruntime', 'bool', '', 'policy: true when frameworks.gpu lists onnxruntime'),
     ('policy.interconnect.ib_ports_active', 'int', '', 'policy: interconnect.ib_ports_active, the InfiniBand/RoCE ports that must be active'),
     ('policy.interconnect.ib_rate_gbps', 'float', 'Gb/s', 'policy: interconnect.ib_rate_gbps, the rate each active port must run at'),
+    ('image.ref', 'str', '', 'check --image: the image as named (a layout directory, an archive, a name)'),
+    ('image.digest', 'str', '', "check --image: the image configuration's digest (sha256:...)"),
+    ('image.os', 'str', '', 'check --image: the operating system the image is built for (linux)'),
+    ('image.arch', 'str', '', 'check --image: its CPU architecture as images name it (amd64, arm64, ...)'),
+    ('image.machine', 'str', '', 'check --image: that architecture as the kernel names it (x86_64, aarch64, ...), compared with system.machine'),
+    ('image.layers', 'int', '', 'check --image: how many layers were read'),
+    ('image.pythons', 'int', '', 'check --image: how many Python environments the layers hold'),
+    ('image.entrypoint', 'str', '', 'check --image: the entrypoint and command, joined by spaces'),
+    ('lock.path', 'str', '', 'check --lock: the lockfile judged'),
+    ('lock.format', 'str', '', 'check --lock: uv.lock, poetry.lock, pylock.toml, requirements.txt, environment.yml, conda-lock.yml'),
+    ('lock.pins', 'int', '', 'check --lock: the pins that apply to this machine'),
+    ('lock.skipped', 'int', '', 'check --lock: entries for other platforms or Pythons, or unreadable'),
+    ('lock.requires_python', 'str', '', "check --lock: the lock's requires-python (empty: none)"),
 )
 
 # (name, profiles, per_env, options, deep, module, heads, derives), in the order the probes start

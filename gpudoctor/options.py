@@ -264,6 +264,21 @@ CHECK = (
         "Judge the machine alone, no Python environment (node health checks, e.g. a Slurm prolog).",
     ),
     Option(
+        "image",
+        ("--image",),
+        "Judge a container image against this host (or --snapshot) before it runs here: an OCI layout "
+        "directory, an OCI or `docker save` archive, or a local image name (through docker or podman). "
+        "Nothing is pulled.",
+        metavar="REF",
+    ),
+    Option(
+        "lock",
+        ("--lock",),
+        "Judge a lockfile's pins as if installed: uv.lock, poetry.lock, pylock.toml, requirements.txt, "
+        "environment.yml or conda-lock.yml.",
+        metavar="FILE",
+    ),
+    Option(
         "fail_on_unknown",
         ("--fail-on-unknown/--no-fail-on-unknown",),
         "Exit 2 when an error-level rule could not be evaluated (default: on for the ci and preflight "
@@ -410,6 +425,19 @@ FLEET = (
     ),
     POLICY.but(help="Policy file whose [ignore] entries for fleet rules apply, with their reasons."),
     RULES.but(help="More fleet rules over the fleet's records (peers[]): files or directories."),
+    Option(
+        "image",
+        ("--image",),
+        "Judge a container image on every group of nodes (same GPU model, driver and machine) instead of "
+        "merging: an OCI layout directory, an OCI or `docker save` archive, or a local image name.",
+        metavar="REF",
+    ),
+    Option(
+        "lock",
+        ("--lock",),
+        "Judge a lockfile's pins on every group of nodes instead of merging (formats as for check --lock).",
+        metavar="FILE",
+    ),
 )
 
 BENCH = (

@@ -29,7 +29,8 @@ END = "<!-- import-graph: end -->"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("facts", ("__init__", "facts", "fact_table")),
     ("base", ("datafiles", "crashlog", "redact", "toml_reader")),
-    ("host", ("host", "lockfile")),  # lockfile: a lock read as the dump an inspection of it would give
+    ("host", ("host",)),
+    ("subjects", ("image", "lockfile", "subject")),  # what check --image/--lock judge besides the machine
     ("probes", ("probes",)),
     ("engine", ("engine",)),
     ("container", ("container",)),  # the container runtime's judgement; gives the engine nvidia_require

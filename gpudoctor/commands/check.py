@@ -10,6 +10,7 @@ from . import CommandError, Outcome, problems, use_color
 from ._shared import collect, print_plan, refuse_bad_python, report_width, warn
 
 ONE_ENVIRONMENT_FORMATS = ("junit", "prometheus")
+IMAGE_TIMEOUT = 600.0  # reading an image's layers (several GB stream at about 100 MB/s); then the check's own
 
 
 def run(
@@ -28,6 +29,8 @@ def run(
     fail_on_unknown: Optional[bool] = None,
     since: Optional[str] = None,
     no_redact: bool = False,
+    image: Optional[str] = None,
+    lock: Optional[str] = None,
 ) -> Outcome:
     from ..profiles import PROFILES, resolve_fail_on, resolve_timeout
 
@@ -41,6 +44,7 @@ def run(
         raise CommandError(
             "--no-python judges no Python environment: it goes with neither --python nor --deep"
         )
+    refuse_subject_conflicts(image, lock, python, no_python, deep)
     if len(python) > 1 and fmt in ONE_ENVIRONMENT_FORMATS:
         raise CommandError(f"--format {fmt} judges one environment: run it once for each --python")
     if data_dir and not snapshot and not os.path.exists(data_dir):
@@ -55,8 +59,14 @@ def run(
         except ValueError as e:
             raise CommandError(f"--since: {e}") from None
     warn_empty_rule_dirs(rules)
-    inspects = not no_python and ("python" in prof.probes or deep)
+    subject = image or lock
+    inspects = not no_python and not subject and ("python" in prof.probes or deep)
     host, source, deadline = collect(snapshot, python, resolve_timeout(prof, timeout, deep), inspects)
+    given = {}
+    if subject:
+        opened = open_subject(host, image, lock)
+        host, given = opened.host, opened.facts
+        deadline.restart()
     # The rest is imported and read once the host is inspecting the Python environment, so that both go on
     # together (a child process left running by an error below is killed on the way out: entry.console).
     from ..engine.loader import RuleLoadError
@@ -83,6 +93,7 @@ def run(
             fail_unknown=fail_on_unknown,
             no_python=no_python,
             since=since_seconds,
+            given=given,
         )
     except RuleLoadError as e:
         raise problems("rule files have", e) from None
@@ -100,6 +111,44 @@ def run(
             sys.stdout.write("\n")
             print_plan(result, "text")
     return Outcome(max(v.code for v in verdicts), results[0].unanswered())
+
+
+def refuse_subject_conflicts(
+    image: Optional[str], lock: Optional[str], python: list, no_python: bool, deep: bool
+) -> None:
+    """--image and --lock each stand for the Python environment judged: one of them, without --python,
+    --no-python or --deep (nothing of an image or a lockfile is run)."""
+    if image and lock:
+        raise CommandError("--image and --lock each judge one environment: give one of them")
+    flag = "--image" if image else "--lock" if lock else None
+    if flag and (python or no_python):
+        raise CommandError(
+            f"{flag} judges its own Python environment: it goes with neither --python nor --no-python"
+        )
+    if flag and deep:
+        raise CommandError(
+            f"--deep runs programs in the environment; {flag} judges it without running anything"
+        )
+
+
+def open_subject(host: Any, image: Optional[str], lock: Optional[str], machine: Optional[str] = None) -> Any:
+    """The image or lockfile read (subject.py) for `machine` (default: the host's); one that cannot be read
+    is a CommandError (exit 2)."""
+    from .. import subject
+
+    if image:
+        from ..image.view import ImageError
+
+        try:
+            return subject.open_image(host, image, timeout=IMAGE_TIMEOUT, machine=machine)
+        except ImageError as e:
+            raise CommandError(f"--image {image}: {e.reason}") from None
+    from ..lockfile import LockError
+
+    try:
+        return subject.open_lock(host, str(lock), machine=machine)
+    except LockError as e:
+        raise CommandError(f"--lock {lock}: {e.reason}") from None
 
 
 def warn_empty_rule_dirs(paths: tuple[str, ...] | list[str]) -> None:

@@ -16,10 +16,15 @@ def run(
     skip_invalid: bool = False,
     policy: Optional[str] = None,
     rules: tuple[str, ...] = (),
+    image: Optional[str] = None,
+    lock: Optional[str] = None,
 ) -> int:
     """`policy`: a policy file whose `[ignore]` entries for fleet rules (GD-FLEET-*) are ignored here, with
     their reasons; its other entries are check's. `rules`: users' rule files over the fleet's records,
-    loaded beside the shipped ones (rules/fleet/)."""
+    loaded beside the shipped ones (rules/fleet/). `image`, `lock`: judge that on each group of nodes
+    instead of merging (gate())."""
+    if image or lock:
+        return gate(paths, fmt, fail_on, skip_invalid, rules, image, lock)
     from ..fleet.load import load_reports
     from ..fleet.merge import merge, verdict
     from ..report import fleet_report
@@ -70,3 +75,57 @@ def _fleet_ignores(path: str, ids: set[str]) -> dict[str, str]:
             f"{pol.path}: ignore.{unknown[0]}: no such fleet rule (`gpudoctor rules list` shows them)"
         )
     return ignore
+
+
+def gate(
+    paths: tuple[str, ...],
+    fmt: str,
+    fail_on: str,
+    skip_invalid: bool,
+    rules: tuple[str, ...],
+    image: Optional[str],
+    lock: Optional[str],
+) -> int:
+    """`fleet REPORTS --image REF` / `--lock FILE`: the subject judged on each group of nodes (pipeline/
+    gate.py), by check's rules (and `--rules`, check rule files here)."""
+    from ..engine.loader import RuleLoadError
+    from ..fleet.load import load_reports
+    from ..host.base import Deadline
+    from ..host.facts_only import FactsOnlyHost
+    from ..pipeline.gate import Node, judge_fleet
+    from ..report import gate_report
+    from ..report.safe import terminal_text
+    from ._shared import make_plan, plan_json
+    from .check import open_subject, refuse_subject_conflicts
+
+    refuse_subject_conflicts(image, lock, [], False, False)
+    if fmt == "markdown":
+        raise CommandError("--image and --lock report as text or json")
+    loaded = load_reports(list(paths), whole=True)
+    for bad in loaded.invalid:
+        warn(terminal_text(f"cannot use {bad.file}: {bad.reason}"))
+    if not loaded.nodes:
+        raise CommandError("no usable node report to judge it on")
+    nodes = [Node(n.name, n.file, n.facts) for n in loaded.nodes]
+    try:
+        groups = judge_fleet(
+            nodes,
+            lambda machine: open_subject(FactsOnlyHost(), image, lock, machine),
+            list(rules),
+            fail_on,
+            Deadline(30.0),
+        )
+    except RuleLoadError as e:
+        raise problems("rule files have", e) from None
+    # What would make each group that does not run it run it: the image's (or lockfile's) side and the
+    # node's, as `plan` gives them for one host.
+    plans = [make_plan(g.result) if g.verdict.code == 1 else None for g in groups]
+    if fmt == "json":
+        plan_data = [plan_json(g.result, p) if p else None for g, p in zip(groups, plans)]
+        kind = "image" if image else "lock"
+        sys.stdout.write(gate_report.render_json(groups, kind, str(image or lock), plan_data))
+    else:
+        what = f"image {image}" if image else f"lockfile {lock}"
+        sys.stdout.write(gate_report.render_text(groups, what, plans))
+    code = gate_report.exit_code(groups)
+    return 2 if loaded.invalid and not skip_invalid and code == 0 else code

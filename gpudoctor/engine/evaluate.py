@@ -13,7 +13,7 @@ from .template import UnsafeArgument, render, render_arg
 # Fact sections that hold what a run is given rather than what it reads of the host: a policy's requirements
 # (`policy.*`, gpudoctor/policy.py). A requirement the policy does not set is no requirement: a rule whose
 # condition reads a parameter the run is not given does not apply (neither a failure nor "unknown").
-PARAMETERS = ("policy",)
+PARAMETERS = ("policy", "image", "lock")  # the run is given them: a policy, check --image, check --lock
 _PREFIXES = tuple(f"{section}." for section in PARAMETERS)
 
 

@@ -94,8 +94,9 @@ def find_report_files(paths: list[str]) -> tuple[list[str], list[Invalid]]:
     return files, invalid
 
 
-def read_report(path: str) -> NodeReport:
-    """One report file, validated. Raises ReportError."""
+def read_report(path: str, whole: bool = False) -> NodeReport:
+    """One report file, validated (`whole`: with all its facts, not only those the fleet rules read).
+    Raises ReportError."""
     try:
         size = os.path.getsize(path)
         if size > MAX_REPORT_BYTES:
@@ -104,10 +105,10 @@ def read_report(path: str) -> NodeReport:
             data = f.read(MAX_REPORT_BYTES + 1)
     except OSError as e:
         raise ReportError(f"cannot read: {e.strerror or e}") from None
-    return parse_report(data, path)
+    return parse_report(data, path, whole)
 
 
-def parse_report(data: bytes, file: str) -> NodeReport:
+def parse_report(data: bytes, file: str, whole: bool = False) -> NodeReport:
     """A report from its bytes. Raises ReportError naming the first problem found."""
     if not data.strip():
         raise ReportError("empty file")
@@ -126,8 +127,9 @@ def parse_report(data: bytes, file: str) -> NodeReport:
         raise ReportError("host.hostname: expected a string or null")
     facts = _get(doc, "facts", dict)
     findings = tuple(_finding(f, i, facts) for i, f in enumerate(_get(doc, "findings", list)))
-    # A slim record: only the facts the fleet rules read (type-checked), not the node's whole tree.
-    facts = facts_of(_slim(facts, SHAPE, "facts"))
+    # A slim record: only the facts the fleet rules read (type-checked), not the node's whole tree; the
+    # whole tree to judge an image or a lockfile on the node (fleet --image, --lock).
+    facts = facts_of(facts if whole else _slim(facts, SHAPE, "facts"))
     timed_out = _get(doc, "timed_out", list, default=[])
     probes = _get(doc, "probes", list, default=[])
     rules = _get(doc, "rules", list, default=[])
@@ -407,8 +409,9 @@ def _file_name(path: str) -> str:
     return name[: -len(".json")] if name.endswith(".json") and len(name) > len(".json") else name
 
 
-def load_reports(paths: list[str]) -> Loaded:
-    """Every report under paths; the ones that cannot be used are listed with the reason, in order."""
+def load_reports(paths: list[str], whole: bool = False) -> Loaded:
+    """Every report under paths; the ones that cannot be used are listed with the reason, in order.
+    `whole`: each with all its facts (read_report)."""
     files, invalid = find_report_files(paths)
     reports = []
     # Loading makes many small objects that all live to the end: the collector's full passes would walk
@@ -418,7 +421,7 @@ def load_reports(paths: list[str]) -> Loaded:
     try:
         for path in files:
             try:
-                reports.append(read_report(path))
+                reports.append(read_report(path, whole))
             except ReportError as e:
                 invalid.append(Invalid(path, str(e)))
     finally:

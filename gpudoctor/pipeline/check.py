@@ -54,13 +54,18 @@ def choose_probes(
 
 
 def choose_rules(
-    probes: list, chosen: list, rule_paths: list[str], policy: Optional[Policy], deadline: Deadline
+    probes: list,
+    chosen: list,
+    rule_paths: list[str],
+    policy: Optional[Policy],
+    deadline: Deadline,
+    given: Optional[dict[str, Fact]] = None,
 ) -> Choice:
     """The rules that apply (rules/policy.yaml's on the requirements the policy sets), split by the probes
     chosen. Raises RuleLoadError for bad rule files and PolicyError for a policy ignoring a rule that does
     not exist."""
     rules = load_rules(rule_paths, deadline=deadline)
-    given = policy.facts if policy else {}
+    given = {**(policy.facts if policy else {}), **(given or {})}
     if policy is not None:
         policy.check_ignores({r.id for r in rules})
     rules = [r for r in rules if parameters_given(r, Facts(given))]
@@ -143,6 +148,7 @@ def run_checks(
     fail_unknown: Optional[bool] = None,
     no_python: bool = False,
     since: Optional[float] = None,
+    given: Optional[dict[str, Fact]] = None,
 ) -> list[Result]:
     """Collect facts and evaluate rules, once per Python environment judged (host.python_targets()).
 
@@ -155,12 +161,13 @@ def run_checks(
     adds the runtime probe (child processes that load libcuda and import each framework); `fail_unknown`
     overrides the profile's choice of whether an error-level rule that could not be evaluated fails;
     `no_python` judges the machine alone (a node health check): no Python environment, no framework rule;
-    `since` (seconds, `check --since`) is the window of kernel-log events judged (None: since boot)."""
+    `since` (seconds, `check --since`) is the window of kernel-log events judged (None: since boot); `given`
+    are facts the run is given besides the policy's (an image's or a lockfile's: subject.py)."""
     started = time.monotonic()
     prof = profile or PROFILES["workstation"]
     probes, chosen = choose_probes(prof, data_dir, deep, no_python, since)
     running = fan_out(host, deadline, chosen, no_python)
-    choice = choose_rules(probes, chosen, rule_paths, policy, deadline)
+    choice = choose_rules(probes, chosen, rule_paths, policy, deadline, given)
     return [
         judge(
             env,

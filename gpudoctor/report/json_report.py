@@ -11,6 +11,7 @@ from typing import Any, Callable, Optional
 from .. import __version__
 from ..engine.model import Finding, FixStep
 from ..pipeline.result import Result, Verdict
+from ..subject import kind_of, side
 
 SCHEMA = "gpudoctor.report"
 SCHEMA_VERSION = 1
@@ -24,8 +25,9 @@ def step_data(s: FixStep) -> dict[str, Any]:
     return data
 
 
-def finding_data(f: Finding) -> dict[str, Any]:
-    return {
+def finding_data(f: Finding, subject: str = "") -> dict[str, Any]:
+    """`subject` ("image", "lock": check --image, --lock) adds whose the finding is (`side`)."""
+    data = {
         "rule": f.rule.id,
         "severity": f.severity,
         "category": f.rule.category,
@@ -37,11 +39,15 @@ def finding_data(f: Finding) -> dict[str, Any]:
         "references": list(f.rule.references),
         "evidence": {name: value for name, value in f.evidence},
     }
+    if subject:
+        data["side"] = side(subject, [name for name, _ in f.evidence])
+    return data
 
 
 def report_data(result: Result, verdict: Verdict, include_timing: bool = True) -> dict[str, Any]:
     """`verdict`: the run's, decided once by the caller (pipeline/verdict.py)."""
     counts = result.counts()
+    subject = kind_of(result.target.chosen_by)
     data: dict[str, Any] = {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
@@ -52,8 +58,8 @@ def report_data(result: Result, verdict: Verdict, include_timing: bool = True) -
             "hostname": result.facts.value("host.hostname"),
         },
         "summary": dict(counts, fail_on=verdict.fail_on, exit_code=verdict.code),
-        "findings": [finding_data(f) for f in result.findings],
-        "ignored": [dict(finding_data(f), reason=reason) for f, reason in result.ignored_findings],
+        "findings": [finding_data(f, subject) for f in result.findings],
+        "ignored": [dict(finding_data(f, subject), reason=reason) for f, reason in result.ignored_findings],
         "rules": [
             {
                 "id": r.rule.id,

@@ -10,9 +10,12 @@ from typing import Optional
 from .. import __version__
 from ..engine.model import CATEGORIES
 from ..pipeline.result import Result, Verdict
+from ..subject import kind_of, side
 from .lines import Line, finding_lines, plain_text, wrap_text
 from .safe import safe_line
 from .summary import summary
+
+SIDES = {"image": "image", "lockfile": "lockfile", "host": "host", "both": "image and host"}
 
 AREA_NAMES = {
     "driver": "Driver",
@@ -38,6 +41,10 @@ def build_lines(
     lines: list[Line] = []
     where = "live check" if result.host_kind == "live" else f"snapshot {result.source}"
     host = result.facts.value("host.hostname")
+    subject = kind_of(result.target.chosen_by)
+    if subject:  # check --image, --lock: what was judged, on which host
+        judged = f"image {result.facts.value('image.ref')}" if subject == "image" else result.target.python
+        where = f"{judged} on " + ("this host" if result.host_kind == "live" else f"snapshot {result.source}")
     lines.append(
         [("gpudoctor ", "bold"), (__version__, "bold"), (f" · {where}" + (f" of {host}" if host else ""), "")]
     )
@@ -69,8 +76,9 @@ def build_lines(
             if not group:
                 continue
             lines.append([(AREA_NAMES[category], "bold")])
-            for f in group:
-                lines += finding_lines(f, width)
+            for f in group:  # with an image or a lockfile: whose the finding is
+                whose = side(subject, [name for name, _ in f.evidence]) if subject else ""
+                lines += finding_lines(f, width, SIDES.get(whose, ""))
         lines.append([])
     ignored = result.ignored_findings
     if ignored:

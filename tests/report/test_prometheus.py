@@ -44,8 +44,9 @@ def test_h200_golden_parses_with_help_and_type_for_every_metric():
     statuses = _samples(families, "gpudoctor_rule_status")
     # not evaluated without --deep: the runtime rules and GD-EXT-001 (the extension scan)
     deep = [r for r in load_rules([]) if r.file.endswith(("runtime.yaml", "extensions.yaml"))]
-    policy = [r for r in load_rules([]) if r.file.endswith("policy.yaml")]  # no policy: none of them
-    assert len(statuses) == len(load_rules([])) - len(deep) - len(policy)
+    # no policy, no image: none of their rules
+    given = [r for r in load_rules([]) if r.file.endswith(("policy.yaml", "image.yaml"))]
+    assert len(statuses) == len(load_rules([])) - len(deep) - len(given)
     assert ({"rule": "GD-FW-004", "status": "fired"}, 1.0) in statuses
     assert _samples(families, "gpudoctor_gpu_pcie_link_width") == [({"gpu": "0"}, 16.0)]
     assert _samples(families, "gpudoctor_gpu_temperature_celsius") == [({"gpu": "0"}, 36.0)]

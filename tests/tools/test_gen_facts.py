@@ -40,7 +40,8 @@ def test_each_probe_owns_the_sections_of_its_facts_and_nothing_else():
     assert len(owned) == len(set(owned))
     # The sections no probe produces: collect.py's host.kind sits with the system probe's host.hostname;
     # knowledge.* is derived, bench[] and dcgm[] come from `gpudoctor bench`, drift[] and peers[] from
-    # `gpudoctor fleet`, policy.* from a policy file (gpudoctor/policy.py).
+    # `gpudoctor fleet`, policy.* from a policy file (gpudoctor/policy.py), image.* and lock.* from `check
+    # --image` and `check --lock` (gpudoctor/subject.py).
     assert {s.name.split(".")[0].split("[")[0] for s in SCHEMA} - set(owned) == {
         "knowledge",
         "bench",
@@ -48,6 +49,8 @@ def test_each_probe_owns_the_sections_of_its_facts_and_nothing_else():
         "drift",
         "peers",
         "policy",
+        "image",
+        "lock",
     }
     assert [(name, heads) for name, heads, _fn in registry(deep=True)] == [
         (p.name, p.heads) for p in DECLARED

@@ -1,0 +1,148 @@
+"""What a check judges besides the machine: a container image (`check --image REF`) or a lockfile (`check
+--lock FILE`), before it is deployed or installed.
+
+`open_image` and `open_lock` read it and wrap the host in the view the probes then ask (host/image_view.py,
+host/lock_view.py); the image's or lockfile's own description becomes facts the run is given (image.*,
+lock.*: parameters, like the policy's, so the rules that read them are part of a check only with one);
+`side` says, per finding, whether it is the image's (or lockfile's), the host's, or a mismatch between them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Optional
+
+from .facts import Fact, FactSpec, known, unknown
+from .host.base import HostError
+
+FACT_SPECS = (
+    FactSpec(
+        "image.ref", "str", "", "check --image: the image as named (a layout directory, an archive, a name)"
+    ),
+    FactSpec("image.digest", "str", "", "check --image: the image configuration's digest (sha256:...)"),
+    FactSpec("image.os", "str", "", "check --image: the operating system the image is built for (linux)"),
+    FactSpec(
+        "image.arch", "str", "", "check --image: its CPU architecture as images name it (amd64, arm64, ...)"
+    ),
+    FactSpec(
+        "image.machine",
+        "str",
+        "",
+        "check --image: that architecture as the kernel names it (x86_64, aarch64, ...), compared with "
+        "system.machine",
+    ),
+    FactSpec("image.layers", "int", "", "check --image: how many layers were read"),
+    FactSpec("image.pythons", "int", "", "check --image: how many Python environments the layers hold"),
+    FactSpec("image.entrypoint", "str", "", "check --image: the entrypoint and command, joined by spaces"),
+    FactSpec("lock.path", "str", "", "check --lock: the lockfile judged"),
+    FactSpec(
+        "lock.format",
+        "str",
+        "",
+        "check --lock: uv.lock, poetry.lock, pylock.toml, requirements.txt, environment.yml, conda-lock.yml",
+    ),
+    FactSpec("lock.pins", "int", "", "check --lock: the pins that apply to this machine"),
+    FactSpec(
+        "lock.skipped", "int", "", "check --lock: entries for other platforms or Pythons, or unreadable"
+    ),
+    FactSpec("lock.requires_python", "str", "", "check --lock: the lock's requires-python (empty: none)"),
+)
+# OCI (Go) architecture names -> the kernel's (uname -m), as the image's programs will see the machine.
+MACHINES = {
+    "amd64": "x86_64",
+    "arm64": "aarch64",
+    "arm": "armv7l",
+    "386": "i686",
+    "ppc64le": "ppc64le",
+    "s390x": "s390x",
+    "riscv64": "riscv64",
+}
+OCI_ARCH = {machine: arch for arch, machine in MACHINES.items()}
+# The fact sections an image (a lockfile) decides: its environment, its Python, its libraries. The others
+# are the machine's (driver, GPUs, PCI, kernel); knowledge and derived sections are neither.
+IMAGE_SIDE = (
+    "image", "python", "frameworks", "extensions", "cuda", "cudnn", "nccl", "cuda_libs", "container", "env",
+)  # fmt: skip
+LOCK_SIDE = ("lock", "python", "frameworks")
+NEUTRAL = ("knowledge", "policy")
+
+
+class Subject(NamedTuple):
+    kind: str  # "image" or "lock"
+    name: str  # the reference or path, as given
+    host: Any  # the host as the probes ask it
+    facts: dict  # the image.* or lock.* facts the run is given
+
+
+def host_machine(host: Any) -> str:
+    """The machine as the host's kernel names it (the kernel.arch sysctl, else `uname -m`); "" unknown."""
+    try:
+        return host.read("/proc/sys/kernel/arch").strip()
+    except HostError:
+        pass
+    try:
+        result = host.run(("uname", "-m"))
+    except HostError:
+        return ""
+    return result.stdout.strip() if result.rc == 0 else ""
+
+
+def open_image(host: Any, ref: str, timeout: float, machine: Optional[str] = None) -> Subject:
+    """The image (raises gpudoctor.image.view.ImageError), read for the host's architecture (`machine`, as
+    the kernel names it, where the host cannot say) where it holds several, and the host as a container of
+    it would see things."""
+    from .host.image_view import ImageHost
+    from .image import read_image
+
+    machine = machine or host_machine(host)
+    view = read_image(ref, arch=OCI_ARCH.get(machine) or None, timeout=timeout)
+    src = f"image {ref}"
+    facts: dict[str, Fact] = {
+        "image.ref": known(ref, src),
+        "image.digest": known(view.digest, src) if view.digest else unknown("not recorded", src),
+        "image.os": known(view.os, src) if view.os else unknown("not recorded", src),
+        "image.arch": known(view.arch, src) if view.arch else unknown("not recorded", src),
+        "image.machine": (
+            known(MACHINES[view.arch], src)
+            if view.arch in MACHINES
+            else unknown(f"architecture {view.arch!r}", src)
+        ),
+        "image.layers": known(view.layers, src),
+        "image.pythons": known(len(view.pythons), src),
+        "image.entrypoint": known(" ".join(str(w) for w in [*view.entrypoint, *view.cmd]), src),
+    }
+    return Subject("image", ref, ImageHost(host, view), facts)
+
+
+def open_lock(host: Any, path: str, machine: Optional[str] = None) -> Subject:
+    """The lockfile's pins that apply to this machine (raises gpudoctor.lockfile LockError), as the Python
+    environment they would make."""
+    from .host.lock_view import LockHost
+    from .lockfile import as_inspection, read_lock
+
+    machine = machine or host_machine(host) or "x86_64"
+    lock = read_lock(path, machine=machine)
+    src = f"lockfile {path}"
+    facts: dict[str, Fact] = {
+        "lock.path": known(path, src),
+        "lock.format": known(lock.format, src),
+        "lock.pins": known(len(lock.pins), src),
+        "lock.skipped": known(len(lock.skipped), src),
+        "lock.requires_python": known(lock.requires_python, src),
+    }
+    return Subject("lock", path, LockHost(host, as_inspection(lock, machine=machine), src), facts)
+
+
+def kind_of(chosen_by: str) -> str:
+    """ "image" or "lock" for a Result's Target chosen by --image or --lock; "" otherwise."""
+    return {"--image": "image", "--lock": "lock"}.get(chosen_by, "")
+
+
+def side(kind: str, fact_names: list) -> str:
+    """Whose a finding is, by the facts its rule read: "image" (or "lockfile"), "host", or "both" (a
+    mismatch between them: either side can change)."""
+    mine = IMAGE_SIDE if kind == "image" else LOCK_SIDE
+    heads = {name.split(".", 1)[0].split("[", 1)[0] for name in fact_names} - set(NEUTRAL)
+    own, host = bool(heads & set(mine)), bool(heads - set(mine))
+    if own and host:
+        return "both"
+    return ("image" if kind == "image" else "lockfile") if own else "host"

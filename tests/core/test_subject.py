@@ -1,0 +1,33 @@
+"""What a check judges besides the machine: whose each finding is, and the machine an image must match."""
+
+from __future__ import annotations
+
+from gpudoctor.subject import MACHINES, OCI_ARCH, host_machine, kind_of, side
+
+
+def test_a_finding_is_the_images_the_hosts_or_a_mismatch_between_them():
+    assert side("image", ["frameworks[].cuda", "python.version"]) == "image"
+    assert side("image", ["gpus[].name", "driver.version"]) == "host"
+    assert side("image", ["container.require_verdict", "driver.max_cuda"]) == "both"
+    assert side("image", ["image.machine", "system.machine"]) == "both"
+    assert side("lock", ["frameworks[].cuda_major", "knowledge.torch_min_driver"]) == "lockfile"
+    assert side("lock", ["cuda_libs[].path"]) == "host"  # a lockfile installs no system library
+
+
+def test_image_architectures_map_to_the_kernels_names_both_ways():
+    # as Go names them (GOARCH, the OCI config's `architecture`) and as `uname -m` does
+    assert MACHINES["amd64"] == "x86_64" and MACHINES["arm64"] == "aarch64"
+    assert OCI_ARCH["x86_64"] == "amd64" and OCI_ARCH["aarch64"] == "arm64"
+
+
+def test_the_hosts_machine_is_read_from_its_kernel(h200_host):
+    assert host_machine(h200_host) == h200_host.read("/proc/sys/kernel/arch").strip() == "x86_64"
+
+
+def test_a_results_subject_is_what_chose_its_environment():
+    assert (kind_of("--image"), kind_of("--lock"), kind_of("--python"), kind_of("")) == (
+        "image",
+        "lock",
+        "",
+        "",
+    )
