@@ -99,7 +99,7 @@ class Environments:
     def _executable(self, prefix: str, xy: str) -> str:
         for name in (f"python{xy}", f"python{xy.split('.')[0]}", "python"):
             path = f"{prefix}/bin/{name}"
-            if self.tree.exists(path):
+            if self.tree.lexists(path):
                 return path
         return ""
 
@@ -190,8 +190,9 @@ class Environments:
         order = 0
         for directory in path.split(":"):
             for name in ("python3", "python"):
-                target = self.tree.resolve(f"{directory.rstrip('/')}/{name}")
-                if target and self.tree.exists(target):
+                candidate = f"{directory.rstrip('/')}/{name}"
+                target = self.tree.resolve(candidate)
+                if target and self.tree.lexists(candidate):
                     for i, env in enumerate(found):
                         exe = env["executable"]
                         same = exe and self.tree.resolve(exe) == target

@@ -235,6 +235,12 @@ class Tree:
     def exists(self, path: str) -> bool:
         return self.get(path) is not None
 
+    def lexists(self, path: str) -> bool:
+        """Whether the path is there, a dangling link included (a venv's python whose base is not)."""
+        parent, _, name = path.rpartition("/")
+        real = self.resolve(parent or "/")
+        return real is not None and f"{real.rstrip('/')}/{name}" in self.entries
+
     def links(self) -> dict:
         return {
             p: e.data
