@@ -108,12 +108,16 @@ def test_a_tag_picks_the_manifest(tmp_path):
         read_image(f"{root}:v2")
 
 
+# What `python3 -m venv` (3.12, Debian) writes.
+VENV_CFG = b"home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n"
+
+
 def test_path_order_puts_the_python_path_finds_first(tmp_path):
     layers = g.torch_layers() + [
         {
             "/opt/venv/bin/python3.12": ("link", "/usr/bin/python3.12"),  # as `python3 -m venv` links them
             "/opt/venv/bin/python3": ("link", "python3.12"),
-            "/opt/venv/pyvenv.cfg": b"home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n",
+            "/opt/venv/pyvenv.cfg": VENV_CFG,
             "/opt/venv/lib/python3.12/site-packages/torch-2.6.0.dist-info/METADATA": (
                 b"Metadata-Version: 2.1\nName: torch\nVersion: 2.6.0\n"
             ),
