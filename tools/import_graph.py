@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("facts", ("__init__", "facts", "fact_table")),
     ("base", ("datafiles", "crashlog", "redact", "toml_reader")),
     ("host", ("host",)),
+    ("image", ("image",)),  # a container image read into one ImageView (no rules, no probes)
     ("probes", ("probes",)),
     ("engine", ("engine",)),
     ("container", ("container",)),  # the container runtime's judgement; gives the engine nvidia_require
