@@ -61,3 +61,16 @@ def test_a_string_offset_out_of_the_file_is_refused():
     cut = bytes(data[: len(data) // 2])  # the string table is cut off
     with pytest.raises(CacheError):
         parse_ld_so_cache(cut)
+
+
+def test_a_big_endian_old_format_cache():
+    """No ldconfig here reads it: checked against its own string table instead (every soname and path in
+    it, in pairs, and every path ending in its soname, as ldconfig writes them)."""
+    data = (DATA / "ld.so.cache.powerpc").read_bytes()
+    entries = parse_ld_so_cache(data)
+    assert len(entries) == 179
+    assert all(path.rsplit("/", 1)[1] == soname for soname, _, path in entries)
+    # 32-bit PowerPC: no required-ABI suffix; the dynamic loader links no libc, so it is plain "ELF"
+    assert {(s, f) for s, f, _ in entries if f != "libc6"} == {("ld.so.1", "ELF")}
+    strings = [s.decode() for s in data[16 + 179 * 12 :].split(b"\0") if s]
+    assert [x for e in entries for x in (e[0], e[2])] == strings
