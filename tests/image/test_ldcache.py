@@ -30,7 +30,9 @@ needs_ldconfig = pytest.mark.skipif(shutil.which("ldconfig") is None, reason="no
 
 
 @needs_ldconfig
-@pytest.mark.parametrize("cache", ["/etc/ld.so.cache", str(DATA / "ld.so.cache.aarch64")])
+@pytest.mark.parametrize(
+    "cache", ["/etc/ld.so.cache", str(DATA / "ld.so.cache.aarch64"), str(DATA / "ld.so.cache.old-format")]
+)
 def test_it_reads_what_ldconfig_prints(cache):
     if not Path(cache).is_file():
         pytest.skip(f"{cache} does not exist here")
@@ -63,14 +65,17 @@ def test_a_string_offset_out_of_the_file_is_refused():
         parse_ld_so_cache(cut)
 
 
-def test_a_big_endian_old_format_cache():
-    """No ldconfig here reads it: checked against its own string table instead (every soname and path in
-    it, in pairs, and every path ending in its soname, as ldconfig writes them)."""
+def test_a_big_endian_cache():
+    """Both tables, big-endian: the old one with 180 entries (ldconfig rounds its count up to even), the new
+    one with 179. No ldconfig here reads it: checked against its own string table instead (every soname and
+    path in it, in pairs, and every path ending in its soname, as ldconfig writes them)."""
     data = (DATA / "ld.so.cache.powerpc").read_bytes()
     entries = parse_ld_so_cache(data)
     assert len(entries) == 179
     assert all(path.rsplit("/", 1)[1] == soname for soname, _, path in entries)
     # 32-bit PowerPC: no required-ABI suffix; the dynamic loader links no libc, so it is plain "ELF"
     assert {(s, f) for s, f, _ in entries if f != "libc6"} == {("ld.so.1", "ELF")}
-    strings = [s.decode() for s in data[16 + 179 * 12 :].split(b"\0") if s]
+    new = 16 + 180 * 12  # already 8-byte aligned
+    assert data[new : new + 20] == b"glibc-ld.so.cache1.1"
+    strings = [s.decode() for s in data[new + 48 + 179 * 24 :].split(b"\0") if s]
     assert [x for e in entries for x in (e[0], e[2])] == strings
