@@ -32,6 +32,7 @@ MACHINES = {
 }
 SITE_PATH = re.compile(r"^(.*)/lib/python(\d+\.\d+)/(site-packages|dist-packages)$")
 DEBIAN_SHARED = "/usr/lib/python3/dist-packages"
+USR_PYTHON = re.compile(r"^(/usr)/bin/python(3\.\d+)$")
 
 
 def _cfg(text: Optional[str]) -> dict:
@@ -116,8 +117,10 @@ class Environments:
                     prefix = "/usr"  # Debian's python3 reads /usr/local/lib/pythonX.Y/dist-packages
                 found.append((prefix, xy))
             elif path == DEBIAN_SHARED:
-                for lib in self.tree.entries:
-                    lm = PYTHON_LIB.match(lib)
+                # Which python3.X reads it: /usr/lib/python3.X, or /usr/bin/python3.X when the layers
+                # hold no entry for that directory.
+                for other in self.tree.entries:
+                    lm = PYTHON_LIB.match(other) or USR_PYTHON.match(other)
                     if lm and lm.group(1) == "/usr":
                         found.append(("/usr", lm.group(2)))
         return sorted(set(found))

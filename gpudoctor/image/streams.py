@@ -170,7 +170,6 @@ def unzstd(src: Checked, deadline: float) -> Iterator[bytes]:
     proc = subprocess.Popen(
         [zstd, "-dc", "-q"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-    failure: list = []
 
     def feed() -> None:
         try:
@@ -179,10 +178,8 @@ def unzstd(src: Checked, deadline: float) -> Iterator[bytes]:
                 if not data:
                     break
                 proc.stdin.write(data)
-        except (OSError, ValueError) as e:  # the child died, or was killed at the deadline
-            failure.append(e)
-        except ImageError as e:
-            failure.append(e)
+        except (OSError, ValueError):
+            pass  # the child died, or was killed at the deadline: its exit status says which
         finally:
             try:
                 proc.stdin.close()
@@ -191,6 +188,10 @@ def unzstd(src: Checked, deadline: float) -> Iterator[bytes]:
 
     feeder = threading.Thread(target=feed, daemon=True)
     feeder.start()
+    # A child that stops answering is killed at the deadline: the read below then sees the end.
+    timer = threading.Timer(max(0.0, deadline - time.monotonic()), proc.kill)
+    timer.daemon = True
+    timer.start()
     out = 0
     try:
         while True:
@@ -204,17 +205,17 @@ def unzstd(src: Checked, deadline: float) -> Iterator[bytes]:
             yield chunk
         feeder.join(max(0.0, deadline - time.monotonic()))
         rc = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        if time.monotonic() > deadline:
+            raise ImageError(f"{src.where}: zstd did not finish within the time allowed")
         if rc != 0:
             first = (proc.stderr.read(4096).decode("utf-8", "replace").strip().splitlines() or [""])[0]
             raise ImageError(f"{src.where}: zstd failed: {first or f'exit status {rc}'}")
     except subprocess.TimeoutExpired:
         raise ImageError(f"{src.where}: zstd did not finish within the time allowed") from None
     finally:
+        timer.cancel()
         if proc.poll() is None:
             proc.kill()
             proc.wait()
         for pipe in (proc.stdout, proc.stderr):
             pipe.close()
-    for e in failure:
-        if isinstance(e, ImageError):
-            raise e

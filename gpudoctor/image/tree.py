@@ -154,14 +154,17 @@ class Tree:
             if name in SITE_DIRS or "-packages/" in path or name == "conda-meta" or PYTHON_LIB.match(path):
                 entries[path] = Entry(self.layer, DIR, None, 0, 0)
                 self._note_dirs(path, DIR)
+            elif path in entries and entries[path].kind != DIR:
+                del entries[path]  # a directory now where a link or file of a lower layer was
             return
         if kind == SYMLINK:
-            if path.startswith(LINK_ROOTS) and not path.startswith(LINK_SKIP):
-                entries[path] = Entry(self.layer, SYMLINK, m.linkname, 0, 0)
-            elif "-packages/" in path:
-                entries[path] = Entry(self.layer, SYMLINK, m.linkname, 0, 0)
             if "-packages/" in path:
+                entries[path] = Entry(self.layer, SYMLINK, m.linkname, 0, 0)
                 self._note_dirs(path, SYMLINK)
+            elif path.startswith(LINK_ROOTS) and not path.startswith(LINK_SKIP):
+                entries[path] = Entry(self.layer, SYMLINK, m.linkname, 0, 0)
+            else:
+                entries.pop(path, None)
             return
         if kind == HARDLINK:
             target = entries.get(clean(m.linkname, where))
@@ -187,6 +190,8 @@ class Tree:
             entries[path] = Entry(self.layer, FILE, None, m.size, 0)
         elif name.startswith("libc-") and GLIBC_FILE.search(path):
             entries[path] = Entry(self.layer, FILE, None, m.size, 0)
+        else:
+            entries.pop(path, None)  # what a lower layer had here (a link, a kept file) is replaced
 
     def _whiteout(self, deleted: set, opaque: set) -> None:
         keep = {}

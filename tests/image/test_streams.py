@@ -94,3 +94,10 @@ def test_chunk_stream_reads_and_skips_across_chunks():
 def test_only_sha_digests_are_names(digest):
     with pytest.raises(ImageError, match="is not a sha256 or sha512 digest"):
         new_hash(digest, "test")
+
+
+@pytest.mark.skipif(shutil.which("zstd") is None, reason="no zstd binary here")
+def test_zstd_past_its_deadline_is_stopped():
+    proc = subprocess.run(["zstd", "-q", "-c"], input=DATA, capture_output=True, check=True, timeout=60)
+    with pytest.raises(ImageError, match="zstd did not finish within the time allowed"):
+        b"".join(unzstd(checked(proc.stdout), time.monotonic() - 1))

@@ -58,3 +58,12 @@ def test_an_oversized_file_is_refused_only_if_it_survives():
     kept = tree_of({"/etc/os-release": big})
     with pytest.raises(ImageError, match="over its limit of 65536"):
         kept.content("/etc/os-release", "t")
+
+
+def test_a_directory_or_file_replacing_a_lower_link_ends_it():
+    tree = tree_of(
+        {"/usr/local/cuda": ("link", "cuda-12.4"), "/opt/x/a": ("link", "b")},
+        {"/usr/local/cuda": ("dir",), "/usr/local/cuda/version.json": b"{}", "/opt/x/a": b"plain"},
+    )
+    assert tree.content("/usr/local/cuda/version.json", "t") == b"{}"
+    assert tree.links() == {}
