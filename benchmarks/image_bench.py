@@ -33,6 +33,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = "usr/local/lib/python3.11/site-packages"
+# (share of small text files, that plus the share of binaries, the largest binary); the rest are large
+# compressible data files. "typical": about 4,500 files per compressed GB; "small": about 40,000.
+MIXES = {"typical": (0.85, 0.99, 2 << 20), "small": (0.97, 0.999, 128 * 1024)}
 CHILD = r"""
 import json, sys, time
 from gpudoctor.image import read_image
@@ -91,8 +94,8 @@ def text_pool(rng: random.Random) -> bytes:
 
 
 def write_layer(
-    root: Path, index: int, target: int, compress: bool, rng: random.Random, pool: bytes
-) -> tuple:
+    root: Path, index: int, target: int, compress: bool, rng: random.Random, pool: bytes, mix: str
+):
     """One layer of about `target` compressed bytes; returns (digest, size, diff_id, members)."""
     blob = BlobWriter(root, compress)
     diff = hashlib.sha256()
@@ -118,14 +121,14 @@ def write_layer(
         while blob.size < target:
             n += 1
             kind = rng.random()
-            if kind < 0.85:  # small source-like text, compressible
+            if kind < MIXES[mix][0]:  # small source-like text, compressible
                 size = rng.randint(200, 32 * 1024)
                 start = rng.randrange(0, len(pool) - size)
                 add(f"usr/lib/layer{index}/pkg{n % 97}/mod{n}.py", pool[start : start + size])
-            elif kind < 0.99:  # a binary that does not compress
+            elif kind < MIXES[mix][1]:  # a binary that does not compress
                 add(
                     f"usr/lib/layer{index}/bin{n % 13}/lib{n}.so.1",
-                    os.urandom(rng.randint(16 * 1024, 2 << 20)),
+                    os.urandom(rng.randint(16 * 1024, MIXES[mix][2])),
                 )
             else:  # a large compressible data file
                 size = rng.randint(4 << 20, 32 << 20)
@@ -164,7 +167,7 @@ def interesting(index: int) -> list:
     return []
 
 
-def build(root: Path, size: int, layers: int, compress: bool, seed: int) -> list:
+def build(root: Path, size: int, layers: int, compress: bool, seed: int, mix: str) -> list:
     rng = random.Random(seed)
     pool = text_pool(rng)
     (root / "blobs" / "sha256").mkdir(parents=True, exist_ok=True)
@@ -172,7 +175,7 @@ def build(root: Path, size: int, layers: int, compress: bool, seed: int) -> list
     out = []
     for i in range(layers):
         t = time.perf_counter()
-        out.append(write_layer(root, i, per if compress else per * 2, compress, rng, pool))
+        out.append(write_layer(root, i, per if compress else per * 2, compress, rng, pool, mix))
         print(f"  layer {i + 1}/{layers}: {out[-1][1] / 1e6:.0f} MB, {out[-1][3]} members "
               f"({time.perf_counter() - t:.0f} s)", flush=True)  # fmt: skip
     media = "application/vnd.oci.image.layer.v1.tar" + ("+gzip" if compress else "")
@@ -238,6 +241,7 @@ def main() -> None:
     ap.add_argument("--dir", help="where to build (default: a temporary directory, removed afterwards)")
     ap.add_argument("--keep", action="store_true", help="keep what was built (with --dir: reuse it)")
     ap.add_argument("--seed", type=int, default=25)
+    ap.add_argument("--mix", choices=sorted(MIXES), default="typical", help="the files' sizes (see MIXES)")
     args = ap.parse_args()
     base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="gpudoctor-image-bench-"))
     try:
@@ -252,7 +256,7 @@ def main() -> None:
                 print(
                     f"{kind}: building {size / 1e9:.1f} GB in {args.layers} layers under {root}", flush=True
                 )
-                layers = build(root, size, args.layers, compress, args.seed)
+                layers = build(root, size, args.layers, compress, args.seed, args.mix)
             warm(root)
             gz, rd = [], []
             for _ in range(args.runs):
