@@ -45,9 +45,11 @@ def _split(ref: str) -> tuple[str, str]:
     """(path, tag) for "PATH" or "PATH:TAG" when PATH exists; (ref, "") otherwise."""
     if os.path.exists(ref):
         return ref, ""
-    path, sep, tag = ref.rpartition(":")
-    if sep and path and os.path.exists(path) and "/" not in tag:
-        return path, tag
+    at = ref.rfind(":")
+    while at > 0:  # the longest PATH that exists; the tag may hold colons ("FILE:nvcr.io/x/y:24.01")
+        if os.path.exists(ref[:at]):
+            return ref[:at], ref[at + 1 :]
+        at = ref.rfind(":", 0, at)
     return ref, ""
 
 

@@ -305,3 +305,30 @@ def test_an_archive_that_is_not_a_tar(tmp_path):
     path.write_bytes(b"hello" * 200)
     with pytest.raises(ImageError, match="not a readable tar archive"):
         read_image(str(path))
+
+
+def test_a_digest_that_would_leave_blobs_is_refused(tmp_path):
+    files = g.oci_files([g.torch_image()])
+    index = json.loads(files["index.json"])
+    index["manifests"][0]["digest"] = "sha256:../../../../etc/passwd"
+    files["index.json"] = json.dumps(index).encode()
+    with pytest.raises(ImageError, match="is not a sha256 or sha512 digest"):
+        read_image(str(g.write_dir(tmp_path / "esc", files)))
+
+
+def test_an_archive_of_several_images_needs_a_tag(tmp_path):
+    one, two = (
+        g.docker_files(g.torch_image("none"), tags=("a:1",)),
+        g.docker_files(g.Image([{}], "none"), tags=("b:2",)),
+    )
+    files = {**one, **two}
+    files["manifest.json"] = json.dumps(
+        json.loads(one["manifest.json"]) + json.loads(two["manifest.json"])
+    ).encode()
+    path = g.write_tar(tmp_path / "two.tar", files)
+    with pytest.raises(
+        ImageError, match=r"the archive holds 2 images: name one as .*:TAG \(\['a:1', 'b:2'\]\)"
+    ):
+        read_image(str(path))
+    assert read_image(f"{path}:b:2").layers == 1
+    assert read_image(f"{path}:1").layers == 4
