@@ -176,6 +176,10 @@ class Tree:
             return
         if "-packages/" in path:
             self._note_dirs(path, FILE)
+        elif "/conda-meta/" in path:  # a conda prefix, though the layer has no entry for the directory
+            meta = path[: path.index("/conda-meta/") + 11]
+            if meta not in entries:
+                entries[meta] = Entry(self.layer, DIR, None, 0, 0)
         limit, over = self._limit(path)
         if limit:
             if m.size <= limit or over == TRUNCATE:

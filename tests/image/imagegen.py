@@ -189,6 +189,23 @@ def write_tar(path: Path, files: dict, extra: Optional[list] = None) -> Path:
     return path
 
 
+FORMATS = ("oci-dir", "oci-tar", "docker", "docker-oci")
+
+
+def write_image(dest: Path, layers: list, fmt: str = "oci-dir", compression: str = "gzip", **config) -> Path:
+    """One image from `layers` ({path: content} each, lowest first) and config fields (arch, os, variant,
+    env, entrypoint, cmd) written at `dest` as `fmt`: an OCI layout directory or tar, a legacy `docker save`
+    archive, or Docker 25+'s (an OCI layout with manifest.json). Returns `dest`, the REF to read."""
+    image = Image(layers, compression, **config)
+    if fmt == "oci-dir":
+        return write_dir(dest, oci_files([image]))
+    if fmt == "oci-tar":
+        return write_tar(dest, oci_files([image]))
+    if fmt in ("docker", "docker-oci"):
+        return write_tar(dest, docker_files(image, legacy=fmt == "docker"))
+    raise ValueError(f"{fmt} is not one of {FORMATS}")
+
+
 # -- the test image: a CUDA 12.4 base, a torch-like wheel with its nvidia-* wheels, whiteouts -----------
 # The texts follow the real ones: torch 2.5.1+cu124's METADATA Requires-Dist lines and torch/version.py
 # (as tests/pyenvs.py and tests/probes/test_python_env.py use them), the CUDA toolkit's version.json, the

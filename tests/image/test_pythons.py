@@ -35,7 +35,7 @@ def test_a_conda_prefix():
     tree = tree_of(
         {
             "/opt/conda/bin/python3.11": b"",
-            "/opt/conda/conda-meta": ("dir",),
+            "/opt/conda/conda-meta/python-3.11.9-hab00c5b_0_cpython.json": b"{}",  # no entry for the dir
             "/opt/conda/lib/python3.11/site-packages/jax-0.4.30.dist-info/METADATA": b"Version: 0.4.30\n",
         }
     )

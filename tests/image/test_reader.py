@@ -332,3 +332,12 @@ def test_an_archive_of_several_images_needs_a_tag(tmp_path):
         read_image(str(path))
     assert read_image(f"{path}:b:2").layers == 1
     assert read_image(f"{path}:1").layers == 4
+
+
+@pytest.mark.parametrize("fmt", g.FORMATS)
+def test_write_image_writes_each_format(tmp_path, fmt):
+    """The one call the end-to-end tests of `check --image` use."""
+    layers = [{"/etc/os-release": g.OS_RELEASE}, {"/etc/os-release": ("whiteout",)}]
+    ref = g.write_image(tmp_path / f"img-{fmt}", layers, fmt, arch="arm64", env=["CUDA_VERSION=12.4.1"])
+    view = read_image(str(ref))
+    assert (view.arch, view.env, view.layers, view.files) == ("arm64", {"CUDA_VERSION": "12.4.1"}, 2, {})
