@@ -125,7 +125,9 @@ class Tree:
         folder = rest.split("/", 1)[0]
         if folder.endswith((".dist-info", ".egg-info")):
             key = f"{site}/{folder}"
-            if key not in self.entries and (kind != FILE or "/" in rest.rstrip("/")):
+            if kind == FILE and "/" not in rest:  # an .egg-info file (distutils wrote one): named only
+                self.entries[key] = Entry(self.layer, FILE, None, 0, 0)
+            elif key not in self.entries:
                 self.entries[key] = Entry(self.layer, DIR, None, 0, 0)
 
     def add_layer(self, walker: TarWalker, where: str) -> None:
@@ -151,11 +153,13 @@ class Tree:
     def _member(self, walker: TarWalker, m: Member, path: str, name: str, where: str, entries: dict) -> None:
         kind = m.kind
         if kind == DIR:
-            if name in SITE_DIRS or "-packages/" in path or name == "conda-meta" or PYTHON_LIB.match(path):
-                entries[path] = Entry(self.layer, DIR, None, 0, 0)
-                self._note_dirs(path, DIR)
-            elif path in entries and entries[path].kind != DIR:
+            below = entries.get(path)
+            if below is not None and below.kind != DIR:
                 del entries[path]  # a directory now where a link or file of a lower layer was
+            if name in SITE_DIRS or name == "conda-meta" or PYTHON_LIB.match(path):
+                entries[path] = Entry(self.layer, DIR, None, 0, 0)
+            if "-packages/" in path or name in SITE_DIRS:
+                self._note_dirs(path, DIR)  # the site directory, and a metadata folder directly in it
             return
         if kind == SYMLINK:
             if "-packages/" in path:
@@ -174,12 +178,15 @@ class Tree:
             kind = FILE  # its content is another member's: noted by name only
         if kind != FILE:
             return
+        self._file(walker, m, path, name, entries)
         if "-packages/" in path:
             self._note_dirs(path, FILE)
         elif "/conda-meta/" in path:  # a conda prefix, though the layer has no entry for the directory
             meta = path[: path.index("/conda-meta/") + 11]
             if meta not in entries:
                 entries[meta] = Entry(self.layer, DIR, None, 0, 0)
+
+    def _file(self, walker: TarWalker, m: Member, path: str, name: str, entries: dict) -> None:
         limit, over = self._limit(path)
         if limit:
             if m.size <= limit or over == TRUNCATE:

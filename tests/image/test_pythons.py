@@ -18,6 +18,7 @@ def test_debian_system_python_reads_dist_packages_in_debians_order():
             "/usr/bin/python3": ("link", "python3.11"),
             "/usr/lib/python3.11": ("dir",),
             "/usr/lib/python3/dist-packages/numpy-1.24.2.egg-info/PKG-INFO": NUMPY,
+            "/usr/lib/python3/dist-packages/distro_info-1.5.egg-info": b"Name: distro-info\n",  # a file
             "/usr/local/lib/python3.11/dist-packages/torch-2.4.0.dist-info/METADATA": b"Version: 2.4.0\n",
             "/var/lib/dpkg/status": DPKG,
         }
@@ -26,7 +27,7 @@ def test_debian_system_python_reads_dist_packages_in_debians_order():
     assert env["prefix"] == env["base_prefix"] == "/usr"
     assert env["executable"] == "/usr/bin/python3.11"
     assert env["path"][3:] == ["/usr/local/lib/python3.11/dist-packages", "/usr/lib/python3/dist-packages"]
-    assert env["all"] == {"numpy": "1.24.2", "torch": "2.4.0"}
+    assert env["all"] == {"distro-info": "1.5", "numpy": "1.24.2", "torch": "2.4.0"}
     assert env["libc"] == ["glibc", "2.36"]
     assert env["machine"] == "aarch64"
 
