@@ -159,11 +159,12 @@ def _named_digest(name: str) -> Optional[str]:
 
 
 def _docker(store: Store, ref: str, tag: str) -> tuple:
-    images = parse_docker_manifest(store.read("manifest.json"))
+    every = parse_docker_manifest(store.read("manifest.json"))
+    images = every
     if tag:
-        images = [i for i in images if any(t == tag or t.endswith(":" + tag) for t in i.repo_tags)]
+        images = [i for i in every if any(t == tag or t.endswith(":" + tag) for t in i.repo_tags)]
     if len(images) != 1:
-        tags = sorted(t for i in parse_docker_manifest(store.read("manifest.json")) for t in i.repo_tags)
+        tags = sorted(t for i in every for t in i.repo_tags)
         if not images:
             raise ImageError(f"{ref}: no image in the archive is tagged {tag} (it has {tags})")
         raise ImageError(f"{ref}: the archive holds {len(images)} images: name one as {ref}:TAG ({tags})")
