@@ -174,12 +174,14 @@ def _read(path: str, limit: int):
         return None
 
 
-def _describe(location: str, folder: str, key: str, version: str) -> dict:
+def _describe(location: str, folder: str, key: str, version: str, read=_read) -> dict:
+    """One interesting distribution's entry. `read(path, limit)` reads a file's text or returns None: the
+    file system's here, an image's layers for gpudoctor/image (the same description without a live tree)."""
     import os
 
     meta = os.path.join(location, folder)
     requires = []
-    headers = _read(os.path.join(meta, "METADATA"), 1024 * 1024) or _read(
+    headers = read(os.path.join(meta, "METADATA"), 1024 * 1024) or read(
         os.path.join(meta, "PKG-INFO"), 1024 * 1024
     )
     for line in (headers or "").splitlines():
@@ -193,15 +195,15 @@ def _describe(location: str, folder: str, key: str, version: str) -> dict:
         "name": key,
         "version": version,
         "requires": requires,
-        "installer": (_read(os.path.join(meta, "INSTALLER"), 256) or "").strip(),
+        "installer": (read(os.path.join(meta, "INSTALLER"), 256) or "").strip(),
         "location": location,
         "libs": [],
         "texts": {},
     }
     if key.startswith(RECORD_SCANNED):
-        entry["libs"] = shared_libraries(_read(os.path.join(meta, "RECORD"), 16 * 1024 * 1024) or "")
+        entry["libs"] = shared_libraries(read(os.path.join(meta, "RECORD"), 16 * 1024 * 1024) or "")
     for rel in BUILD_FILES.get(key, []):
-        text = _read(os.path.join(location, rel), MAX_BUILD_FILE)
+        text = read(os.path.join(location, rel), MAX_BUILD_FILE)
         if text is not None:
             entry["texts"][rel] = text
     return entry
