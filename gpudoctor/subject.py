@@ -9,6 +9,7 @@ lock.*: parameters, like the policy's, so the rules that read them are part of a
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple, Optional
 
 from .facts import Fact, FactSpec, known, unknown
@@ -64,6 +65,9 @@ IMAGE_SIDE = (
 )  # fmt: skip
 LOCK_SIDE = ("lock", "python", "frameworks")
 NEUTRAL = ("knowledge", "policy")
+# Derived facts that already weigh one side against the other (the runtime's verdict on the image's
+# requirements with this driver and these GPUs; a build's kernels against these GPUs): a mismatch.
+MISMATCH = ("container.require_", "frameworks[].unsupported", "frameworks[].cuda_unsupported")
 
 
 class Subject(NamedTuple):
@@ -109,6 +113,8 @@ def open_image(host: Any, ref: str, timeout: float, machine: Optional[str] = Non
         "image.layers": known(view.layers, src),
         "image.pythons": known(len(view.pythons), src),
         "image.entrypoint": known(" ".join(str(w) for w in [*view.entrypoint, *view.cmd]), src),
+        # judged as a container this host would start, not as wherever gpudoctor itself runs
+        "container.detected": known(False, f"{src}: a container this host would start"),
     }
     return Subject("image", ref, ImageHost(host, view), facts)
 
@@ -141,8 +147,15 @@ def side(kind: str, fact_names: list) -> str:
     """Whose a finding is, by the facts its rule read: "image" (or "lockfile"), "host", or "both" (a
     mismatch between them: either side can change)."""
     mine = IMAGE_SIDE if kind == "image" else LOCK_SIDE
+    if any(_schema(name).startswith(MISMATCH) for name in fact_names):
+        return "both"
     heads = {name.split(".", 1)[0].split("[", 1)[0] for name in fact_names} - set(NEUTRAL)
     own, host = bool(heads & set(mine)), bool(heads - set(mine))
     if own and host:
         return "both"
     return ("image" if kind == "image" else "lockfile") if own else "host"
+
+
+def _schema(name: str) -> str:
+    """frameworks[0].unsupported_gpus -> frameworks[].unsupported_gpus"""
+    return re.sub(r"\[\d+\]", "[]", name)

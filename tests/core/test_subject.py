@@ -9,6 +9,8 @@ def test_a_finding_is_the_images_the_hosts_or_a_mismatch_between_them():
     assert side("image", ["frameworks[].cuda", "python.version"]) == "image"
     assert side("image", ["gpus[].name", "driver.version"]) == "host"
     assert side("image", ["container.require_verdict", "driver.max_cuda"]) == "both"
+    assert side("image", ["container.require_verdict"]) == "both"  # the runtime's verdict weighs both
+    assert side("image", ["frameworks[0].unsupported_gpu_count"]) == "both"
     assert side("image", ["image.machine", "system.machine"]) == "both"
     assert side("lock", ["frameworks[].cuda_major", "knowledge.torch_min_driver"]) == "lockfile"
     assert side("lock", ["cuda_libs[].path"]) == "host"  # a lockfile installs no system library
