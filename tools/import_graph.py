@@ -28,7 +28,7 @@ END = "<!-- import-graph: end -->"
 # name holds the package and everything under it). A module may import only from its own layer and below.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("facts", ("__init__", "facts", "fact_table")),
-    ("base", ("datafiles", "crashlog", "redact", "toml_reader")),
+    ("base", ("datafiles", "crashlog", "redact", "toml_reader", "variants")),
     ("host", ("host",)),
     ("subjects", ("image", "lockfile", "subject")),  # what check --image/--lock judge besides the machine
     ("probes", ("probes",)),

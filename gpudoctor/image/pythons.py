@@ -82,7 +82,7 @@ class Environments:
 
     def _stdlib(self, base: str, xy: str) -> list:
         lib = f"{base}/lib/python{xy}"
-        return [f"{base}/lib/python{xy.replace('.', '')}.zip", lib, f"{lib}/lib-dynload"]
+        return [f"{base}/lib/python{''.join(xy.split('.'))}.zip", lib, f"{lib}/lib-dynload"]
 
     def _site(self, prefix: str, xy: str) -> list:
         """The site directories CPython's site module adds for `prefix` (Debian's for /usr), that exist."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
+from ..variants import cuda_variant  # noqa: F401 - re-exported: knowledge tables name variants with it
 from .rows import (
     CudaGpuFloor,
     CudaToolkit,
@@ -37,14 +38,6 @@ _INDEX_PIN = re.compile(r"^torch==\d+\.\d+\.\d+( torchvision==\d+\.\d+\.\d+)?( t
 _TORCH_REQUIREMENT = re.compile(r"^torch(==|!=|>=|<=|>|<)\d+(\.\d+)*(,(==|!=|>=|<=|>|<)\d+(\.\d+)*)*$")
 # NVML numbers a GPU's NVLink links from 0, below NVML_NVLINK_MAX_LINKS (18 in nvml.h).
 MAX_NVLINKS = 18
-
-
-def cuda_variant(cuda: str) -> Optional[str]:
-    """The wheel variant that names a CUDA build: "12.8" -> "cu128", "13.0.2" -> "cu130"; None for "13".
-    The one spelling of it: the torch table's variant names are checked with it, and compat.py (which
-    derive and the resolvers ask) re-exports it."""
-    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)*", str(cuda).strip())
-    return f"cu{m.group(1)}{m.group(2)}" if m else None
 
 
 def _is_str(v: Any) -> bool:

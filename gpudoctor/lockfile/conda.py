@@ -23,6 +23,7 @@ import re
 import urllib.parse
 from typing import Optional
 
+from ..variants import cuda_variant
 from . import requirements
 from .model import Lock, LockError, Pin, finish, normalise
 from .target import Target
@@ -60,10 +61,10 @@ def torch_variant(build: str, pins: dict) -> str:
     packages beside it; "" when nothing says."""
     m = re.search(r"cuda(\d+)\.(\d+)", build)  # pytorch channel: py3.10_cuda12.1_cudnn8.9.2_0
     if m:
-        return f"cu{m.group(1)}{m.group(2)}"
+        return cuda_variant(f"{m.group(1)}.{m.group(2)}") or ""
     m = re.search(r"cuda(\d\d)(\d)(?!\d)", build)  # conda-forge: cuda120_py311h..., cuda118_...
     if m:
-        return f"cu{m.group(1)}{m.group(2)}"
+        return cuda_variant(f"{m.group(1)}.{m.group(2)}") or ""
     if re.search(r"(^|_)cpu(_|$)", build) or build.startswith("cpu"):
         return "cpu"
     if build:
@@ -71,7 +72,7 @@ def torch_variant(build: str, pins: dict) -> str:
     cuda = pins.get("pytorch-cuda", "")
     m = re.match(r"(\d+)\.(\d+)", cuda)
     if m:
-        return f"cu{m.group(1)}{m.group(2)}"
+        return cuda_variant(m.group(0)) or ""
     return "cpu" if "cpuonly" in pins else ""
 
 

@@ -21,12 +21,12 @@ def test_cuda_variant_is_spelled_once():
         None,
         None,
     ]
-    # No other spelling of "12.8 -> cu128" in the package: the one function lives in knowledge/schema.py.
+    # No other spelling of "12.8 -> cu128" in the package: the one function lives in variants.py.
     spelled = re.compile(r"""["']cu["']\s*\+|f["']cu\{|replace\(["']\.["'],\s*["']["']\)""")
     found = [
         str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if spelled.search(p.read_text("utf-8"))
     ]
-    assert found == ["knowledge/schema.py"]
+    assert found == ["variants.py"]
 
 
 @pytest.mark.parametrize(
