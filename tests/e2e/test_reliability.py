@@ -531,7 +531,7 @@ def test_at_the_deadline_running_commands_are_named():
 
 def test_every_scenario_file_is_valid(fake_lib):
     files = sorted(SCENARIOS.glob("*.scn"))
-    assert len(files) == 21
+    assert len(files) == 22
     expected = {"version-mismatch.scn": 18, "driver-not-loaded.scn": 9}  # NVML's codes for the two
     codes, stderr = init_codes(fake_lib, *files)
     assert (dict(zip([f.name for f in files], codes)), stderr) == (
