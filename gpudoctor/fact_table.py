@@ -254,6 +254,7 @@ FACTS = (
     ('container.require_failed', 'str', '', 'derived: the requirement that is refused, as NAME=value'),
     ('container.require_gpu', 'str', '', 'derived: the GPU it is refused on, with the brand and arch the runtime compares (its sixteen brand names since release 1.9.0: Tesla, Nvidia, NvidiaRTX, ...; any other brand is Unknown to it)'),
     ('container.require_error', 'str', '', "derived: the runtime's error message"),
+    ('container.require_cuda', 'version', '', 'derived: the CUDA version the refused requirement asks of the driver (its highest cuda>= or cuda> bound), e.g. 13.1; unknown when it asks none (a brand or driver condition refused it)'),
     ('container.require_enforcement', 'str', '', 'derived: which NVIDIA Container Toolkit mode refuses an unmet requirement, as this host shows it'),
     ('knowledge.newer', 'list[str]', '', "derived: what on this host is newer than gpudoctor's knowledge tables, e.g. `torch 2.16.0 (the torch table ends at 2.15)`, `driver 630.10 (the driver table ends at R620)`: an installed torch or tensorflow whose major.minor is past its table's newest release, a driver whose branch is past the newest in cuda_drivers; listed when known even if another version is unknown, unknown when nothing is known to be newer and a version is unknown"),
     ('knowledge.newer_count', 'int', '', 'derived: how many entries knowledge.newer has'),

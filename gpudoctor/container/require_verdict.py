@@ -179,4 +179,17 @@ def derive(facts: Facts) -> dict[str, Fact]:
         out["container.require_failed"] = known(failed, source)
         out["container.require_gpu"] = known(_where(result, facts, indices), source)
         out["container.require_error"] = known(f"requirement error: {result.error}", source)
+        cuda = required_cuda(result.requirement)
+        out["container.require_cuda"] = (
+            known(cuda, source) if cuda else unknown("the refused requirement asks no CUDA version", source)
+        )
     return verdict(result.status)
+
+
+def required_cuda(requirement: str) -> Optional[str]:
+    """The highest CUDA version a requirement's `cuda>=` or `cuda>` constraints name ("cuda>=12.4
+    brand=tesla,driver>=470" -> "12.4"); None when it names none."""
+    import re
+
+    found = re.findall(r"\bcuda\s*>=?\s*([0-9]+(?:\.[0-9]+)*)", requirement)
+    return max(found, key=lambda v: tuple(int(p) for p in v.split(".")), default=None)

@@ -21,6 +21,6 @@ RESOLVER_ARGS: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "jax": _MINOR,
     "onnxruntime": _MINOR,
     "framework": _MINOR,
-    "driver": {"cuda": ()},
+    "driver": {"cuda": (), "cuda_fact": ()},  # cuda_fact: the fact holding the CUDA version wanted
 }
 RESOLVER_NAMES: tuple[str, ...] = tuple(RESOLVER_ARGS)

@@ -62,6 +62,13 @@ FACT_SPECS: tuple[FactSpec, ...] = (
     ),
     FactSpec("container.require_error", "str", "", "derived: the runtime's error message"),
     FactSpec(
+        "container.require_cuda",
+        "version",
+        "",
+        "derived: the CUDA version the refused requirement asks of the driver (its highest cuda>= or cuda> "
+        "bound), e.g. 13.1; unknown when it asks none (a brand or driver condition refused it)",
+    ),
+    FactSpec(
         "container.require_enforcement",
         "str",
         "",

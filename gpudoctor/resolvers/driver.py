@@ -50,8 +50,11 @@ def driver_for_cuda(cuda: str, kb: Knowledge) -> tuple[Optional[DriverNeed], str
 def driver_branch(
     facts: Facts, kb: Knowledge, item: Optional[int] = None, args: Optional[Mapping[str, str]] = None
 ) -> Resolution:
-    """The driver a wanted CUDA needs: args cuda="13.0", else the CUDA of the framework at `item`."""
-    cuda = (args or {}).get("cuda") or (facts.value(f"frameworks[{item}].cuda") if item is not None else None)
+    """The driver a wanted CUDA needs: args cuda="13.0", else the fact args cuda_fact names (an image's
+    required CUDA, container.require_cuda), else the CUDA of the framework at `item`."""
+    args = args or {}
+    cuda = args.get("cuda") or (facts.value(args["cuda_fact"]) if args.get("cuda_fact") else None)
+    cuda = cuda or (facts.value(f"frameworks[{item}].cuda") if item is not None else None)
     if not cuda:
         return _fail("driver", "the NVIDIA driver", "no CUDA version to find a driver for")
     need, why = driver_for_cuda(str(cuda), kb)

@@ -190,3 +190,13 @@ def test_an_image_requirement_is_judged_per_gpu_as_the_container_runtime_judges_
         env = dict(image, NVIDIA_DISABLE_REQUIRE=spelling)
         facts = gpudoctor(fake_lib, scenario, "facts", "--format", "json", extra_env=env).json()
         assert facts["container"]["require_verdict"] == verdict
+
+
+def test_the_cuda_a_refused_requirement_asks_is_its_highest_cuda_bound():
+    """As the nvidia/cuda images write it (NVIDIA_REQUIRE_CUDA of 12.4.1: `cuda>=12.4 brand=tesla,driver>=470,
+    driver<471 ...`), and the LocalAI one (https://github.com/mudler/LocalAI/issues/4789) that asks none."""
+    from gpudoctor.container.require_verdict import required_cuda
+
+    assert required_cuda("cuda>=12.4 brand=tesla,driver>=470,driver<471") == "12.4"
+    assert required_cuda("cuda>=12.10,cuda>=12.9") == "12.10"
+    assert required_cuda("brand=tesla,driver>=470,driver<471") is None

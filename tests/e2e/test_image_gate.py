@@ -144,7 +144,9 @@ def test_fleet_groups_say_which_nodes_would_refuse_the_image(images, tmp_path):
         "NVIDIA H200", "580.159.04", "x86_64", ["gpu-a1", "gpu-a2"],
     )  # fmt: skip
     assert [f["rule"] for f in group["findings"] if f["severity"] == "error"] == ["GD-CONTAINER-001"]
-    assert group["plan"]["steps"], group["plan"]
+    # the node side: the driver branch that runs the image's CUDA 13.1 (resolvers/driver.py)
+    driver = [s for s in group["plan"]["steps"] if s["resolver"] == "driver"]
+    assert len(driver) == 1 and "for CUDA 13.1" in driver[0]["text"], group["plan"]["steps"]
     runs = run_cli("fleet", str(reports), "--image", str(images["docker"]))
     assert runs.returncode == 0, runs.stdout + runs.stderr
     assert runs.stdout.splitlines()[2:4] == [

@@ -38,7 +38,7 @@ def test_registry_names_every_resolver_with_its_args():
         "jax": {"minor_compat": ("allow", "avoid"), "downgrade": ("yes", "no")},
         "onnxruntime": {"minor_compat": ("allow", "avoid"), "downgrade": ("yes", "no")},
         "framework": {"minor_compat": ("allow", "avoid"), "downgrade": ("yes", "no")},
-        "driver": {"cuda": ()},
+        "driver": {"cuda": (), "cuda_fact": ()},
     }
 
 
