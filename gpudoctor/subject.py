@@ -13,7 +13,6 @@ import re
 from typing import Any, NamedTuple, Optional
 
 from .facts import Fact, FactSpec, known, unknown
-from .host.base import HostError
 
 FACT_SPECS = (
     FactSpec(
@@ -78,16 +77,12 @@ class Subject(NamedTuple):
 
 
 def host_machine(host: Any) -> str:
-    """The machine as the host's kernel names it (the kernel.arch sysctl, else `uname -m`); "" unknown."""
-    try:
-        return host.read("/proc/sys/kernel/arch").strip()
-    except HostError:
-        pass
-    try:
-        result = host.run(("uname", "-m"))
-    except HostError:
-        return ""
-    return result.stdout.strip() if result.rc == 0 else ""
+    """The machine as the host's kernel names it (system.machine, as the system probe reads it); ""
+    unknown."""
+    from .probes.system import kernel_machine
+
+    fact = kernel_machine(host)
+    return str(fact.value) if fact.known else ""
 
 
 def open_image(host: Any, ref: str, timeout: float, machine: Optional[str] = None) -> Subject:
@@ -154,6 +149,11 @@ def side(kind: str, fact_names: list) -> str:
     if own and host:
         return "both"
     return ("image" if kind == "image" else "lockfile") if own else "host"
+
+
+def finding_side(kind: str, finding: Any) -> str:
+    """side() of a finding, by the facts its rule read (its evidence); "" without a subject."""
+    return side(kind, [name for name, _value in finding.evidence]) if kind else ""
 
 
 def _schema(name: str) -> str:

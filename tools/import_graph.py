@@ -30,8 +30,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("facts", ("__init__", "facts", "fact_table")),
     ("base", ("datafiles", "crashlog", "redact", "toml_reader", "variants")),
     ("host", ("host",)),
-    ("subjects", ("image", "lockfile", "subject")),  # what check --image/--lock judge besides the machine
+    ("subjects", ("image", "lockfile")),  # an image or a lockfile read, for check --image/--lock
     ("probes", ("probes",)),
+    ("subject", ("subject",)),  # what check --image/--lock judge besides the machine, as facts and a Host
     ("engine", ("engine",)),
     ("container", ("container",)),  # the container runtime's judgement; gives the engine nvidia_require
     ("knowledge", ("knowledge",)),

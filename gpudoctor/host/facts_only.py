@@ -14,7 +14,7 @@ FROM_REPORT = "a node known from its report (facts, not files)"
 
 class FactsOnlyHost:
     kind = "report"
-    timed_out: list = []
+    timed_out: tuple = ()  # nothing of the node is asked, so nothing times out
 
     def read(self, path: str) -> str:
         raise HostError(FROM_REPORT, path)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any, Optional
 
+from . import ldconfig_text
 from .base import NOT_FOUND, CommandResult, HostError
 
 NOT_STARTED = "not run: the image is judged without starting it"
@@ -42,25 +43,6 @@ DRIVER_LIBRARIES = ("libcuda.so", "libcudadebugger.so", "libnvidia-", "libnvcuvi
 
 def is_driver_library(name: str) -> bool:
     return os.path.basename(name).startswith(DRIVER_LIBRARIES)
-
-
-def ldconfig_entries(text: str) -> list:
-    """(soname, flags, path) of each library line of `ldconfig -p` ("\tlibcuda.so.1 (libc6,x86-64) =>
-    /usr/lib/x86_64-linux-gnu/libcuda.so.1"); the header and anything else are skipped."""
-    out = []
-    for line in text.splitlines():
-        left, arrow, path = line.partition(" => ")
-        words = left.split(None, 1)
-        if arrow and len(words) == 2 and words[1].startswith("(") and words[1].endswith(")"):
-            out.append((words[0], words[1][1:-1], path.strip()))
-    return out
-
-
-def render_ld_cache(entries: list) -> str:
-    """`ldconfig -p` as it prints a cache of (soname, flags, path) entries."""
-    lines = [f"{len(entries)} libs found in cache `/etc/ld.so.cache'"]
-    lines += [f"\t{soname} ({flags}) => {path}" for soname, flags, path in entries]
-    return "\n".join(lines) + "\n"
 
 
 class ImageHost:
@@ -107,7 +89,7 @@ class ImageHost:
     def run(self, argv: tuple, timeout: float = 2.0) -> CommandResult:
         program = argv[0] if argv else ""
         if program in LDCONFIG and tuple(argv[1:]) == ("-p",):
-            return CommandResult(tuple(argv), 0, render_ld_cache(self._ld_cache()), "")
+            return CommandResult(tuple(argv), 0, ldconfig_text.render(self._ld_cache()), "")
         if os.path.basename(program) in HOST_COMMANDS:
             return self.inner.run(argv, timeout)
         raise HostError(NOT_STARTED, " ".join(argv))
@@ -122,7 +104,7 @@ class ImageHost:
         except HostError:
             return image
         seen = {path for _s, _f, path in image}
-        driver = [entry for entry in ldconfig_entries(result.stdout) if is_driver_library(entry[0])]
+        driver = [entry for entry in ldconfig_text.entries(result.stdout) if is_driver_library(entry[0])]
         return image + [e for e in driver if e[2] not in seen]
 
     # --- environment -------------------------------------------------------------------------------------

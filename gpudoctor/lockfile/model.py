@@ -90,6 +90,15 @@ def text_of(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
+def entry_of(pkg: dict, table: str, number: int) -> tuple[str, str, str, str]:
+    """(normalised name, version, how a skipped line names it, what it lacks: "name", "version" or "") of
+    the number-th entry of a lock's `table` ([[package]], [[packages]])."""
+    name = normalise(text_of(pkg.get("name")))
+    version = text_of(pkg.get("version"))
+    where = f"{name} {version}".strip() or f"[[{table}]] {number}"
+    return name, version, where, "name" if not name else "version" if not version else ""
+
+
 # --- the variant an index names ----------------------------------------------------------------------------
 
 # The PyTorch index serves one build of torch per path: /whl/cu124, /whl/cpu, /whl/rocm6.2, and the

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .model import Lock, LockError, Pin, finish, load_toml, normalise, tables, text_of, with_variant
+from .model import Lock, LockError, Pin, entry_of, finish, load_toml, normalise, tables, text_of, with_variant
 from .target import Target, marker_holds, wheel_misfit
 
 FORMAT = "poetry.lock"
@@ -27,11 +27,9 @@ def parse(text: str, path: str, t: Target, extras: Optional[tuple] = None) -> Lo
     skipped: list = []
     applied = []  # (pin, its dependencies table)
     for number, pkg in enumerate(tables(data, "package", path), 1):
-        name = normalise(text_of(pkg.get("name")))
-        version = text_of(pkg.get("version"))
-        where = f"{name} {version}".strip() or f"[[package]] {number}"
-        if not name or not version:
-            skipped.append(f"{where}: no {'name' if not name else 'version'}")
+        name, version, where, lacks = entry_of(pkg, "package", number)
+        if lacks:
+            skipped.append(f"{where}: no {lacks}")
             continue
         why = _not_here(pkg, t)
         if why:

@@ -7,7 +7,7 @@ then gets the lock's nvidia-* pins as its requirements (model.finish says why).
 
 from __future__ import annotations
 
-from .model import Lock, LockError, Pin, finish, load_toml, normalise, tables, text_of, with_variant
+from .model import Lock, LockError, Pin, entry_of, finish, load_toml, normalise, tables, text_of, with_variant
 from .target import Target, marker_holds, wheel_misfit
 
 FORMAT = "pylock.toml"
@@ -24,11 +24,9 @@ def parse(text: str, path: str, t: Target) -> Lock:
     skipped: list = []
     applied = []  # (pin, dependency tables)
     for number, pkg in enumerate(packages, 1):
-        name = normalise(text_of(pkg.get("name")))
-        version = text_of(pkg.get("version"))
-        where = f"{name} {version}".strip() or f"[[packages]] {number}"
-        if not name or not version:
-            skipped.append(f"{where}: no {'name' if not name else 'version'} (a directory or VCS entry)")
+        name, version, where, lacks = entry_of(pkg, "packages", number)
+        if lacks:
+            skipped.append(f"{where}: no {lacks} (a directory or VCS entry)")
             continue
         try:
             holds = marker_holds(text_of(pkg.get("marker")), t)

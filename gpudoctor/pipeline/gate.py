@@ -59,10 +59,12 @@ def groups_of(nodes: list[Node]) -> list[tuple[tuple[str, str, str], list[Node]]
     return list(found.items())
 
 
-def subject_side(subject: Subject, deadline: Deadline) -> tuple[dict[str, Fact], dict[str, str]]:
-    """The facts of the subject's own side (IMAGE_SIDE or LOCK_SIDE sections), collected once."""
+def subject_side(
+    subject: Subject, chosen: list, deadline: Deadline
+) -> tuple[dict[str, Fact], dict[str, str]]:
+    """The facts of the subject's own side (IMAGE_SIDE or LOCK_SIDE sections), collected once by those of
+    the `chosen` probes that produce them."""
     sections = IMAGE_SIDE if subject.kind == "image" else LOCK_SIDE
-    probes, chosen = choose_probes(PROFILES["workstation"], None, False, False, None)
     mine = [p for p in chosen if any(head(prefix) in sections for prefix in p[1])]
     items, missing, _statuses = Collection(subject.host, deadline, mine).gather()
     keep = {k: v for k, v in items.items() if head(k) in sections and not k.startswith(NODE_OWNED)}
@@ -87,7 +89,7 @@ def judge_fleet(
         if machine not in by_machine:
             subject = open_subject(machine)
             choice = choose_rules(probes, chosen, rule_paths, None, deadline, subject.facts)
-            by_machine[machine] = (subject, choice, *subject_side(subject, deadline))
+            by_machine[machine] = (subject, choice, *subject_side(subject, chosen, deadline))
         subject, choice, mine, mine_missing = by_machine[machine]
         node = members[0]
         target = Target(subject.name, "--image" if subject.kind == "image" else "--lock")

@@ -8,30 +8,21 @@ it (libnvidia-ml.so.580.159.04, libcudnn.so.9.14.0), so callers list that direct
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable
 from typing import Optional
 
-# "\tlibnvidia-ml.so.1 (libc6,x86-64) => /usr/local/nvidia/lib64/libnvidia-ml.so.1"; some builds add
-# ", OS ABI: Linux 3.2.0" or "hwcap: ..." inside the parentheses, hence the lazy match up to "=>".
-_LINE = re.compile(r"^\s*(\S+)\s+\(.*?\)\s+=>\s+(\S.*?)\s*$")
+from ..host import ldconfig_text
+
 # ASCII digits, at most 9 a part: int() refuses "²" and, on Python 3.11+, numbers of over 4,300 digits.
 _VERSION = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,9})+")
 
 
 def parse_ldconfig(text: str) -> list[tuple[str, str]]:
-    """(soname, path) for every library line of `ldconfig -p` output, in the order printed.
-
-    The loader picks the first matching line, so order matters. The header ("123 libs found in cache")
-    and anything else that is not a library line are skipped. Names can repeat (one per directory or
-    architecture). Four probes read the one output of a check: it is parsed once."""
-    return list(_parse_ldconfig(text))
-
-
-@functools.lru_cache(maxsize=2)
-def _parse_ldconfig(text: str) -> tuple[tuple[str, str], ...]:
-    return tuple((m.group(1), m.group(2)) for m in map(_LINE.match, text.splitlines()) if m)
+    """(soname, path) for every library line of `ldconfig -p` output, in the order printed (host/
+    ldconfig_text.py reads the lines). The loader picks the first matching line, so order matters. Names
+    can repeat (one per directory or architecture)."""
+    return [(soname, path) for soname, _flags, path in ldconfig_text.entries(text)]
 
 
 def find_soname(entries: Iterable[tuple[str, str]], soname: str) -> Optional[str]:

@@ -277,7 +277,7 @@ def _virtualization(host: Any) -> Fact:
     return unknown(cpu_err or NOT_FOUND, source) if kind is None else known(kind, source)
 
 
-def _machine(host: Any) -> Fact:
+def kernel_machine(host: Any) -> Fact:
     """The machine as the kernel reports it (uname -m: x86_64, aarch64): the kernel.arch sysctl, and
     `uname -m` on kernels without that file. An old snapshot has neither: unknown, not recorded."""
     text, reason = _read(host, ARCH)
@@ -331,7 +331,7 @@ def probe(host: Any) -> dict[str, Fact]:
     facts["system.shm_bytes"] = _shm(text, reason, facts["system.memory_bytes"].value)
     facts.update(shm.facts(host, text, reason, MOUNTS))  # issue 23: /dev/shm there and writable
     facts["system.virtualization"] = _virtualization(host)
-    facts["system.machine"] = _machine(host)
+    facts["system.machine"] = kernel_machine(host)
     facts["system.glibc"] = _glibc(host)
     facts["env.ld_library_path"] = env_pitfalls.env_fact(host, "LD_LIBRARY_PATH")
     facts["env.cuda_visible_devices"] = env_pitfalls.env_fact(host, "CUDA_VISIBLE_DEVICES")

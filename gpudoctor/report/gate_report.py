@@ -9,15 +9,14 @@ from typing import Any
 
 from .. import __version__
 from ..pipeline.gate import Group
-from ..subject import kind_of, side
+from ..subject import finding_side, kind_of
 from .json_report import finding_data
-from .lines import Line, finding_lines, plain_text
+from .lines import Line, finding_lines, plain_text, side_words
 from .plan_report import step_lines
 from .safe import safe_line
 
 SCHEMA = "gpudoctor.gate"
 SCHEMA_VERSION = 1
-SIDES = {"image": "image", "lockfile": "lockfile", "host": "host", "both": "image and host"}
 MAX_NAMES = 6  # node names listed in a group's line; the rest are counted
 
 
@@ -65,7 +64,7 @@ def build_lines(groups: list[Group], what: str, plans: list, width: int = 100) -
         style = {0: "green", 1: "bold red", 2: "yellow"}[g.verdict.code]
         lines.append([("  " + _outcome(g), style)])
         for f in g.verdict.failing:
-            lines += finding_lines(f, width, SIDES[side(kind, [n for n, _ in f.evidence])])
+            lines += finding_lines(f, width, side_words(kind, finding_side(kind, f)))
         if plan is not None and plan.steps:
             lines.append([("  What would make it run (the plan for this group):", "bold")])
             for n, step in enumerate(plan.steps, 1):

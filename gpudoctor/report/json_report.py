@@ -11,7 +11,7 @@ from typing import Any, Callable, Optional
 from .. import __version__
 from ..engine.model import Finding, FixStep
 from ..pipeline.result import Result, Verdict
-from ..subject import kind_of, side
+from ..subject import finding_side, kind_of
 
 SCHEMA = "gpudoctor.report"
 SCHEMA_VERSION = 1
@@ -40,7 +40,7 @@ def finding_data(f: Finding, subject: str = "") -> dict[str, Any]:
         "evidence": {name: value for name, value in f.evidence},
     }
     if subject:
-        data["side"] = side(subject, [name for name, _ in f.evidence])
+        data["side"] = finding_side(subject, f)
     return data
 
 

@@ -24,6 +24,14 @@ def wrap_text(text: str, indent: int, width: int) -> list[str]:
     ) or [""]
 
 
+def side_words(kind: str, side: str) -> str:
+    """A finding's side (subject.side: image, lockfile, host, both) as the text reports name it after its
+    title; "" for none."""
+    if side == "both":
+        return ("image" if kind == "image" else "lockfile") + " and host"
+    return side
+
+
 def finding_lines(f: Finding, width: int, where: str = "") -> list[Line]:
     """A finding as the reports show it; `where` (the thing it is about) follows the title, or goes below it
     where the title's line would grow wider than `width`."""

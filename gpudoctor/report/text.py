@@ -10,12 +10,10 @@ from typing import Optional
 from .. import __version__
 from ..engine.model import CATEGORIES
 from ..pipeline.result import Result, Verdict
-from ..subject import kind_of, side
-from .lines import Line, finding_lines, plain_text, wrap_text
+from ..subject import finding_side, kind_of
+from .lines import Line, finding_lines, plain_text, side_words, wrap_text
 from .safe import safe_line
 from .summary import summary
-
-SIDES = {"image": "image", "lockfile": "lockfile", "host": "host", "both": "image and host"}
 
 AREA_NAMES = {
     "driver": "Driver",
@@ -77,8 +75,7 @@ def build_lines(
                 continue
             lines.append([(AREA_NAMES[category], "bold")])
             for f in group:  # with an image or a lockfile: whose the finding is
-                whose = side(subject, [name for name, _ in f.evidence]) if subject else ""
-                lines += finding_lines(f, width, SIDES.get(whose, ""))
+                lines += finding_lines(f, width, side_words(subject, finding_side(subject, f)))
         lines.append([])
     ignored = result.ignored_findings
     if ignored:

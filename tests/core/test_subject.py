@@ -33,3 +33,12 @@ def test_a_results_subject_is_what_chose_its_environment():
         "",
         "",
     )
+
+
+def test_a_finding_is_placed_by_its_evidence():
+    from types import SimpleNamespace
+
+    from gpudoctor.subject import finding_side
+
+    f = SimpleNamespace(evidence=(("image.machine", "aarch64"), ("system.machine", "x86_64")))
+    assert (finding_side("image", f), finding_side("", f)) == ("both", "")

@@ -4,23 +4,15 @@ kernel, NVML and driver libraries; nothing of the image run."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from types import SimpleNamespace
 
 import pytest
 
+from gpudoctor.host import ldconfig_text
 from gpudoctor.host.base import NOT_FOUND, HostError
-from gpudoctor.host.image_view import NOT_STARTED, ImageHost, ldconfig_entries, render_ld_cache
+from gpudoctor.host.image_view import NOT_STARTED, ImageHost
 
 from conftest import H200
-
-
-def _h200_ldconfig() -> str:
-    """The real H200 host's `ldconfig -p`, as its snapshot recorded it."""
-    commands = json.loads((H200 / "commands.json").read_text())
-    entry = next(c for c in commands if c["argv"] in (["ldconfig", "-p"], ["/sbin/ldconfig", "-p"]))
-    return entry["stdout"]
 
 
 def _view(**fields):
@@ -53,24 +45,6 @@ def _view(**fields):
     return SimpleNamespace(**base)
 
 
-def test_ldconfig_lines_read_as_printed():
-    text = _h200_ldconfig()
-    entries = ldconfig_entries(text)
-    assert len(entries) == len([line for line in text.splitlines() if " => " in line]) > 100
-    assert ("libnvidia-ml.so.1", "libc6,x86-64", "/usr/local/nvidia/lib64/libnvidia-ml.so.1") in entries
-
-
-def test_a_rendered_cache_prints_as_this_machines_ldconfig_does():
-    """This machine's own `ldconfig -p`: read and rendered back, every line and the header as it printed."""
-    program = shutil.which("ldconfig") or "/sbin/ldconfig"
-    real = subprocess.run([program, "-p"], capture_output=True, text=True, timeout=10).stdout
-    entries = ldconfig_entries(real)
-    lines = real.splitlines()
-    assert render_ld_cache(entries).splitlines() == [
-        line for line in lines if not line.startswith("Cache generated")
-    ]
-
-
 def test_the_image_answers_for_its_environment_files_and_python(h200_host):
     host = ImageHost(h200_host, _view())
     assert host.env("NVIDIA_REQUIRE_CUDA") == "cuda>=12.4"
@@ -95,7 +69,7 @@ def test_the_loader_cache_is_the_images_with_the_hosts_driver_libraries(h200_hos
     """What the toolkit's ldconfig in a started container lists: the image's libraries, then the driver's
     (libcuda, libnvidia-*) mounted from the host; not the host's cuDNN or CUDA runtime."""
     result = ImageHost(h200_host, _view()).run(("ldconfig", "-p"))
-    entries = ldconfig_entries(result.stdout)
+    entries = ldconfig_text.entries(result.stdout)
     assert result.rc == 0
     assert entries[0] == ("libcudnn.so.9", "libc6,x86-64", "/usr/lib/x86_64-linux-gnu/libcudnn.so.9")
     names = {soname for soname, _f, _p in entries}

@@ -63,3 +63,10 @@ def test_a_command_step_is_shown_as_the_shell_would_run_it():
     # an argument with a space or a shell character is quoted, so that pasting it runs this argv
     assert command_text(FixStep("pip", ("pip", "install", "torch>=2.11"))) == "pip install 'torch>=2.11'"
     assert command_text(FixStep("manual", (), "Reseat the GPU.")) == ""
+
+
+def test_a_findings_side_is_named_for_what_was_judged():
+    from gpudoctor.report.lines import side_words
+
+    assert [side_words("image", s) for s in ("image", "host", "both")] == ["image", "host", "image and host"]
+    assert side_words("lock", "both") == "lockfile and host"
