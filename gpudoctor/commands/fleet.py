@@ -108,7 +108,7 @@ def gate(
         raise CommandError("no usable node report to judge it on")
     nodes = [Node(n.name, n.file, n.facts) for n in loaded.nodes]
     try:
-        groups = judge_fleet(
+        gate = judge_fleet(
             nodes,
             lambda machine: open_subject(FactsOnlyHost(), image, lock, machine),
             list(rules),
@@ -119,13 +119,16 @@ def gate(
         raise problems("rule files have", e) from None
     # What would make each group that does not run it run it: the image's (or lockfile's) side and the
     # node's, as `plan` gives them for one host.
-    plans = [make_plan(g.result) if g.verdict.code == 1 else None for g in groups]
+    plans = [make_plan(g.result) if g.verdict.code == 1 else None for g in gate.groups]
+    # And what would run on every group of a machine at once (pipeline/gate.py weakest()).
+    every = [make_plan(e.result) if e.verdict.code == 1 else None for e in gate.everywhere]
     if fmt == "json":
-        plan_data = [plan_json(g.result, p) if p else None for g, p in zip(groups, plans)]
+        plan_data = [plan_json(g.result, p) if p else None for g, p in zip(gate.groups, plans)]
+        every_data = [(p, plan_json(e.result, p)) if p else None for e, p in zip(gate.everywhere, every)]
         kind = "image" if image else "lock"
-        sys.stdout.write(gate_report.render_json(groups, kind, str(image or lock), plan_data))
+        sys.stdout.write(gate_report.render_json(gate, kind, str(image or lock), plan_data, every_data))
     else:
         what = f"image {image}" if image else f"lockfile {lock}"
-        sys.stdout.write(gate_report.render_text(groups, what, plans))
-    code = gate_report.exit_code(groups)
+        sys.stdout.write(gate_report.render_text(gate, what, plans, every))
+    code = gate_report.exit_code(gate.groups)
     return 2 if loaded.invalid and not skip_invalid and code == 0 else code

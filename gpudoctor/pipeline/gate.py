@@ -6,6 +6,11 @@ A group's facts are the node's, from its report, for the machine's side (driver,
 container toolkit's mode), and the subject's for its own side (its Python environment, container variables,
 CUDA libraries), collected once by the probes through the subject's view of a node known only from its
 report (host/facts_only.py). They are derived again and judged by the same rules as `check`.
+
+Where a machine's groups do not all run it, the subject is judged once more for all of them together, on
+weakest(): the lowest driver among them and every GPU model they hold. The resolvers' answers are monotone
+in both (a wheel whose CUDA the lowest driver runs runs on every newer one; kernels for every compute
+capability serve each), so what that plan changes on the subject's side runs on every group.
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ import time
 from typing import Any, Callable, NamedTuple
 
 from ..collect import Collection
-from ..facts import Fact, head
+from ..compat import version_tuple
+from ..facts import Fact, Facts, head, list_facts, unknown
 from ..host.base import Deadline
 from ..profiles import PROFILES
 from ..subject import IMAGE_SIDE, LOCK_SIDE, NEUTRAL, Subject
@@ -40,6 +46,22 @@ class Group(NamedTuple):
     nodes: list[str]  # their names, in the fleet's order
     result: Result
     verdict: Verdict
+
+
+class Everywhere(NamedTuple):
+    """The subject judged for every group of one machine at once, on weakest() of their nodes."""
+
+    machine: str
+    driver: str  # the lowest driver among the groups
+    gpus: list[str]  # every GPU model among them
+    groups: int  # how many groups it stands for
+    result: Result
+    verdict: Verdict
+
+
+class Gate(NamedTuple):
+    groups: list[Group]
+    everywhere: list[Everywhere]  # one per machine with two or more groups, not all of which run it
 
 
 def group_key(facts: Any) -> tuple[str, str, str]:
@@ -77,26 +99,63 @@ def judge_fleet(
     rule_paths: list[str],
     fail_on: str,
     deadline: Deadline,
-) -> list[Group]:
-    """Each group judged: `open_subject(machine)` gives the subject as a node of that machine runs it (an
-    image index gives each architecture its own image), read once per machine."""
+) -> Gate:
+    """Each group judged, then each machine's groups together where some do not run it (Everywhere).
+    `open_subject(machine)` gives the subject as a node of that machine runs it (an image index gives each
+    architecture its own image), read once per machine."""
     started = time.monotonic()
     probes, chosen = choose_probes(PROFILES["workstation"], None, False, False, None)
     by_machine: dict[str, tuple] = {}
-    out = []
-    for key, members in groups_of(nodes):
-        machine = key[2]
+
+    def on(node: Node, machine: str) -> tuple[Result, Verdict]:
         if machine not in by_machine:
             subject = open_subject(machine)
             choice = choose_rules(probes, chosen, rule_paths, None, deadline, subject.facts)
             by_machine[machine] = (subject, choice, *subject_side(subject, chosen, deadline))
         subject, choice, mine, mine_missing = by_machine[machine]
-        node = members[0]
         target = Target(subject.name, "--image" if subject.kind == "image" else "--lock")
         env = Environment(target, {**node_side(node.facts, subject.kind), **mine}, dict(mine_missing), [])
         result = judge(env, choice, started, host_kind="report", source=node.file)
-        out.append(Group(*key, [m.name for m in members], result, decide(result, fail_on)))
-    return out
+        return result, decide(result, fail_on)
+
+    groups = []
+    for key, members in groups_of(nodes):
+        groups.append(Group(*key, [m.name for m in members], *on(members[0], key[2])))
+    everywhere = []
+    for machine in dict.fromkeys(g.machine for g in groups):
+        mine = [g for g in groups if g.machine == machine]
+        if len(mine) < 2 or all(g.verdict.code == 0 for g in mine):
+            continue
+        firsts = {g.nodes[0] for g in mine}
+        node = weakest([n for n in nodes if n.name in firsts and group_key(n.facts)[2] == machine])
+        gpus = [str(node.facts.value(f"gpus[{i}].name") or NO_GPU) for i in range(node.facts.count("gpus"))]
+        driver = str(node.facts.value("driver.version") or "unknown")
+        everywhere.append(Everywhere(machine, driver, gpus, len(mine), *on(node, machine)))
+    return Gate(groups, everywhere)
+
+
+def weakest(nodes: list[Node]) -> Node:
+    """One node standing for all of `nodes` (each group's first node, of one machine): the facts of the
+    one with the lowest driver (an unknown driver is the lowest), its GPUs replaced by one of each model
+    among them all (by name, from the first node holding it). A node whose GPUs are unknown makes them
+    unknown."""
+    lowest = min(nodes, key=lambda n: version_tuple(str(n.facts.value("driver.version") or "")))
+    items = {k: v for k, v in lowest.facts.items() if head(k) != "gpus"}
+    models: dict[str, dict[str, Fact]] = {}
+    for node in nodes:
+        count = node.facts.get("gpus.count")
+        if not count.known:
+            # a report gives a section it could not read as one unknown fact, `gpus`
+            section = node.facts.get("gpus") if "gpus" in node.facts else count
+            items["gpus.count"] = unknown(f"node {node.name}: {section.unknown}", "report")
+            return Node(lowest.name, lowest.file, Facts(items, lowest.facts.missing))
+        its = [(k, v) for k, v in node.facts.items() if head(k) == "gpus"]
+        for i in range(node.facts.count("gpus")):
+            prefix = f"gpus[{i}]."
+            member = {k[len(prefix) :]: v for k, v in its if k.startswith(prefix)}
+            models.setdefault(str(node.facts.value(f"gpus[{i}].name") or f"{node.name} GPU {i}"), member)
+    items.update(list_facts("gpus", list(models.values()), "every GPU model of the groups"))
+    return Node(lowest.name, lowest.file, Facts(items, lowest.facts.missing))
 
 
 def node_side(facts: Any, kind: str) -> dict[str, Fact]:

@@ -1,6 +1,10 @@
 """`fleet REPORTS --image REF` (or `--lock FILE`): per group of nodes, whether the image or lockfile runs
 there and why not; the whole run's exit code. Text for people, JSON for a deploy pipeline or an admission
-webhook (schema gpudoctor.gate, version 1)."""
+webhook (schema gpudoctor.gate, version 1).
+
+Where a machine's groups do not all run it, the report adds what would run on every group at once: the
+steps of the plan for all of them together (pipeline/gate.py Everywhere) that change the image or the
+lockfile, apart from the node side (driver upgrade, reboot), which each group's own plan gives."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import json
 from typing import Any
 
 from .. import __version__
-from ..pipeline.gate import Group
+from ..pipeline.gate import Everywhere, Gate, Group
 from ..subject import finding_side, kind_of
 from .json_report import finding_data
 from .lines import Line, finding_lines, plain_text, side_words
@@ -18,6 +22,7 @@ from .safe import safe_line
 SCHEMA = "gpudoctor.gate"
 SCHEMA_VERSION = 1
 MAX_NAMES = 6  # node names listed in a group's line; the rest are counted
+NODE_KINDS = ("driver", "reboot")  # plan steps carried out on the node, not in the image or lockfile
 
 
 def exit_code(groups: list[Group]) -> int:
@@ -27,12 +32,12 @@ def exit_code(groups: list[Group]) -> int:
     return 1 if 1 in codes else max(codes, default=0)
 
 
-def _outcome(group: Group) -> str:
-    if group.verdict.code == 1:
-        n = len(group.verdict.failing)
-        return f"does not run: {n} finding{'s' if n != 1 else ''} at or above {group.verdict.fail_on}"
-    if group.verdict.code == 2:
-        return "could not be judged: " + ", ".join(group.verdict.unknown_errors)
+def _outcome(verdict) -> str:
+    if verdict.code == 1:
+        n = len(verdict.failing)
+        return f"does not run: {n} finding{'s' if n != 1 else ''} at or above {verdict.fail_on}"
+    if verdict.code == 2:
+        return "could not be judged: " + ", ".join(verdict.unknown_errors)
     return "runs"
 
 
@@ -41,8 +46,63 @@ def _names(names: list[str]) -> str:
     return shown + (f", and {len(names) - MAX_NAMES} more" if len(names) > MAX_NAMES else "")
 
 
-def build_lines(groups: list[Group], what: str, plans: list, width: int = 100) -> list[Line]:
-    """`plans`: each group's fix plan (plan.FixPlan) where it does not run it, else None."""
+def fixing_steps(verdict: Any, plan: Any) -> list[int]:
+    """The numbers (from 1) of the plan's steps for a finding at or above --fail-on: what makes it run. The
+    plan's other steps (warnings below it, notes) are left to `gpudoctor plan` on the node."""
+    failing = {f.rule.id for f in verdict.failing}
+    return [n for n, step in enumerate(plan.steps, 1) if failing & set(step.rules)]
+
+
+def subject_steps(every: Everywhere, plan: Any) -> list[int]:
+    """Of fixing_steps(), those that change the subject rather than the node: not a driver upgrade or a
+    reboot, and for a finding that is the subject's or both sides' (subject.side)."""
+    kind = kind_of(every.result.target.chosen_by)
+    sides = {f.rule.id: finding_side(kind, f) for f in every.verdict.failing}
+    return [
+        n
+        for n in fixing_steps(every.verdict, plan)
+        if plan.steps[n - 1].kind not in NODE_KINDS
+        and any(sides.get(rule, "host") != "host" for rule in plan.steps[n - 1].rules)
+    ]
+
+
+def _steps(plan: Any, numbers: list[int], width: int) -> list[Line]:
+    """The steps `numbers` of the plan, numbered again from 1, indented under their group."""
+    lines: list[Line] = []
+    for shown, n in enumerate(numbers, 1):
+        lines += [[("  " + text, "")] for text in step_lines(shown, plan.steps[n - 1], width - 2)]
+    return lines
+
+
+def _everywhere_lines(every: Everywhere, plan: Any, width: int) -> list[Line]:
+    kind = kind_of(every.result.target.chosen_by)
+    noun = "image" if kind == "image" else "lockfile"
+    lines: list[Line] = [
+        [(f"Every group of {every.machine} nodes at once ({every.groups} groups)", "bold")],
+        [
+            (
+                f"  judged on the lowest driver among them, {every.driver}, with every GPU model: "
+                + ", ".join(every.gpus),
+                "dim",
+            )
+        ],
+        [("  " + _outcome(every.verdict), {0: "green", 1: "bold red", 2: "yellow"}[every.verdict.code])],
+    ]
+    numbers = subject_steps(every, plan) if plan is not None else []
+    if numbers:
+        lines.append([(f"  What in the {noun} would make it run on every group:", "bold")])
+        lines += _steps(plan, numbers, width)
+    elif every.verdict.code == 1:
+        lines.append(
+            [(f"  No change to the {noun} alone runs on every group: each group's plan above says", "")]
+        )
+    return lines + [[]]
+
+
+def build_lines(gate: Gate, what: str, plans: list, every_plans: list, width: int = 100) -> list[Line]:
+    """`plans`: each group's fix plan (plan.FixPlan) where it does not run it, else None; `every_plans`:
+    the same for each of gate.everywhere."""
+    groups = gate.groups
     nodes = sum(len(g.nodes) for g in groups)
     lines: list[Line] = [
         [
@@ -62,14 +122,16 @@ def build_lines(groups: list[Group], what: str, plans: list, width: int = 100) -
             [(f"{g.gpu} · driver {g.driver} · {g.machine}", "bold"), (f" · {_names(g.nodes)}", "dim")]
         )
         style = {0: "green", 1: "bold red", 2: "yellow"}[g.verdict.code]
-        lines.append([("  " + _outcome(g), style)])
+        lines.append([("  " + _outcome(g.verdict), style)])
         for f in g.verdict.failing:
             lines += finding_lines(f, width, side_words(kind, finding_side(kind, f)))
-        if plan is not None and plan.steps:
+        numbers = fixing_steps(g.verdict, plan) if plan is not None else []
+        if numbers:
             lines.append([("  What would make it run (the plan for this group):", "bold")])
-            for n, step in enumerate(plan.steps, 1):
-                lines += [[("  " + text, "")] for text in step_lines(n, step, width - 2)]
+            lines += _steps(plan, numbers, width)
         lines.append([])
+    for every, plan in zip(gate.everywhere, every_plans):
+        lines += _everywhere_lines(every, plan, width)
     failing = [g for g in groups if g.verdict.code == 1]
     code = exit_code(groups)
     if failing:
@@ -81,12 +143,14 @@ def build_lines(groups: list[Group], what: str, plans: list, width: int = 100) -
     return [safe_line(line) for line in lines]
 
 
-def render_text(groups: list[Group], what: str, plans: list, width: int = 100) -> str:
-    return plain_text(build_lines(groups, what, plans, width))
+def render_text(gate: Gate, what: str, plans: list, every_plans: list, width: int = 100) -> str:
+    return plain_text(build_lines(gate, what, plans, every_plans, width))
 
 
-def render_json(groups: list[Group], kind: str, name: str, plans: list) -> str:
-    """`plans`: each group's plan as `plan --format json` gives it, or None where it runs."""
+def render_json(gate: Gate, kind: str, name: str, plans: list, every_plans: list) -> str:
+    """`plans`: each group's plan as `plan --format json` gives it, or None where it runs; `every_plans`:
+    (plan.FixPlan, its JSON) for each of gate.everywhere, or None where it runs."""
+    groups = gate.groups
     data: dict[str, Any] = {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
@@ -115,6 +179,20 @@ def render_json(groups: list[Group], kind: str, name: str, plans: list) -> str:
                 "plan": plan,
             }
             for g, plan in zip(groups, plans)
+        ],
+        "every_group": [
+            {
+                "machine": e.machine,
+                "driver": e.driver,
+                "gpus": list(e.gpus),
+                "groups": e.groups,
+                "runs": e.verdict.code == 0,
+                "exit_code": e.verdict.code,
+                "findings": [finding_data(f, kind) for f in e.result.findings],
+                "subject_steps": subject_steps(e, pair[0]) if pair else [],
+                "plan": pair[1] if pair else None,
+            }
+            for e, pair in zip(gate.everywhere, every_plans)
         ],
     }
     return json.dumps(data, indent=2, default=str) + "\n"

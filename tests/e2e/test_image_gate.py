@@ -14,8 +14,10 @@ from image import imagegen as g
 
 from conftest import H200, run_cli
 from nvmlrig import SCENARIOS, gpudoctor
+from report.reportkit import compare
 
 LOCKS = Path(__file__).parents[1] / "lockfile" / "data"
+GOLDEN = Path(__file__).parents[1] / "fixtures" / "golden"
 NEW_CUDA_ENV = [e.replace("cuda>=12.4 brand=tesla,driver>=470,driver<471", "cuda>=13.1") for e in g.CUDA_ENV]
 
 
@@ -154,3 +156,36 @@ def test_fleet_groups_say_which_nodes_would_refuse_the_image(images, tmp_path):
         "  runs",
     ]
     assert runs.stdout.rstrip().endswith("Verdict: every group runs it (exit 0)")
+
+
+def test_a_mixed_fleet_gets_the_wheel_that_runs_on_every_group(images, fake_lib, tmp_path):
+    """The H200 (driver 580) runs the torch 2.5.1+cu124 image; the RTX 5090 D workstation (driver 570,
+    compute capability 12.0) does not. What runs on both, judged on the lowest driver with both GPUs, is a
+    torch wheel with sm_90 and sm_120 kernels for CUDA 12.8 (driver 570 runs it): a change to the image."""
+    reports = tmp_path / "mixed"
+    reports.mkdir()
+    (reports / "gpu-a1.json").write_text(run_cli("check", "--snapshot", str(H200), "--format", "json").stdout)
+    ws = gpudoctor(fake_lib, SCENARIOS / "rtx5090-driver570.scn", "check", "--format", "json").json()
+    ws["host"]["hostname"] = "ws-1"
+    (reports / "ws-1.json").write_text(json.dumps(ws))
+    r = run_cli("fleet", str(reports), "--image", str(images["docker"]), "--format", "json")
+    assert r.returncode == 1, r.stderr
+    gate = json.loads(r.stdout)
+    assert [(g["gpu"], g["driver"], g["runs"]) for g in gate["groups"]] == [
+        ("NVIDIA H200", "580.159.04", True), ("NVIDIA GeForce RTX 5090 D", "570.195.03", False),
+    ]  # fmt: skip
+    (every,) = gate["every_group"]
+    assert (every["machine"], every["driver"], every["gpus"], every["groups"], every["runs"]) == (
+        "x86_64", "570.195.03", ["NVIDIA H200", "NVIDIA GeForce RTX 5090 D"], 2, False,
+    )  # fmt: skip
+    (step,) = [every["plan"]["steps"][n - 1] for n in every["subject_steps"]]
+    assert (step["rules"], step["resolver"], step["risk"]) == (["GD-ARCH-001"], "torch", "python-env")
+    assert step["argv"][3:] == [
+        "install", "torch==2.11.0+cu128", "torchvision==0.26.0+cu128", "torchaudio==2.11.1",
+        "--index-url", "https://download.pytorch.org/whl/cu128",
+    ]  # fmt: skip
+    assert "sm_90 (NVIDIA H200): native kernels (built for 7.5, 8.0, 8.6, 9.0, 10.0, 12.0)" in step["reasons"]
+    # The text report in full, less its first line (which names the test's temporary image path).
+    text = run_cli("fleet", str(reports), "--image", str(images["docker"]))
+    assert text.returncode == 1 and text.stdout.startswith("gpudoctor ")
+    compare("\n".join(text.stdout.split("\n")[1:]), GOLDEN / "gate-mixed-fleet.txt")
