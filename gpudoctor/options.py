@@ -423,8 +423,14 @@ FLEET = (
         "--skip-invalid",
         "Unusable report files are listed but do not make the exit code 2.",
     ),
-    POLICY.but(help="Policy file whose [ignore] entries for fleet rules apply, with their reasons."),
-    RULES.but(help="More fleet rules over the fleet's records (peers[]): files or directories."),
+    POLICY.but(
+        help="Policy file whose [ignore] entries for fleet rules apply, with their reasons; with --image or "
+        "--lock, check's policy (default: the one check finds here), applied as check applies it."
+    ),
+    RULES.but(
+        help="More fleet rules over the fleet's records (peers[]): files or directories; with --image or "
+        "--lock, more check rules."
+    ),
     Option(
         "image",
         ("--image",),

@@ -28,6 +28,7 @@ from .facts import FRAMEWORKS, Fact, FactSpec, known
 
 FILE_NAME = "gpudoctor.toml"
 MAX_BYTES = 256 * 1024
+FLEET_PREFIX = "GD-FLEET-"  # fleet rules: `fleet` checks their ignores (commands/fleet.py)
 _ID = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Z0-9]+)+$")
 # Allowed keys per table, and what each takes (for the error messages).
 SCHEMA: dict[str, dict[str, str]] = {
@@ -136,11 +137,12 @@ class Policy(NamedTuple):
     ignore: tuple[tuple[str, str], ...]  # (rule id, reason)
 
     def check_ignores(self, rule_ids: set[str]) -> None:
-        """Ignoring a rule that does not exist is a typo that would silently ignore nothing."""
+        """Ignoring a rule that does not exist is a typo that would silently ignore nothing. Fleet rules'
+        ids (GD-FLEET-*) are `fleet`'s to check: one policy file serves both."""
         problems = [
             f"{self.path}: {self.prefix}ignore.{rid}: no such rule (`gpudoctor rules list` shows them)"
             for rid, _ in self.ignore
-            if rid not in rule_ids
+            if rid not in rule_ids and not rid.startswith(FLEET_PREFIX)
         ]
         if problems:
             raise PolicyError(problems)

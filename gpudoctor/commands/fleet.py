@@ -24,7 +24,7 @@ def run(
     loaded beside the shipped ones (rules/fleet/). `image`, `lock`: judge that on each group of nodes
     instead of merging (gate())."""
     if image or lock:
-        return gate(paths, fmt, fail_on, skip_invalid, rules, image, lock)
+        return gate(paths, fmt, fail_on, skip_invalid, rules, image, lock, policy)
     from ..fleet.load import load_reports
     from ..fleet.merge import merge, verdict
     from ..report import fleet_report
@@ -85,14 +85,17 @@ def gate(
     rules: tuple[str, ...],
     image: Optional[str],
     lock: Optional[str],
+    policy: Optional[str] = None,
 ) -> int:
     """`fleet REPORTS --image REF` / `--lock FILE`: the subject judged on each group of nodes (pipeline/
-    gate.py), by check's rules (and `--rules`, check rule files here)."""
+    gate.py), by check's rules (and `--rules`, check rule files here) under check's policy (`--policy`, else
+    the one check would find here), --fail-on aside."""
     from ..engine.loader import RuleLoadError
     from ..fleet.load import load_reports
     from ..host.base import Deadline
     from ..host.facts_only import FactsOnlyHost
     from ..pipeline.gate import Node, judge_fleet
+    from ..policy import PolicyError, load
     from ..report import gate_report
     from ..report.safe import terminal_text
     from ._shared import make_plan, plan_json
@@ -108,15 +111,22 @@ def gate(
         raise CommandError("no usable node report to judge it on")
     nodes = [Node(n.name, n.file, n.facts) for n in loaded.nodes]
     try:
+        pol = load(policy)
+    except PolicyError as e:
+        raise problems("policy has", e) from None
+    try:
         gate = judge_fleet(
             nodes,
             lambda machine: open_subject(FactsOnlyHost(), image, lock, machine),
             list(rules),
             fail_on,
             Deadline(30.0),
+            pol,
         )
     except RuleLoadError as e:
         raise problems("rule files have", e) from None
+    except PolicyError as e:
+        raise problems("policy has", e) from None
     # What would make each group that does not run it run it: the image's (or lockfile's) side and the
     # node's, as `plan` gives them for one host.
     plans = [make_plan(g.result) if g.verdict.code == 1 else None for g in gate.groups]

@@ -16,12 +16,13 @@ capability serve each), so what that plan changes on the subject's side runs on 
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Optional
 
 from ..collect import Collection
 from ..compat import version_tuple
 from ..facts import Fact, Facts, head, list_facts, unknown
 from ..host.base import Deadline
+from ..policy import Policy
 from ..profiles import PROFILES
 from ..subject import IMAGE_SIDE, LOCK_SIDE, NEUTRAL, Subject
 from .check import Environment, choose_probes, choose_rules, judge
@@ -99,10 +100,12 @@ def judge_fleet(
     rule_paths: list[str],
     fail_on: str,
     deadline: Deadline,
+    policy: Optional[Policy] = None,
 ) -> Gate:
     """Each group judged, then each machine's groups together where some do not run it (Everywhere).
     `open_subject(machine)` gives the subject as a node of that machine runs it (an image index gives each
-    architecture its own image), read once per machine."""
+    architecture its own image), read once per machine. `policy`: check's, applied as check applies it
+    (its requirements, its ignored rules)."""
     started = time.monotonic()
     probes, chosen = choose_probes(PROFILES["workstation"], None, False, False, None)
     by_machine: dict[str, tuple] = {}
@@ -110,12 +113,20 @@ def judge_fleet(
     def on(node: Node, machine: str) -> tuple[Result, Verdict]:
         if machine not in by_machine:
             subject = open_subject(machine)
-            choice = choose_rules(probes, chosen, rule_paths, None, deadline, subject.facts)
+            choice = choose_rules(probes, chosen, rule_paths, policy, deadline, subject.facts)
             by_machine[machine] = (subject, choice, *subject_side(subject, chosen, deadline))
         subject, choice, mine, mine_missing = by_machine[machine]
         target = Target(subject.name, "--image" if subject.kind == "image" else "--lock")
         env = Environment(target, {**node_side(node.facts, subject.kind), **mine}, dict(mine_missing), [])
-        result = judge(env, choice, started, host_kind="report", source=node.file)
+        result = judge(
+            env,
+            choice,
+            started,
+            host_kind="report",
+            source=node.file,
+            policy=policy.path if policy else None,
+            ignore=dict(policy.ignore) if policy else {},
+        )
         return result, decide(result, fail_on)
 
     groups = []

@@ -125,6 +125,8 @@ def build_lines(gate: Gate, what: str, plans: list, every_plans: list, width: in
         lines.append([("  " + _outcome(g.verdict), style)])
         for f in g.verdict.failing:
             lines += finding_lines(f, width, side_words(kind, finding_side(kind, f)))
+        for f, why in g.result.ignored_findings:
+            lines.append([(f"  ignored by policy: {f.rule.id} ({f.severity}): {why}", "dim")])
         numbers = fixing_steps(g.verdict, plan) if plan is not None else []
         if numbers:
             lines.append([("  What would make it run (the plan for this group):", "bold")])
@@ -173,6 +175,9 @@ def render_json(gate: Gate, kind: str, name: str, plans: list, every_plans: list
                 "exit_code": g.verdict.code,
                 "fail_on": g.verdict.fail_on,
                 "findings": [finding_data(f, kind) for f in g.result.findings],
+                "ignored_findings": [
+                    dict(finding_data(f, kind), reason=why) for f, why in g.result.ignored_findings
+                ],
                 "unknown_rules": {
                     r.rule.id: dict(r.unknown_facts) for r in g.result.results if r.status == "unknown"
                 },

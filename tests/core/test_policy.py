@@ -209,6 +209,12 @@ def test_an_ignored_rule_must_exist():
     ]
 
 
+def test_a_fleet_rule_ignored_in_the_same_file_is_fleets_to_check():
+    """One policy file serves `check` and `fleet`: check leaves GD-FLEET-* ids to fleet, which checks them."""
+    policy = parse({"ignore": {"GD-FLEET-DRIVER-001": "canary nodes"}}, "gpudoctor.toml")
+    policy.check_ignores({"GD-SHM-001"})  # raises nothing
+
+
 @pytest.mark.parametrize(
     ("data", "problem"),
     [

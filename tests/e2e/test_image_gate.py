@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from image import imagegen as g
+from report.reportkit import compare
 
 from conftest import H200, run_cli
 from nvmlrig import SCENARIOS, gpudoctor
-from report.reportkit import compare
 
 LOCKS = Path(__file__).parents[1] / "lockfile" / "data"
 GOLDEN = Path(__file__).parents[1] / "fixtures" / "golden"
@@ -149,6 +149,18 @@ def test_fleet_groups_say_which_nodes_would_refuse_the_image(images, tmp_path):
     # the node side: the driver branch that runs the image's CUDA 13.1 (resolvers/driver.py)
     driver = [s for s in group["plan"]["steps"] if s["resolver"] == "driver"]
     assert len(driver) == 1 and "for CUDA 13.1" in driver[0]["text"], group["plan"]["steps"]
+    # check's policy applies as check applies it; one policy file serves fleet rules too
+    policy = tmp_path / "gpudoctor.toml"
+    policy.write_text(
+        '[ignore]\nGD-CONTAINER-001 = "the nodes move to R590 before this image ships"\n'
+        'GD-FLEET-DRIVER-001 = "canary nodes"\n'
+    )
+    excused = run_cli("fleet", str(reports), "--image", str(images["cuda13"]), "--policy", str(policy))
+    assert excused.returncode == 0, excused.stdout + excused.stderr
+    assert excused.stdout.splitlines()[3:5] == [
+        "  runs",
+        "  ignored by policy: GD-CONTAINER-001 (error): the nodes move to R590 before this image ships",
+    ]
     runs = run_cli("fleet", str(reports), "--image", str(images["docker"]))
     assert runs.returncode == 0, runs.stdout + runs.stderr
     assert runs.stdout.splitlines()[2:4] == [

@@ -6,13 +6,15 @@ import json
 from types import SimpleNamespace
 
 from gpudoctor.pipeline.gate import Everywhere, Gate
-from gpudoctor.plan import PlanStep
 from gpudoctor.pipeline.result import Target, Verdict
+from gpudoctor.plan import PlanStep
 from gpudoctor.report.gate_report import exit_code, fixing_steps, render_json, render_text, subject_steps
 
 
 def _group(gpu: str, nodes: list, code: int) -> SimpleNamespace:
-    result = SimpleNamespace(target=Target("train.tar", "--image"), findings=[], results=[])
+    result = SimpleNamespace(
+        target=Target("train.tar", "--image"), findings=[], results=[], ignored_findings=[]
+    )
     return SimpleNamespace(
         gpu=gpu,
         driver="580.159.04",
