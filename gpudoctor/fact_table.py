@@ -499,6 +499,7 @@ FACTS = (
     ('lock.pins', 'int', '', 'check --lock: the pins that apply to this machine'),
     ('lock.skipped', 'int', '', 'check --lock: entries for other platforms or Pythons, or unreadable'),
     ('lock.requires_python', 'str', '', "check --lock: the lock's requires-python (empty: none)"),
+    ('lock.python', 'version', '', "check --lock: the Python it is judged for: the host's interpreter's (the node's, in fleet), when the lock's requires-python admits it"),
 )
 
 # (name, profiles, per_env, options, deep, module, heads, derives), in the order the probes start

@@ -45,6 +45,13 @@ FACT_SPECS = (
         "lock.skipped", "int", "", "check --lock: entries for other platforms or Pythons, or unreadable"
     ),
     FactSpec("lock.requires_python", "str", "", "check --lock: the lock's requires-python (empty: none)"),
+    FactSpec(
+        "lock.python",
+        "version",
+        "",
+        "check --lock: the Python it is judged for: the host's interpreter's (the node's, in fleet), when "
+        "the lock's requires-python admits it",
+    ),
 )
 # OCI (Go) architecture names -> the kernel's (uname -m), as the image's programs will see the machine.
 MACHINES = {
@@ -114,14 +121,53 @@ def open_image(host: Any, ref: str, timeout: float, machine: Optional[str] = Non
     return Subject("image", ref, ImageHost(host, view), facts)
 
 
-def open_lock(host: Any, path: str, machine: Optional[str] = None) -> Subject:
+def host_python(host: Any) -> str:
+    """The version of the interpreter `check` would judge on the host ("3.12.3"); "" where the host cannot
+    say."""
+    from .host.base import HostError
+
+    try:
+        version = host.python().get("version")
+    except HostError:
+        return ""
+    found = re.match(r"\d+\.\d+(\.\d+)?", version) if isinstance(version, str) else None
+    return found.group(0) if found else ""
+
+
+def lock_python(requires_python: str, python: str) -> tuple[str, str]:
+    """(the Python a lock is judged for, or "", and why it is unknown): the one the lock pins (a conda lock
+    holds its Python: requires-python "==3.11.9"), else `python` (the host's) where the lock's
+    requires-python admits it."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    pinned = re.fullmatch(r"==\s*(\d+\.\d+(\.\d+)?)", requires_python.strip())
+    if pinned:
+        return pinned.group(1), ""
+    if not python:
+        return "", "the host's Python version is unknown"
+    if requires_python:
+        try:
+            admitted = SpecifierSet(requires_python).contains(python, prereleases=True)
+        except InvalidSpecifier:
+            return "", f"the lock's requires-python {requires_python!r} is not a version specifier"
+        if not admitted:
+            return "", f"the lock's requires-python {requires_python} does not admit the host's {python}"
+    return python, ""
+
+
+def open_lock(host: Any, path: str, machine: Optional[str] = None, python: Optional[str] = None) -> Subject:
     """The lockfile's pins that apply to this machine (raises gpudoctor.lockfile LockError), as the Python
-    environment they would make."""
+    environment they would make, for `python` (default: the host's interpreter's, host_python) where the
+    lock's requires-python admits it; for any Python otherwise (lock.python says why)."""
     from .host.lock_view import LockHost
     from .lockfile import as_inspection, read_lock
 
     machine = machine or host_machine(host) or "x86_64"
-    lock = read_lock(path, machine=machine)
+    wanted = host_python(host) if python is None else python
+    lock = read_lock(path, machine=machine, python=wanted)
+    chosen, why = lock_python(lock.requires_python, wanted)
+    if chosen != wanted:  # read again: the markers were judged for a Python it does not install
+        lock = read_lock(path, machine=machine, python=chosen)
     src = f"lockfile {path}"
     facts: dict[str, Fact] = {
         "lock.path": known(path, src),
@@ -129,8 +175,12 @@ def open_lock(host: Any, path: str, machine: Optional[str] = None) -> Subject:
         "lock.pins": known(len(lock.pins), src),
         "lock.skipped": known(len(lock.skipped), src),
         "lock.requires_python": known(lock.requires_python, src),
+        "lock.python": known(chosen, src if chosen != wanted else "the host's interpreter")
+        if chosen
+        else unknown(why, src),
     }
-    return Subject("lock", path, LockHost(host, as_inspection(lock, machine=machine), src), facts)
+    dump = as_inspection(lock, machine=machine, python=chosen)
+    return Subject("lock", path, LockHost(host, dump, src), facts)
 
 
 def kind_of(chosen_by: str) -> str:

@@ -131,9 +131,15 @@ def refuse_subject_conflicts(
         )
 
 
-def open_subject(host: Any, image: Optional[str], lock: Optional[str], machine: Optional[str] = None) -> Any:
-    """The image or lockfile read (subject.py) for `machine` (default: the host's); one that cannot be read
-    is a CommandError (exit 2)."""
+def open_subject(
+    host: Any,
+    image: Optional[str],
+    lock: Optional[str],
+    machine: Optional[str] = None,
+    python: Optional[str] = None,
+) -> Any:
+    """The image or lockfile read (subject.py) for `machine` (default: the host's) and, a lockfile, for
+    `python` (default: the host's interpreter's); one that cannot be read is a CommandError (exit 2)."""
     from .. import subject
 
     if image:
@@ -146,7 +152,7 @@ def open_subject(host: Any, image: Optional[str], lock: Optional[str], machine: 
     from ..lockfile import LockError
 
     try:
-        return subject.open_lock(host, str(lock), machine=machine)
+        return subject.open_lock(host, str(lock), machine=machine, python=python)
     except LockError as e:
         raise CommandError(f"--lock {lock}: {e.reason}") from None
 

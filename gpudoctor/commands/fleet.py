@@ -117,11 +117,12 @@ def gate(
     try:
         gate = judge_fleet(
             nodes,
-            lambda machine: open_subject(FactsOnlyHost(), image, lock, machine),
+            lambda machine, python: open_subject(FactsOnlyHost(), image, lock, machine, python),
             list(rules),
             fail_on,
             Deadline(30.0),
             pol,
+            per_python=bool(lock),
         )
     except RuleLoadError as e:
         raise problems("rule files have", e) from None

@@ -96,26 +96,30 @@ def subject_side(
 
 def judge_fleet(
     nodes: list[Node],
-    open_subject: Callable[[str], Subject],
+    open_subject: Callable[[str, Optional[str]], Subject],
     rule_paths: list[str],
     fail_on: str,
     deadline: Deadline,
     policy: Optional[Policy] = None,
+    per_python: bool = False,
 ) -> Gate:
     """Each group judged, then each machine's groups together where some do not run it (Everywhere).
-    `open_subject(machine)` gives the subject as a node of that machine runs it (an image index gives each
-    architecture its own image), read once per machine. `policy`: check's, applied as check applies it
-    (its requirements, its ignored rules)."""
+    `open_subject(machine, python)` gives the subject as a node of that machine runs it (an image index
+    gives each architecture its own image), read once per machine; with `per_python` (a lockfile, which is
+    installed with the node's interpreter) once per machine and node Python version (python.version of its
+    report), else `python` is None. `policy`: check's, applied as check applies it (its requirements, its
+    ignored rules)."""
     started = time.monotonic()
     probes, chosen = choose_probes(PROFILES["workstation"], None, False, False, None)
-    by_machine: dict[str, tuple] = {}
+    opened: dict[tuple, tuple] = {}
 
     def on(node: Node, machine: str) -> tuple[Result, Verdict]:
-        if machine not in by_machine:
-            subject = open_subject(machine)
+        python = str(node.facts.value("python.version") or "") if per_python else None
+        if (machine, python) not in opened:
+            subject = open_subject(machine, python)
             choice = choose_rules(probes, chosen, rule_paths, policy, deadline, subject.facts)
-            by_machine[machine] = (subject, choice, *subject_side(subject, chosen, deadline))
-        subject, choice, mine, mine_missing = by_machine[machine]
+            opened[machine, python] = (subject, choice, *subject_side(subject, chosen, deadline))
+        subject, choice, mine, mine_missing = opened[machine, python]
         target = Target(subject.name, "--image" if subject.kind == "image" else "--lock")
         env = Environment(target, {**node_side(node.facts, subject.kind), **mine}, dict(mine_missing), [])
         result = judge(

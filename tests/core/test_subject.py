@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpudoctor.subject import MACHINES, OCI_ARCH, host_machine, kind_of, side
+from gpudoctor.subject import MACHINES, OCI_ARCH, host_machine, host_python, kind_of, lock_python, side
 
 
 def test_a_finding_is_the_images_the_hosts_or_a_mismatch_between_them():
@@ -42,3 +42,25 @@ def test_a_finding_is_placed_by_its_evidence():
 
     f = SimpleNamespace(evidence=(("image.machine", "aarch64"), ("system.machine", "x86_64")))
     assert (finding_side("image", f), finding_side("", f)) == ("both", "")
+
+
+def test_a_lock_is_judged_for_the_python_it_pins_else_the_hosts_where_admitted():
+    # requires-python as the real locks in tests/lockfile/data give it: uv.lock's ">=3.9" (tgi-2025-09),
+    # a conda lock's own python pin (clay-conda-lock.yml: python 3.11.9)
+    assert lock_python(">=3.9", "3.12.3") == ("3.12.3", "")
+    assert lock_python("==3.11.9", "3.12.3") == ("3.11.9", "")
+    assert lock_python("==3.11.9", "") == ("3.11.9", "")
+    assert lock_python(">=3.9,<3.12", "3.12.3") == (
+        "",
+        "the lock's requires-python >=3.9,<3.12 does not admit the host's 3.12.3",
+    )
+    assert lock_python(">=3.9", "") == ("", "the host's Python version is unknown")
+    assert lock_python("", "3.10.14") == ("3.10.14", "")
+    assert lock_python("=>3.9", "3.12.3") == (
+        "",
+        "the lock's requires-python '=>3.9' is not a version specifier",
+    )
+
+
+def test_the_hosts_python_is_its_interpreters(h200_host):
+    assert host_python(h200_host) == "3.12.3"  # as captured: shared/fixtures/h200-driver580/commands/which_python.txt

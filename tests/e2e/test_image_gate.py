@@ -113,6 +113,8 @@ def test_a_lockfile_is_judged_as_if_installed():
         ("torch", "2.7.0", "cuda", "12.8")
     ]
     assert report["facts"]["lock"]["format"] == "uv.lock"
+    # judged for the snapshot's Python 3.12.3, which the lock's requires-python >=3.9 admits
+    assert (report["facts"]["lock"]["python"], report["facts"]["python"]["version"]) == ("3.12.3", "3.12.3")
 
 
 def test_image_and_lock_go_alone():
