@@ -226,7 +226,7 @@ def _resolved(
     if res.resolver == "driver":
         return _driver_drafts(res, facts, base)
     if res.base_cuda:
-        return [_base_image_draft(res, res.base_cuda, step, risk, base)]
+        return [_base_image_draft(res, res.base_cuda, step.kind, risk, base)]
     if not res.packages:
         return []
     if env.executable is None:
@@ -268,17 +268,17 @@ def _resolved(
     return drafts
 
 
-def _base_image_draft(res: Resolution, release: str, step: FixStep, risk: str, base: dict) -> _Draft:
+def _base_image_draft(res: Resolution, release: str, kind: str, risk: str, base: dict) -> _Draft:
     """The base_image resolver's answer as a step a person carries out: rebuild the image on the nvidia/cuda
-    release it names (tags read <release>-<flavour>-<os>; the flavour and OS stay the image's own)."""
+    release it names (tags read <release>-<flavour>-<os>; the flavour and OS stay the image's own). As with
+    the driver's answer, the text is the answer's own; the rule's text is shown only when there is none."""
     major_minor = ".".join(release.split(".")[:2])
     text = (
         f"Rebuild the image on an nvidia/cuda:{release}-* base (the flavour and OS it uses now), whose "
-        f"NVIDIA_REQUIRE_CUDA asks cuda>={major_minor}." + (f" {step.text}" if step.text else "")
+        f"NVIDIA_REQUIRE_CUDA asks cuda>={major_minor}; its frameworks and CUDA libraries must then be "
+        f"builds for CUDA {major_minor} or older."
     )
-    return _Draft(
-        step.kind, (), text, risk, resolver=res.resolver, reasons=res.reasons, notes=res.notes, **base
-    )
+    return _Draft(kind, (), text, risk, resolver=res.resolver, reasons=res.reasons, notes=res.notes, **base)
 
 
 def _driver_drafts(res: Resolution, facts: Facts, base: dict) -> list[_Draft]:

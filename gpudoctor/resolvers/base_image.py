@@ -50,14 +50,11 @@ def base_image(
     CUDA (driver.max_cuda) and its version (driver.version), and built for its oldest GPU. Takes no args."""
     host, why = read_host(facts, kb, need_python=False)
     if host is None:
-        return _fail(NAME, SUBJECT, f"cannot choose a CUDA base: {why}")
+        return _fail(NAME, SUBJECT, f"cannot choose its CUDA release: {why}")
     max_cuda = facts.get("driver.max_cuda")
     if not max_cuda.known or len(_vt(max_cuda.value)) < 2:
-        return _fail(
-            NAME,
-            SUBJECT,
-            f"cannot choose a CUDA base: the driver's CUDA is unknown ({max_cuda.unknown or max_cuda.value})",
-        )
+        why = f"the driver's CUDA is unknown ({max_cuda.unknown or max_cuda.value})"
+        return _fail(NAME, SUBJECT, f"cannot choose its CUDA release: {why}")
     top, driver = _vt(max_cuda.value)[:2], _vt(host.driver)
     within = sorted(
         (t for t in kb.cuda_toolkits if _vt(t.cuda)[:2] <= top and _vt(t.driver) <= driver),

@@ -98,19 +98,19 @@ def test_unknown_facts_give_no_answer_and_say_why():
     assert (res.ok, res.base_cuda, res.reasons) == (
         False,
         None,
-        ("cannot choose a CUDA base: the driver version is unknown (NVMLError_LibraryNotFound)",),
+        ("cannot choose its CUDA release: the driver version is unknown (NVMLError_LibraryNotFound)",),
     )
     res = base(with_cuda("580.159.04", None, [H200]))
     assert (res.ok, res.reasons) == (
         False,
-        ("cannot choose a CUDA base: the driver's CUDA is unknown (not collected)",),
+        ("cannot choose its CUDA release: the driver's CUDA is unknown (not collected)",),
     )
     items = dict(with_cuda("580.159.04", "13.0", [H200]).items())
     items["gpus.count"] = unknown("NVMLError_LibraryNotFound")
     res = base(Facts(items))
     assert (res.ok, res.reasons) == (
         False,
-        ("cannot choose a CUDA base: the GPUs are unknown (NVMLError_LibraryNotFound)",),
+        ("cannot choose its CUDA release: the GPUs are unknown (NVMLError_LibraryNotFound)",),
     )
 
 
