@@ -7,7 +7,7 @@ NVIDIA's CUDA images are tagged by the toolkit release they carry, `nvidia/cuda:
 2635b21f7ea1c69e915dd6866fd084472cdaec48:Dockerfile), and ask the driver for that release's major.minor:
 the 12.0.0 base sets CUDA_VERSION=12.0.0 and NVIDIA_REQUIRE_CUDA="cuda>=12.0 brand=..." (a copy of NVIDIA's
 dist/12.0.0/ubuntu2204/base/Dockerfile, wordslab-org/wordslab@f5f741d1d7202b1e62c2977fc213fdcd075c8538:
-doc/infra/containers/nvidia-cuda-base-install.sh).
+doc/infra/containers/nvidia-cuda-base-install.sh). All three read 2026-12-05.
 
 The answer: the newest toolkit release in the cuda_drivers table whose major.minor is at most the CUDA the
 driver reports (driver.max_cuda: what the runtime compares cuda>= with), whose minimum driver the host's
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 NAME = "base_image"
 SUBJECT = "the image's CUDA base"
 # The knowledge tables give no first CUDA release per GPU (gpus.yaml has none), only each major's oldest GPU.
+# The releases named: shared/knowledge/COMPAT-NOTES.md section 7 ("Architectures first supported").
 FIRST_CUDA_NOTE = (
     "the knowledge tables do not say which CUDA release first builds for each GPU (sm_89 and sm_90 came with "
     "CUDA 11.8, sm_100 and sm_120 with 12.8), so a base older than the GPU is not ruled out here: the "
