@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from .engine.model import SEVERITY_RANK, Finding, FixStep
+from .engine.resolver_names import RESOLVER_ARGS
 from .engine.template import SAFE_ARG
 from .knowledge import knowledge
 from .resolvers import Resolution, resolve
@@ -199,10 +200,11 @@ def _literal(step: FixStep, finding: Finding, order: int, env: _Env) -> list[_Dr
 
 def resolver_args(step: FixStep, finding: Finding) -> tuple[tuple[str, str], ...]:
     """The step's resolver arguments, with downgrade=no for a finding below error severity: a warning's
-    fix never installs an older release than the one installed (docs/plans.md). The driver resolver takes
-    no such argument."""
+    fix never installs an older release than the one installed (docs/plans.md). Resolvers that take no such
+    argument (driver, base_image) get none."""
     args = tuple(step.args)
-    if step.resolver == "driver" or finding.severity == "error" or any(k == "downgrade" for k, _ in args):
+    takes = "downgrade" in RESOLVER_ARGS.get(step.resolver, {})
+    if not takes or finding.severity == "error" or any(k == "downgrade" for k, _ in args):
         return args
     return (*args, ("downgrade", "no"))
 
@@ -223,6 +225,8 @@ def _resolved(
         return drafts
     if res.resolver == "driver":
         return _driver_drafts(res, facts, base)
+    if res.base_cuda:
+        return [_base_image_draft(res, res.base_cuda, step.kind, risk, base)]
     if not res.packages:
         return []
     if env.executable is None:
@@ -262,6 +266,19 @@ def _resolved(
         )
     )
     return drafts
+
+
+def _base_image_draft(res: Resolution, release: str, kind: str, risk: str, base: dict) -> _Draft:
+    """The base_image resolver's answer as a step a person carries out: rebuild the image on the nvidia/cuda
+    release it names (tags read <release>-<flavour>-<os>; the flavour and OS stay the image's own). As with
+    the driver's answer, the text is the answer's own; the rule's text is shown only when there is none."""
+    major_minor = ".".join(release.split(".")[:2])
+    text = (
+        f"Rebuild the image on an nvidia/cuda:{release}-* base (the flavour and OS it uses now), whose "
+        f"NVIDIA_REQUIRE_CUDA asks cuda>={major_minor}; its frameworks and CUDA libraries must then be "
+        f"builds for CUDA {major_minor} or older."
+    )
+    return _Draft(kind, (), text, risk, resolver=res.resolver, reasons=res.reasons, notes=res.notes, **base)
 
 
 def _driver_drafts(res: Resolution, facts: Facts, base: dict) -> list[_Draft]:

@@ -22,5 +22,6 @@ RESOLVER_ARGS: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "onnxruntime": _MINOR,
     "framework": _MINOR,
     "driver": {"cuda": (), "cuda_fact": ()},  # cuda_fact: the fact holding the CUDA version wanted
+    "base_image": {},  # the host's driver and GPUs decide; no args
 }
 RESOLVER_NAMES: tuple[str, ...] = tuple(RESOLVER_ARGS)

@@ -42,7 +42,7 @@ class Resolution:
     """A resolver's answer. `ok` with `packages` empty means nothing needs installing."""
 
     resolver: str
-    subject: str  # what it resolves: torch, tensorflow, jax, the NVIDIA driver
+    subject: str  # what it resolves: torch, tensorflow, jax, the NVIDIA driver, the image's CUDA base
     ok: bool
     packages: tuple[str, ...] = ()  # requirement strings, pinned: "torch==2.5.1+cu124"
     index_url: Optional[str] = None  # the index that replaces PyPI for them (--index-url)
@@ -52,6 +52,7 @@ class Resolution:
     notes: tuple[str, ...] = ()  # what the answer leaves out or assumes
     needs_cuda: Optional[str] = None  # a driver supporting this CUDA would run (or keep) the framework
     driver: Optional[DriverNeed] = None  # the driver resolver's answer
+    base_cuda: Optional[str] = None  # the CUDA release of an nvidia/cuda base image to rebuild on ("13.0.2")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 from ..engine.resolver_names import RESOLVER_ARGS
 from ..knowledge import Knowledge
 from .base import Resolution, ResolverSpec, _fail
+from .base_image import base_image
 from .driver import driver_branch
 from .jax import jax_plugin
 from .onnxruntime import onnxruntime_gpu
@@ -52,6 +53,7 @@ RESOLVERS: Mapping[str, ResolverSpec] = {
             ("onnxruntime", onnxruntime_gpu, "an onnxruntime-gpu release that exists and fits the driver"),
             ("framework", framework_build, "the resolver of frameworks[i].name"),
             ("driver", driver_branch, "the driver branch a CUDA version needs"),
+            ("base_image", base_image, "the CUDA base image release the host's driver and GPUs run"),
         )
     )
 }

@@ -376,3 +376,72 @@ def test_an_index_mirror_replaces_the_start_of_the_index_url():
     other = (("https://pypi.example/", "https://mirror.internal/"),)
     (step,) = build_plan(result.findings, facts, knowledge(), mirrors=other).steps
     assert step.argv[-1] == CU121
+
+
+def test_an_image_the_runtime_refuses_plans_a_base_to_rebuild_on_and_the_driver():
+    # GD-CONTAINER-001 on the H200 of /work/shared/fixtures/h200-driver580 (driver 580.159.04, CUDA 13.0)
+    # and an image asking cuda>=13.1 (tests/rules/cases/GD-CONTAINER-001.yaml). The image side: cuda_drivers
+    # 13.0 update 2 (13.0.2) needs 580.95.05, the newest release within CUDA 13.0. The node side: 13.1
+    # update 0 needs 590.44.01; R620 is the first LTSB from 590 on.
+    facts = h100_535(
+        **{
+            "driver.version": "580.159.04",
+            "driver.max_cuda": "13.0",
+            "driver.max_cuda_major": 13,
+            "gpus[0].name": "NVIDIA H200",
+            "frameworks.count": 0,
+            "container.require_verdict": "unmet",
+            "container.require_failed": "NVIDIA_REQUIRE_CUDA=cuda>=13.1",
+            "container.require_gpu": "GPU 0 (brand Unknown, arch 9.0)",
+            "container.require_error": "requirement error: unsatisfied condition: cuda>=13.1, please update "
+            "your driver to a newer version, or use an earlier cuda container",
+            "container.require_enforcement": (
+                "this container is running, so what started it did not refuse it"
+            ),
+            "container.require_cuda": "13.1",
+        }
+    )
+    plan = plan_for(facts)
+    assert [(s.kind, s.risk, s.rules, s.resolver) for s in plan.steps] == [
+        ("manual", "system", ("GD-CONTAINER-001",), ""),
+        ("manual", "system", ("GD-CONTAINER-001",), "base_image"),
+        ("driver", "system", ("GD-CONTAINER-001",), "driver"),
+        ("reboot", "reboot", ("GD-CONTAINER-001",), ""),
+    ]
+    rebuild, driver = plan.steps[1], plan.steps[2]
+    assert rebuild.text == (
+        "Rebuild the image on an nvidia/cuda:13.0.2-* base (the flavour and OS it uses now), whose "
+        "NVIDIA_REQUIRE_CUDA asks cuda>=13.0; its frameworks and CUDA libraries must then be builds for CUDA "
+        "13.0 or older."
+    )
+    assert rebuild.reasons == (
+        "driver 580.159.04 runs CUDA 13.0; the newest toolkit release within it is 13.0.2 (needs driver "
+        "580.95.05)",
+    )
+    assert driver.text.startswith(
+        "Upgrade the NVIDIA driver (now 580.159.04) to 590.44.01 or newer from branch R620 (LTSB, supported "
+        "until 2029-09), for CUDA 13.1."
+    )
+
+
+def test_a_base_image_step_without_an_answer_says_why():
+    # The driver is unknown: the resolver answers no base, and the step says why.
+    step = "      - {kind: manual, resolver: base_image, text: 'Or rebuild the image on an older CUDA base.'}"
+    user = user_rule("USR-BASE-001", "warning", step)
+    facts = Facts(
+        {
+            "gpus.count": known(1, "test"),
+            "gpus[0].name": known("NVIDIA H200", "test"),
+            "gpus[0].compute_capability": known("9.0", "test"),
+        }
+    )
+    plan = plan_for(facts, user)
+    steps = [s for s in plan.steps if s.rules == ("USR-BASE-001",)]
+    assert [(s.kind, s.resolver, s.text) for s in steps] == [
+        (
+            "manual",
+            "base_image",
+            "the image's CUDA base: cannot choose its CUDA release: the driver version is unknown (not "
+            "collected). Or rebuild the image on an older CUDA base.",
+        )
+    ]

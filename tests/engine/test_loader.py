@@ -390,7 +390,7 @@ def test_a_resolver_step_loads_with_its_args():
         (
             "      - {kind: pip, resolver: pytorch, text: t}",
             "r.yaml:11: USR-FW-001: at fix[0].resolver: unknown resolver 'pytorch' (expected one of torch, "
-            "tensorflow, jax, onnxruntime, framework, driver)",
+            "tensorflow, jax, onnxruntime, framework, driver, base_image)",
         ),
         (
             "      - {kind: pip, resolver: torch, args: {cuda: '12.4'}, text: t}",

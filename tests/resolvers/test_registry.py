@@ -39,6 +39,7 @@ def test_registry_names_every_resolver_with_its_args():
         "onnxruntime": {"minor_compat": ("allow", "avoid"), "downgrade": ("yes", "no")},
         "framework": {"minor_compat": ("allow", "avoid"), "downgrade": ("yes", "no")},
         "driver": {"cuda": (), "cuda_fact": ()},
+        "base_image": {},
     }
 
 
