@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("container", ("container",)),  # the container runtime's judgement; gives the engine nvidia_require
     ("knowledge", ("knowledge",)),
     ("compat", ("compat", "table_digest", "cuda_consumers")),
+    ("nccl", ("nccl",)),  # NCCL transports: predicted from the facts, read from its logs
     ("derive", ("derive", "collect")),
     ("resolvers", ("resolvers",)),
     ("plan", ("plan", "plan_file", "policy", "profiles")),
