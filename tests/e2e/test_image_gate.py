@@ -199,6 +199,26 @@ def test_a_mixed_fleet_gets_the_wheel_that_runs_on_every_group(images, fake_lib,
         "--index-url", "https://download.pytorch.org/whl/cu128",
     ]  # fmt: skip
     assert "sm_90 (NVIDIA H200): native kernels (built for 7.5, 8.0, 8.6, 9.0, 10.0, 12.0)" in step["reasons"]
+    # The image asking CUDA 13.1 is refused by both drivers: the base that runs on both is the newest CUDA
+    # release driver 570 runs (resolvers/base_image.py), 12.8.1; each group's plan has its own.
+    r13 = run_cli("fleet", str(reports), "--image", str(images["cuda13"]), "--format", "json")
+    assert r13.returncode == 1, r13.stderr
+    gate13 = json.loads(r13.stdout)
+    bases = [
+        [s["text"].split(" base ")[0] for s in g["plan"]["steps"] if s["resolver"] == "base_image"]
+        for g in [*gate13["groups"], *gate13["every_group"]]
+    ]
+    assert bases == [
+        ["Rebuild the image on an nvidia/cuda:13.0.2-*"],
+        ["Rebuild the image on an nvidia/cuda:12.8.1-*"],
+        ["Rebuild the image on an nvidia/cuda:12.8.1-*"],
+    ]
+    (every13,) = gate13["every_group"]
+    assert [every13["plan"]["steps"][n - 1]["resolver"] for n in every13["subject_steps"]] == [
+        None,  # the rule's own manual step: an older image, or the driver, or NVIDIA_DISABLE_REQUIRE
+        "base_image",
+        "torch",  # torch 2.5.1 has no sm_120 kernels either
+    ]
     # The text report in full, less its first line (which names the test's temporary image path).
     text = run_cli("fleet", str(reports), "--image", str(images["docker"]))
     assert text.returncode == 1 and text.stdout.startswith("gpudoctor ")
