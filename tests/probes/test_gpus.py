@@ -42,6 +42,8 @@ H200_SYSFS = {
     f"/sys/bus/pci/devices/{GPU}/max_link_speed": "32.0 GT/s PCIe\n",
     f"/sys/bus/pci/devices/{GPU}/current_link_width": "16\n",
     f"/sys/bus/pci/devices/{GPU}/max_link_width": "16\n",
+    # As the capture copied it (tests/fixtures/h200-driver580-snapshot/files/sys/...): a VM names no node.
+    f"/sys/bus/pci/devices/{GPU}/numa_node": "-1\n",
 }
 NOT_SUPPORTED = {"error": "NVMLError_NotSupported", "msg": "Not Supported"}
 LOST = {"error": "NVMLError_GpuIsLost", "msg": "GPU is lost"}
@@ -156,6 +158,27 @@ def test_link_width():
     assert link_width("16\n") == 16
 
 
+def test_numa_node():
+    assert gpus.numa_node("1\n") == 1
+    assert gpus.numa_node("-1\n") == -1  # the H200 capture's, in a VM
+    with pytest.raises(Implausible):
+        gpus.numa_node("-2\n")
+    with pytest.raises(ValueError):
+        gpus.numa_node("\n")
+
+
+def test_topology_labels_are_nvidia_smis():
+    # nvmlGpuTopologyLevel_t SINGLE 10 ... SYSTEM 50, as `nvidia-smi topo -m` labels each.
+    assert [gpus.topology_label(n) for n in (10, 20, 30, 40, 50)] == ["PIX", "PXB", "PHB", "NODE", "SYS"]
+    assert gpus.topology_levels(1, 3, {0: 50, 2: 10}) == ["SYS", "X", "PIX"]
+    # NVML_TOPOLOGY_INTERNAL (a two-GPU board) has no label in nvidia-smi's legend: no guess.
+    for bad in (0, 45, 60):
+        with pytest.raises(Implausible):
+            gpus.topology_label(bad)
+    with pytest.raises(TypeError):
+        gpus.topology_label("NODE")
+
+
 # --- probe ------------------------------------------------------------------------------------------------
 
 
@@ -183,11 +206,13 @@ def test_h200_exact_facts():
         "pcie.sysfs_gen_max": 5,
         "pcie.sysfs_width_current": 16,
         "pcie.sysfs_width_max": 16,
+        "numa_node": -1,
         "nvlink.links": 0,
         "nvlink.links_up": 0,
         "nvlink.links_down": 0,
         "nvlink.down": [],
         "nvlink.version": ("unknown", "not supported"),
+        "nvlink.peers": [],
         "clocks.sm_mhz": 345,
         "clocks.sm_max_mhz": 1980,
         "clocks.mem_mhz": 3201,
@@ -223,12 +248,15 @@ def test_h200_exact_facts():
         "p2p.no_read_count": 0,
         "topology.cross_socket": [],
         "topology.cross_socket_count": 0,
+        "topology.levels": ["X"],
     }
     g = member(facts, 0)
     assert g["p2p.no_read"].source == "nvml:nvmlDeviceGetCount (no other GPU)"
     assert g["clocks.sm_mhz"].source == "nvml:nvmlDeviceGetClockInfo(SM)"
     assert g["clocks.event_reasons"].source == "nvml:nvmlDeviceGetCurrentClocksEventReasons"
     assert g["pcie.sysfs_gen_current"].source == f"/sys/bus/pci/devices/{GPU}/current_link_speed"
+    assert g["numa_node"].source == f"/sys/bus/pci/devices/{GPU}/numa_node"
+    assert g["topology.levels"].source == "nvml:nvmlDeviceGetCount (no other GPU)"
 
 
 @pytest.mark.parametrize("error", ["NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded"])
@@ -377,6 +405,9 @@ def test_nvlink_18_links_one_down():
         "nvlink.links_down": 1,
         "nvlink.down": [3],
         "nvlink.version": 4,
+        # The far ends: no device type recorded, and the remote PCI info the capture read for link 0 is
+        # NotSupported (it has no NVLink), so which devices the links reach is not known.
+        "nvlink.peers": ("unknown", "not supported"),
     }
     assert g["nvlink.version"].source == "nvml:nvmlDeviceGetNvLinkVersion(0)"
 
@@ -490,7 +521,7 @@ def test_p2p_and_topology_of_a_four_gpu_two_socket_board():
         devices[str(i)] = device(**peer_readings(p2p, topo))
     facts = gpus.probe(host(devices))
     got = {
-        i: values({k: f for k, f in member(facts, i).items() if k.startswith(("p2p.", "topology."))})
+        i: values({k: f for k, f in member(facts, i).items() if k.startswith(("p2p.", "topology.cross"))})
         for i in range(4)
     }
     assert got == {
@@ -506,6 +537,40 @@ def test_p2p_and_topology_of_a_four_gpu_two_socket_board():
     g = member(facts, 0)
     assert g["p2p.no_read"].source == "nvml:nvmlDeviceGetP2PStatus(READ)"
     assert g["topology.cross_socket"].source == "nvml:nvmlDeviceGetTopologyCommonAncestor"
+    levels = [member(facts, i)["topology.levels"].value for i in range(4)]
+    assert levels == [
+        ["X", "PHB", "SYS", "SYS"],
+        ["PHB", "X", "SYS", "SYS"],
+        ["SYS", "SYS", "X", "PHB"],
+        ["SYS", "SYS", "PHB", "X"],
+    ]
+    assert g["topology.levels"].source == "nvml:nvmlDeviceGetTopologyCommonAncestor"
+
+
+class CountingHost:
+    """A host that counts the NVML calls made through it."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.calls: list[tuple] = []
+
+    def nvml(self, function, device=None, arg=None):
+        self.calls.append((function, device, arg))
+        return self.inner.nvml(function, device, arg)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_the_topology_of_a_pair_is_asked_once_for_both_facts():
+    devices = {str(i): device(**peer_readings({1 - i: 0}, {1 - i: 50})) for i in range(2)}
+    counting = CountingHost(host(devices))
+    facts = gpus.probe(counting)
+    topology = [c for c in counting.calls if c[0] == "nvmlDeviceGetTopologyCommonAncestor"]
+    assert sorted(topology) == [("nvmlDeviceGetTopologyCommonAncestor", 0, "1"),
+                                ("nvmlDeviceGetTopologyCommonAncestor", 1, "0")]  # fmt: skip
+    assert member(facts, 0)["topology.levels"].value == ["X", "SYS"]
+    assert member(facts, 0)["topology.cross_socket"].value == [1]
 
 
 def test_an_nvswitch_board_reaches_every_peer():
@@ -533,6 +598,10 @@ def test_a_peer_that_cannot_be_read_leaves_the_list_unknown_not_partial():
     assert member(facts, 1)["p2p.no_read"].value == []
     assert member(facts, 1)["topology.cross_socket"].unknown == "not recorded in snapshot"
     assert member(facts, 2)["topology.cross_socket"].unknown.startswith("unexpected value")
+    # The matrix row the same: one pair unread leaves the whole row unknown, never a row with a hole.
+    assert member(facts, 0)["topology.levels"].value == ["X", "NODE", "NODE"]
+    assert member(facts, 1)["topology.levels"].unknown == "not recorded in snapshot"
+    assert member(facts, 2)["topology.levels"].unknown.startswith("unexpected value")
 
 
 def test_a_lost_peer_does_not_make_this_gpu_lost():
@@ -546,7 +615,134 @@ def test_a_lost_peer_does_not_make_this_gpu_lost():
     assert g["name"].value == "NVIDIA H200"
     assert g["p2p.no_read"].unknown == "GPU is lost"
     assert g["topology.cross_socket_count"].unknown == "GPU is lost"
+    assert g["topology.levels"].unknown == "GPU is lost"
     assert member(facts, 1)["p2p.no_read"].unknown == "GPU is lost"
+
+
+# --- what each NVLink link reaches ----------------------------------------------------------------------
+# Bus ids from an HGX H100 node's NCCL topology dump (https://github.com/aliyun/SimAI/issues/128, read
+# 2026-12-05): GPU dev 5 at 0000:b8:00.0 and dev 7 at 0000:d9:00.0, each with 18 links to four NVSwitches,
+# `<nvlink target="0000:08:00.0" count="4"/>`, 06 count 5, 07 count 5, 05 count 4 (tclass 0x068000, a bridge).
+HGX_GPUS = ("00000000:B8:00.0", "00000000:D9:00.0")
+SWITCH_LINKS = (
+    ["00000000:08:00.0"] * 4 + ["00000000:06:00.0"] * 5 + ["00000000:07:00.0"] * 5 + ["00000000:05:00.0"] * 4
+)
+
+
+def pci(bus: str) -> dict:
+    """pynvml's nvmlPciInfo_t made plain, as the snapshot stores it (the H200 capture's shape)."""
+    legacy = bus[4:]
+    return {"bus": int(bus[9:11], 16), "busId": bus, "busIdLegacy": legacy, "device": 0, "domain": 0,
+            "pciDeviceId": 0, "pciSubSystemId": 0}  # fmt: skip
+
+
+def linked(bus: str, remotes: list, types=None, **more) -> dict:
+    """An H200 reading changed into a GPU at `bus` whose links are all up, reaching `remotes` (bus ids; a
+    dict is an NVML error), with these device types (one number for every link, a list, or an error)."""
+    keys = nvlink_states([1] * len(remotes), stop=NOT_SUPPORTED)
+    for link, remote in enumerate(remotes):
+        keys[f"nvmlDeviceGetNvLinkRemotePciInfo({link})"] = (
+            remote if isinstance(remote, dict) else pci(remote)
+        )
+        kind = types[link] if isinstance(types, list) else types
+        if kind is not None:
+            keys[f"nvmlDeviceGetNvLinkRemoteDeviceType({link})"] = kind
+    return device(nvmlDeviceGetPciInfo=pci(bus), **keys, **more)
+
+
+def test_an_hgx_gpu_reaches_the_nvswitch_on_every_link():
+    facts = gpus.probe(
+        host({"0": linked(HGX_GPUS[0], SWITCH_LINKS, types=2)})
+    )  # NVML_NVLINK_DEVICE_TYPE_SWITCH
+    g = member(facts, 0)
+    assert g["nvlink.peers"].value == ["nvswitch"] * 18
+    assert g["nvlink.peers"].source == "nvml:nvmlDeviceGetNvLinkRemoteDeviceType"
+    assert g["nvlink.links_up"].value == 18
+
+
+def test_direct_links_name_the_peer_gpu_by_its_bus_id():
+    # Two GPUs bridged to each other (as NV# in `nvidia-smi topo -m` without a switch): type GPU (0).
+    devices = {
+        "0": linked(HGX_GPUS[0], [HGX_GPUS[1]] * 4, types=0),
+        "1": linked(HGX_GPUS[1], [HGX_GPUS[0]] * 4, types=0),
+    }
+    facts = gpus.probe(host(devices))
+    assert member(facts, 0)["nvlink.peers"].value == ["0000:d9:00.0"] * 4
+    assert member(facts, 1)["nvlink.peers"].value == ["0000:b8:00.0"] * 4
+    assert member(facts, 0)["nvlink.peers"].value[0] == member(facts, 1)["bus_id"].value
+
+
+@pytest.mark.parametrize(
+    "no_type",
+    [
+        NOT_SUPPORTED,
+        {"error": "NVMLError_FunctionNotFound", "msg": "Function Not Found"},
+        None,  # a snapshot that never asked
+        0xFF,  # NVML_NVLINK_DEVICE_TYPE_UNKNOWN
+    ],
+)
+def test_without_a_device_type_the_bus_id_decides(no_type):
+    # Two links to the other GPU, the rest to NVSwitches: only a bus id of one of this host's GPUs is a GPU.
+    remotes = [HGX_GPUS[1]] * 2 + SWITCH_LINKS[2:]
+    devices = {
+        "0": linked(HGX_GPUS[0], remotes, types=no_type),
+        "1": device(nvmlDeviceGetPciInfo=pci(HGX_GPUS[1])),
+    }
+    g = member(gpus.probe(host(devices)), 0)
+    assert g["nvlink.peers"].value == ["0000:d9:00.0"] * 2 + ["nvswitch"] * 16
+    assert all(type(end) is str for end in g["nvlink.peers"].value)
+
+
+def test_a_bus_id_that_could_be_a_blind_gpus_is_not_guessed():
+    remotes = [HGX_GPUS[1]] * 2
+    devices = {
+        "0": linked(HGX_GPUS[0], remotes, types=NOT_SUPPORTED),
+        "1": device(nvmlDeviceGetPciInfo=NOT_SUPPORTED),
+    }
+    g = member(gpus.probe(host(devices)), 0)
+    assert g["nvlink.peers"].unknown == "far end 0000:d9:00.0 not identified: GPU 1's bus id is unknown"
+
+
+def test_one_unreadable_link_leaves_the_far_ends_unknown():
+    remotes = SWITCH_LINKS[:3]
+    error = {"error": "NVMLError_Unknown", "msg": "Unknown Error"}
+    g = member(gpus.probe(host({"0": linked(HGX_GPUS[0], remotes, types=[2, error, 2])})), 0)
+    assert g["nvlink.peers"].unknown == "NVML error"
+    assert g["nvlink.links_up"].value == 3  # the link states stand
+    g = member(gpus.probe(host({"0": linked(HGX_GPUS[0], [HGX_GPUS[1], error], types=0)})), 0)
+    assert g["nvlink.peers"].unknown == "NVML error"
+    assert g["nvlink.peers"].source == "nvml:nvmlDeviceGetNvLinkRemotePciInfo"
+    g = member(gpus.probe(host({"0": linked(HGX_GPUS[0], SWITCH_LINKS[:2], types=[2, 7])})), 0)
+    assert g["nvlink.peers"].unknown == "unexpected value 7 for link 1"
+
+
+def test_inactive_links_are_not_asked_about():
+    keys = nvlink_states([1, 0, 1], stop=NOT_SUPPORTED)
+    keys.update({f"nvmlDeviceGetNvLinkRemoteDeviceType({link})": 2 for link in (0, 2)})
+    counting = CountingHost(host({"0": device(**keys)}))
+    g = member(gpus.probe(counting), 0)
+    assert g["nvlink.peers"].value == ["nvswitch", "nvswitch"]
+    asked = sorted(c[2] for c in counting.calls if c[0] == "nvmlDeviceGetNvLinkRemoteDeviceType")
+    assert asked == ["0", "2"]
+    assert not [
+        c for c in counting.calls if c[0] == "nvmlDeviceGetNvLinkRemotePciInfo"
+    ]  # a switch: no bus id
+
+
+def test_no_nvlink_no_far_ends_and_an_unreadable_nvlink_no_list():
+    assert member(gpus.probe(host({"0": device()})), 0)["nvlink.peers"].value == []
+    dev = device(**{"nvmlDeviceGetNvLinkState(0)": {"error": "NVMLError_Unknown"}})
+    assert member(gpus.probe(host({"0": dev})), 0)["nvlink.peers"].unknown == "NVML error"
+
+
+def test_numa_node_unreadable_or_bus_unknown():
+    files = {k: v for k, v in H200_SYSFS.items() if not k.endswith("numa_node")}
+    g = member(gpus.probe(host({"0": device()}, files=files)), 0)
+    assert g["numa_node"].unknown == "not recorded in snapshot"
+    g = member(gpus.probe(host({"0": device(nvmlDeviceGetPciInfo=NOT_SUPPORTED)})), 0)
+    assert g["numa_node"].unknown == "not supported"
+    files = {**H200_SYSFS, f"/sys/bus/pci/devices/{GPU}/numa_node": "1\n"}
+    assert member(gpus.probe(host({"0": device()}, files=files)), 0)["numa_node"].value == 1
 
 
 # --- hostile readings ---------------------------------------------------------------------------------------
