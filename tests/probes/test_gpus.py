@@ -31,6 +31,7 @@ from gpudoctor.probes.gpus import (
 )
 
 from conftest import fake_host
+from nvmlrig import SCENARIOS, check, flat, gpu_facts, gpudoctor
 
 RAW = Path(__file__).resolve().parents[1] / "fixtures" / "raw"
 H200_NVML = json.loads((RAW / "h200-nvml.json").read_text())
@@ -835,3 +836,126 @@ def test_hostile_readings_fire_no_rule():
     for rule_id in ("GD-PCIE-001", "GD-ECC-001", "GD-CLOCK-001", "GD-CLOCK-002"):
         assert status[rule_id] == "unknown", rule_id
     assert status["GD-GPU-001"] == "unknown"  # 0 bytes of memory: "tight for training" it is not
+
+
+# --- through the real pynvml, against the fake NVML (tests/nvmlrig.py) -------------------------------------
+# `nvidia-smi topo -m` as printed on real hosts, the GPU columns of each GPU row (cut where the source was).
+# An HGX H100 node, https://github.com/HazyResearch/ThunderKittens/issues/167 (read 2026-12-05):
+TOPO_HGX_H100 = """
+GPU0     X      NV18    NV18    NV18    NV18    NV18    NV18    NV18    0-47,96-143     0               N/A
+GPU1    NV18     X      NV18    NV18    NV18    NV18    NV18    NV18    0-47,96-143     0               N/A
+GPU2    NV18    NV18     X      NV18    NV18    NV18    NV18    NV18    0-47,96-143     0               N/A
+GPU3    NV18    NV18    NV18     X      NV18    NV18    NV18    NV18    0-47,96-143     0               N/A
+GPU4    NV18    NV18    NV18    NV18     X      NV18    NV18    NV18    48-95,144-191   1               N/A
+GPU5    NV18    NV18    NV18    NV18    NV18     X      NV18    NV18    48-95,144-191   1               N/A
+GPU6    NV18    NV18    NV18    NV18    NV18    NV18     X      NV18    48-95,144-191   1               N/A
+GPU7    NV18    NV18    NV18    NV18    NV18    NV18    NV18     X      48-95,144-191   1               N/A
+"""
+# Eight L20 on PCIe, two to a switch, https://github.com/NVIDIA/nccl/issues/1817 (read 2026-12-05; the copy
+# read shows the rows of GPUs 0-3 only):
+TOPO_PCIE_L20 = """
+GPU0     X      PIX     NODE    NODE    SYS     SYS     SYS     SYS     0-47,96-143     0               N/A
+GPU1    PIX      X      NODE    NODE    SYS     SYS     SYS     SYS     0-47,96-143     0               N/A
+GPU2    NODE    NODE     X      PIX     SYS     SYS     SYS     SYS     0-47,96-143     0               N/A
+GPU3    NODE    NODE    PIX      X      SYS     SYS     SYS     SYS     0-47,96-143     0               N/A
+"""
+# Four H100 joined directly, https://github.com/NVIDIA/nccl/issues/1617 (read 2026-12-05; NIC columns cut):
+TOPO_H100_NV6 = """
+GPU0     X      NV6     NV6     NV6
+GPU1    NV6      X      NV6     NV6
+GPU2    NV6     NV6      X      NV6
+GPU3    NV6     NV6     NV6      X
+"""
+
+
+def topo_rows(text: str, gpus_: int) -> list[list[str]]:
+    """The GPU-to-GPU cells of each row of a `nvidia-smi topo -m` matrix."""
+    return [line.split()[1 : 1 + gpus_] for line in text.strip().splitlines()]
+
+
+def nv_matrix(facts: list[dict]) -> list[list[str]]:
+    """What `nvidia-smi topo -m` shows for a pair joined by NVLink, from the GPUs' facts: NV# for # links
+    from one GPU whose far end is the other (directly or, for every pair, through the NVSwitches), X on the
+    diagonal."""
+    out = []
+    for i, g in enumerate(facts):
+        switched = g["nvlink.peers"].count("nvswitch")
+        row = []
+        for j, h in enumerate(facts):
+            links = switched + g["nvlink.peers"].count(h["bus_id"])
+            row.append("X" if i == j else f"NV{links}" if links else g["topology.levels"][j])
+        out.append(row)
+    return out
+
+
+def test_an_nvswitch_node_reads_as_its_nvidia_smi_topo(fake_lib):
+    facts = gpu_facts(check(fake_lib, "nvswitch-h100-8"))
+    assert nv_matrix(facts) == topo_rows(TOPO_HGX_H100, 8)
+    assert [g["nvlink.peers"] for g in facts] == [["nvswitch"] * 18] * 8
+    # Beneath NV18, the PCIe level: NODE with the GPUs of its own NUMA node (topo -m's NUMA Affinity column,
+    # 0 for GPUs 0-3 and 1 for 4-7), SYS with the others.
+    numa = [int(line.split()[-2]) for line in TOPO_HGX_H100.strip().splitlines()]
+    assert [g["topology.levels"] for g in facts] == [
+        ["X" if i == j else "NODE" if numa[i] == numa[j] else "SYS" for j in range(8)] for i in range(8)
+    ]
+
+
+def test_a_driver_that_cannot_name_the_far_end_still_finds_the_nvswitch(fake_lib, tmp_path):
+    # No nvmlDeviceGetNvLinkRemoteDeviceType answer: the far ends' bus ids (the NVSwitches') are none of the
+    # GPUs', so each is an NVSwitch, as NCCL takes it.
+    scenario = tmp_path / "no-type.scn"
+    scenario.write_text(
+        (SCENARIOS / "nvswitch-h100-8.scn").read_text()
+        + "fail nvmlDeviceGetNvLinkRemoteDeviceType NOT_SUPPORTED\n"
+    )
+    facts = gpu_facts(check(fake_lib, scenario))
+    assert nv_matrix(facts) == topo_rows(TOPO_HGX_H100, 8)
+    assert [g["nvlink.peers"] for g in facts] == [["nvswitch"] * 18] * 8
+
+
+def test_directly_joined_gpus_read_as_their_nvidia_smi_topo(fake_lib):
+    facts = gpu_facts(check(fake_lib, "h100-nv6-4"))
+    assert nv_matrix(facts) == topo_rows(TOPO_H100_NV6, 4)
+    buses = [g["bus_id"] for g in facts]
+    # Each far end is named as gpus[].bus_id names the GPU there: 6 links to each of the other three.
+    assert [sorted(set(g["nvlink.peers"])) for g in facts] == [
+        sorted(b for b in buses if b != buses[i]) for i in range(4)
+    ]
+    assert all(g["nvlink.peers"].count(b) == 6 for g in facts for b in buses if b != g["bus_id"])
+
+
+def test_a_pcie_node_reads_as_its_nvidia_smi_topo(fake_lib):
+    facts = gpu_facts(check(fake_lib, "pcie-l20-8"))
+    # No NVLink: topo -m's cells are the PCIe levels themselves.
+    assert [g["topology.levels"] for g in facts][:4] == topo_rows(TOPO_PCIE_L20, 8)
+    assert nv_matrix(facts)[:4] == topo_rows(TOPO_PCIE_L20, 8)
+    # GPUs 4-7 as the scenario mirrors GPUs 0-3 (the source's rows are cut): the matrix is symmetric.
+    levels = [g["topology.levels"] for g in facts]
+    assert all(levels[i][j] == levels[j][i] for i in range(8) for j in range(8))
+    assert levels[4:] == [
+        ["SYS"] * 4 + ["X", "PIX", "NODE", "NODE"],
+        ["SYS"] * 4 + ["PIX", "X", "NODE", "NODE"],
+        ["SYS"] * 4 + ["NODE", "NODE", "X", "PIX"],
+        ["SYS"] * 4 + ["NODE", "NODE", "PIX", "X"],
+    ]
+    assert [g["nvlink.peers"] for g in facts] == [[]] * 8
+    assert [g["bus_id"] for g in facts] == [
+        f"0000:{b}:00.0" for b in ("12", "13", "47", "48", "91", "92", "c4", "c5")
+    ]
+
+
+@pytest.mark.parametrize("scenario", ["nvswitch-h100-8", "pcie-l20-8", "h100-nv6-4"])
+def test_the_topology_replays_from_a_snapshot(fake_lib, tmp_path, scenario):
+    # The NVML answers the facts come from are recorded (nvmlDeviceGetNvLinkRemoteDeviceType(L), ...) and
+    # replay to the same facts, the NUMA node included (this machine's sysfs, recorded with them).
+    archive = tmp_path / "node.tar.gz"
+    assert gpudoctor(fake_lib, scenario, "snapshot", "-o", str(archive)).rc == 0
+    live = gpudoctor(fake_lib, scenario, "check", "--format", "json").json()
+    replayed = gpudoctor(fake_lib, None, "check", "--snapshot", str(archive), "--format", "json").json()
+    keys = ("bus_id", "numa_node", "topology.levels", "nvlink.peers")
+
+    def topology(data: dict) -> list[dict]:
+        return [{k: flat(g)[k] for k in keys} for g in data["facts"]["gpus"]]
+
+    assert topology(replayed) == topology(live)
+    assert topology(live)[0]["topology.levels"][0] == "X"
