@@ -575,6 +575,7 @@ def test_every_scenario_file_is_valid(fake_lib):
         ),
         ("gpu.0.nvlink.32.remote switch", "nvlink.32.remote: expected nvlink.L"),
         ("gpu.0.nvlink.3.far switch", "nvlink.3.far: expected nvlink.L"),
+        ("gpu.0.nvlink..remote switch", "nvlink..remote: expected nvlink.L"),
     ],
 )
 def test_a_scenario_mistake_fails_loudly(fake_lib, tmp_path, line, problem):

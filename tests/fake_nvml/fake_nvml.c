@@ -225,7 +225,7 @@ static const char *apply(int gpu, const char *key, char *value) {
             return apply_p2p(first, last, sub, value);
         } else { /* NVLINK */
             long link = strtol(sub, &end, 10);
-            if (*sub != '\0' && strcmp(end, ".remote") == 0 && link >= 0 && link <= 31)
+            if (end != sub && strcmp(end, ".remote") == 0 && link >= 0 && link <= 31)
                 return apply_remote(first, last, link, value);
             if (*sub == '\0' || *end != '\0' || link < 0 || link > 31) return "expected nvlink.L";
             int down = strcmp(value, "down") == 0;
@@ -549,9 +549,9 @@ nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t d, unsigned int link, unsig
  * level, and no source at hand gives it: the fake answers the neutral NVML_TOPOLOGY_NODE (one NUMA node,
  * possibly several host bridges), which is what each GPU behind a PCIe switch of its own on a root port
  * of the same CPU would give.
- * Two GPUs on one socket behind the same PCIe switch (pcie_switch N, the same N > 0) are NVML_TOPOLOGY_SINGLE,
- * which `nvidia-smi topo -m` shows as PIX ("Connection traversing at most a single PCIe bridge"), as on PCIe
- * servers whose GPUs sit two to a switch (scenarios/pcie-l20-8.scn).
+ * Two GPUs on one socket behind the same PCIe switch (pcie_switch N, the same N > 0) are
+ * NVML_TOPOLOGY_SINGLE, which `nvidia-smi topo -m` shows as PIX ("Connection traversing at most a single PCIe
+ * bridge"), as on PCIe servers whose GPUs sit two to a switch (scenarios/pcie-l20-8.scn).
  * Per-GPU scenario keys (each also as gpu.N.key):
  *   p2p.J STATUS    nvmlDeviceGetP2PStatus of this GPU reading from GPU J (NVML_P2P_CAPS_INDEX_READ): an
  *                   nvmlGpuP2PStatus_t name without NVML_P2P_STATUS_ (OK, CHIPSET_NOT_SUPPORTED,
@@ -609,7 +609,7 @@ nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t d, nvmlDevice_t pe
 }
 /* --- end of peers ------------------------------------------------------------------------------------ */
 
-/* --- NVLink far ends: nvmlDeviceGetNvLinkRemoteDeviceType, nvmlDeviceGetNvLinkRemotePciInfo_v2 ----------------
+/* --- NVLink far ends: nvmlDeviceGetNvLinkRemoteDeviceType, nvmlDeviceGetNvLinkRemotePciInfo_v2 -----------
  * What each link reaches, by nvml.h's nvmlIntNvLinkDeviceType_t (pynvml NVML_NVLINK_DEVICE_TYPE_*: GPU 0,
  * IBMNPU 1, SWITCH 2, UNKNOWN 0xFF) and the PCI info (nvmlPciInfo_t) of the device at the far end. pynvml's
  * nvmlDeviceGetNvLinkRemotePciInfo calls the _v2 symbol. Both go through ENTER(1) and answer a link as
@@ -630,7 +630,9 @@ nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t d, nvmlDevice_t pe
 #define NVLINK_DEVICE_TYPE_IBMNPU 1
 #define NVLINK_DEVICE_TYPE_SWITCH 2
 
-static unsigned int switch_bus(long link) { return link < 4 ? 0x08 : link < 9 ? 0x06 : link < 14 ? 0x07 : 0x05; }
+static unsigned int switch_bus(long link) {
+    return link < 4 ? 0x08 : link < 9 ? 0x06 : link < 14 ? 0x07 : 0x05;
+}
 
 static void reset_remotes(void) {
     for (int i = 0; i < MAX_GPUS; i++)
@@ -650,8 +652,8 @@ static const char *apply_remote(int first, int last, long link, const char *valu
         bus = switch_bus(link);
     } else if (strcmp(value, "ibmnpu") == 0) {
         type = NVLINK_DEVICE_TYPE_IBMNPU;
-    } else if (sscanf(value, "%x:%x:%x.%x%c", &domain, &bus, &device, &function, &extra) == 4 && bus <= 0xff &&
-               device <= 31 && function <= 7) {
+    } else if (sscanf(value, "%x:%x:%x.%x%c", &domain, &bus, &device, &function, &extra) == 4 &&
+               bus <= 0xff && device <= 31 && function <= 7) {
         type = NVLINK_DEVICE_TYPE_GPU;
     } else {
         return "expected switch, ibmnpu or a bus id DDDD:BB:DD.F";
@@ -681,7 +683,8 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int li
     pci->bus = d->remote[link].bus;
     pci->device = d->remote[link].device;
     for (int i = 0; i < gpu_count; i++)
-        if (d->remote[link].type == NVLINK_DEVICE_TYPE_GPU && gpus[i].v[PCI_BUS] == pci->bus && !pci->domain) {
+        if (d->remote[link].type == NVLINK_DEVICE_TYPE_GPU && gpus[i].v[PCI_BUS] == pci->bus &&
+            !pci->domain) {
             pci->pciDeviceId = 0x233010de; /* as pci_info gives the fake's GPUs */
             pci->pciSubSystemId = 0x16c110de;
         }
@@ -691,7 +694,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int li
              pci->device, d->remote[link].function);
     return OK;
 }
-/* --- end of NVLink far ends ------------------------------------------------------------------------------ */
+/* --- end of NVLink far ends ------------------------------------------------------------------------- */
 
 /* --- issue 11, part D: processes, MIG devices, counters that predict failure ----------------------------
  * Per-GPU scenario keys (each also as gpu.N.key):
