@@ -120,10 +120,14 @@ def flat(tree: Any, prefix: str = "") -> dict:
     return {prefix[:-1]: tree}
 
 
+SYSFS_FIELDS = ("pcie.sysfs_", "numa_node")  # read from sysfs: this machine's, not the scenario's
+
+
 def gpu_facts(data: dict) -> list[dict]:
-    """Each GPU's facts, flat, without the sysfs link readings (those come from this machine's sysfs)."""
+    """Each GPU's facts, flat, without the sysfs readings (the link, the NUMA node: those come from this
+    machine's sysfs)."""
     return [
-        {k: v for k, v in flat(g).items() if not k.startswith("pcie.sysfs_")} for g in data["facts"]["gpus"]
+        {k: v for k, v in flat(g).items() if not k.startswith(SYSFS_FIELDS)} for g in data["facts"]["gpus"]
     ]
 
 
@@ -135,8 +139,10 @@ def socket_of(i: int) -> int:
 def h100(i: int, gpus: int = 8, **changes: Any) -> dict:
     """GPU i of the fake's healthy HGX H100 node of `gpus` GPUs, as gpudoctor's facts; `changes` use "__"
     for "."."""
-    # Every pair P2P OK; the peers on the other socket are NVML_TOPOLOGY_SYSTEM.
+    # Every pair P2P OK; the peers on the other socket are NVML_TOPOLOGY_SYSTEM (SYS), the others on its
+    # own NVML_TOPOLOGY_NODE (NODE).
     cross = [j for j in range(gpus) if socket_of(j) != socket_of(i)]
+    levels = ["X" if j == i else "SYS" if j in cross else "NODE" for j in range(gpus)]
     facts = {
         "index": i, "name": "NVIDIA H100 80GB HBM3", "uuid": f"GPU-fa4e0000-0000-4000-8000-{i:012d}",
         "bus_id": f"0000:{BUSES[i]:02x}:00.0", "brand": "nvidia", "architecture": "Hopper",
@@ -155,11 +161,11 @@ def h100(i: int, gpus: int = 8, **changes: Any) -> dict:
         "remapped_rows.correctable": 0, "remapped_rows.uncorrectable": 0, "remapped_rows.pending": False,
         "remapped_rows.failed": False,
         "nvlink.links": 18, "nvlink.links_up": 18, "nvlink.links_down": 0, "nvlink.down": [],
-        "nvlink.version": 4,
+        "nvlink.version": 4, "nvlink.peers": ["nvswitch"] * 18,  # every link to an NVSwitch
         # Derived (gpudoctor/derive.py): the catalogue's h100-sxm row wires all 18 links.
         "nvlink.links_wired": 18, "nvlink.links_down_wired": 0, "nvlink.down_wired": [],
         "p2p.no_read": [], "p2p.no_read_count": 0,
-        "topology.cross_socket": cross, "topology.cross_socket_count": len(cross),
+        "topology.cross_socket": cross, "topology.cross_socket_count": len(cross), "topology.levels": levels,
     }  # fmt: skip
     for key, value in changes.items():
         key = key.replace("__", ".")

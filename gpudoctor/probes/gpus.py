@@ -62,11 +62,27 @@ FACT_SPECS: tuple[FactSpec, ...] = (
         "gpus[].pcie.sysfs_width_current", "int", "lanes", "PCIe width now, from sysfs current_link_width"
     ),
     FactSpec("gpus[].pcie.sysfs_width_max", "int", "lanes", "PCIe width maximum, from sysfs max_link_width"),
+    FactSpec(
+        "gpus[].numa_node",
+        "int",
+        "",
+        "the NUMA node of the GPU's PCI device, from sysfs (/sys/bus/pci/devices/<bus id>/numa_node); -1: "
+        "the platform names none (one node, or a VM that does not say)",
+    ),
     FactSpec("gpus[].nvlink.links", "int", "", "NVLink links NVML reports a state for"),
     FactSpec("gpus[].nvlink.links_up", "int", "", "links whose state is active"),
     FactSpec("gpus[].nvlink.links_down", "int", "", "links whose state is inactive"),
     FactSpec("gpus[].nvlink.down", "list[int]", "", "numbers of the inactive links"),
     FactSpec("gpus[].nvlink.version", "int", "", "NVLink version of the first active link"),
+    FactSpec(
+        "gpus[].nvlink.peers",
+        "list[str]",
+        "",
+        "the far end of each active NVLink link, in link order: the peer GPU's bus id as gpus[].bus_id "
+        "writes it, `nvswitch`, or `ibmnpu` (nvmlDeviceGetNvLinkRemoteDeviceType; where the driver does "
+        "not say, a bus id that is none of this host's GPUs is an NVSwitch, as NCCL assumes); [] without "
+        "NVLink; unknown when any active link's far end could not be read",
+    ),
     FactSpec(
         "gpus[].nvlink.links_wired",
         "int",
@@ -141,6 +157,15 @@ FACT_SPECS: tuple[FactSpec, ...] = (
         "",
         "how many other GPUs are in gpus[].topology.cross_socket",
     ),
+    FactSpec(
+        "gpus[].topology.levels",
+        "list[str]",
+        "",
+        "the PCIe path to each GPU by NVML index, as `nvidia-smi topo -m` labels it without NVLink: X "
+        "(itself), PIX, PXB, PHB, NODE or SYS (nvmlDeviceGetTopologyCommonAncestor SINGLE, MULTIPLE, "
+        "HOSTBRIDGE, NODE, SYSTEM); unknown when any pair could not be read (a partial row would read as "
+        "complete)",
+    ),
 )
 PROBE = ProbeSpec("gpus", profiles=EVERY_PROFILE)
 
@@ -184,6 +209,23 @@ EVENT_REASONS = (
 # NVML_TOPOLOGY_SYSTEM (50) is a path through the interconnect between CPU sockets (NUMA nodes).
 P2P_OK = 0
 TOPOLOGY_SYSTEM = 50
+# nvmlGpuTopologyLevel_t (nvml.h; nvidia-ml-py 13.615.71 pynvml.py NVML_TOPOLOGY_*) -> the label `nvidia-smi
+# topo -m` gives a path of that kind, by its legend (as printed in
+# https://github.com/HazyResearch/ThunderKittens/issues/167, driver of 2026-01, read 2026-12-05):
+#   PIX  10 SINGLE      "Connection traversing at most a single PCIe bridge"
+#   PXB  20 MULTIPLE    "Connection traversing multiple PCIe bridges (without traversing the PCIe Host
+#                        Bridge)"
+#   PHB  30 HOSTBRIDGE  "Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)"
+#   NODE 40 NODE        "... as well as the interconnect between PCIe Host Bridges within a NUMA node"
+#   SYS  50 SYSTEM      "... as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)"
+# NVML_TOPOLOGY_INTERNAL (0, "e.g. Tesla K80": two GPUs on one board) has no label in the legend, so a level
+# of 0 (or any other number) leaves the row unknown rather than guessed.
+TOPOLOGY_LABELS = {10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
+SELF = "X"  # the legend's "X = Self"
+# nvmlIntNvLinkDeviceType_t (nvml.h; pynvml NVML_NVLINK_DEVICE_TYPE_*): what is at the far end of a link.
+NVLINK_GPU, NVLINK_IBMNPU, NVLINK_SWITCH, NVLINK_UNKNOWN = 0, 1, 2, 0xFF
+NVSWITCH, IBMNPU = "nvswitch", "ibmnpu"
+MAX_NUMA_NODE = 1 << 16  # far beyond any machine's node count; sysfs says -1 for "none"
 # sysfs link speed in GT/s -> PCIe generation.
 PCIE_SPEEDS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6, 128.0: 7}
 
@@ -283,13 +325,66 @@ def link_width(text: str) -> int:
     return plausible(int(text.strip()), 0, MAX_PCIE_WIDTH)
 
 
-SYSFS_LINK = (
+def numa_node(text: str) -> int:
+    """sysfs numa_node ("1\n"; "-1\n" where the platform names no node) -> the node."""
+    return plausible(int(text.strip()), -1, MAX_NUMA_NODE)
+
+
+def topology_label(level: Any) -> str:
+    """An nvmlGpuTopologyLevel_t -> its `nvidia-smi topo -m` label (40 -> "NODE")."""
+    n = _int(level)
+    if n not in TOPOLOGY_LABELS:
+        raise Implausible(f"topology level {n} has no nvidia-smi topo label")
+    return TOPOLOGY_LABELS[n]
+
+
+def topology_levels(index: int, count: int, levels: dict[int, Any]) -> list[str]:
+    """GPU `index`'s row of the topology matrix: for each GPU 0..count-1, X for itself, else the label of
+    its NVML topology level ({peer: level})."""
+    return [SELF if j == index else topology_label(levels[j]) for j in range(count)]
+
+
+class RemoteBus(str):
+    """The far end of an NVLink link known only by its PCI bus id: the driver did not say what device it is
+    (NVML_NVLINK_DEVICE_TYPE_UNKNOWN, or no nvmlDeviceGetNvLinkRemoteDeviceType). Settled by
+    settle_nvlink_peers once every GPU's bus id is known."""
+
+
+def settle_nvlink_peers(members: list[dict[str, Fact]]) -> None:
+    """Replaces each RemoteBus in the GPUs' nvlink.peers: one of this host's GPUs' bus ids stays that bus id,
+    any other is an NVSwitch, as NCCL judges a link whose far end is not a GPU it can see (NCCL
+    v2.23.4-1:src/graph/xml.cc ncclTopoGetXmlFromGpu: the target's PCI class, and a target not visible "in
+    this VM" is assumed an NVSwitch). While some GPU's bus id is unknown, such a bus id cannot be told from
+    that GPU's, so the list is unknown."""
+    buses = {m["bus_id"].value for m in members if m["bus_id"].known}
+    blind = [i for i, m in enumerate(members) if not m["bus_id"].known]
+    for m in members:
+        fact = m["nvlink.peers"]
+        if not fact.known or not any(isinstance(end, RemoteBus) for end in fact.value):
+            continue
+        ends: list[str] = []
+        for end in fact.value:
+            if isinstance(end, RemoteBus) and end not in buses:
+                if blind:
+                    reason = f"far end {end} not identified: GPU {blind[0]}'s bus id is unknown"
+                    m["nvlink.peers"] = unknown(reason[:80], fact.source)
+                    break
+                end = NVSWITCH
+            ends.append(str(end))
+        else:
+            m["nvlink.peers"] = known(ends, fact.source)
+
+
+SYSFS_READINGS = (
     ("pcie.sysfs_gen_current", "current_link_speed", pcie_generation),
     ("pcie.sysfs_gen_max", "max_link_speed", pcie_generation),
     ("pcie.sysfs_width_current", "current_link_width", link_width),
     ("pcie.sysfs_width_max", "max_link_width", link_width),
+    ("numa_node", "numa_node", numa_node),  # the file interconnect.py reads for gpu_nics[].gpu_numa
 )
-NVLINK_FIELDS = ("nvlink.links", "nvlink.links_up", "nvlink.links_down", "nvlink.down", "nvlink.version")
+NVLINK_FIELDS = (
+    "nvlink.links", "nvlink.links_up", "nvlink.links_down", "nvlink.down", "nvlink.version", "nvlink.peers",
+)  # fmt: skip
 
 
 def reading_fact(value: Any, convert: Convert, source: str) -> Fact:
@@ -387,11 +482,14 @@ def probe(host: Any) -> dict[str, Fact]:
     count = nvml_gpu_count(host)
     if isinstance(count, Fact):
         return {"gpus.count": count}
-    return list_facts("gpus", [read_gpu(host, i, count) for i in range(count)], COUNT_SOURCE)
+    members = [read_gpu(host, i, count) for i in range(count)]
+    settle_nvlink_peers(members)
+    return list_facts("gpus", members, COUNT_SOURCE)
 
 
 def read_gpu(host: Any, index: int, count: int = 1) -> dict[str, Fact]:
-    """Every gpus[].* field of GPU `index` of `count`, in schema order."""
+    """Every gpus[].* field of GPU `index` of `count`, in schema order; nvlink.peers may hold RemoteBus
+    entries until settle_nvlink_peers has seen every GPU."""
     gpu = _Gpu(host, index)
     try:
         facts = _read(gpu)
@@ -513,7 +611,7 @@ def _read(g: _Gpu) -> dict[str, Fact]:
         "recovery_action": _recovery(g),
     }
     f.update(_nvlink(g))
-    f.update(_sysfs_link(g.host, f["bus_id"]))
+    f.update(_sysfs(g.host, f["bus_id"]))
     return f
 
 
@@ -547,7 +645,42 @@ def _nvlink(g: _Gpu) -> dict[str, Fact]:
         "nvlink.links_down": known(len(down), src),
         "nvlink.down": known(down, src),
         "nvlink.version": version,
+        "nvlink.peers": _far_ends(g, up) if up else known([], src),
     }
+
+
+REMOTE_TYPE = "nvmlDeviceGetNvLinkRemoteDeviceType"
+REMOTE_PCI = "nvmlDeviceGetNvLinkRemotePciInfo"  # pynvml's name for nvmlDeviceGetNvLinkRemotePciInfo_v2
+
+
+def _far_ends(g: _Gpu, links: list[int]) -> Fact:
+    """What each active link reaches: the device type NVML names, and for a GPU (or a device NVML does not
+    name) the remote PCI bus id. One link that cannot be read leaves the whole list unknown."""
+    src = f"nvml:{REMOTE_TYPE}"
+    ends: list[str] = []
+    for link in links:
+        kind, error = g.raw(REMOTE_TYPE, str(link))
+        if error is not None:
+            # Drivers without the call (or a snapshot that did not ask): judged from the bus id alone.
+            if not nvml_error_is(error, ("NotSupported", "FunctionNotFound", "NotRecorded")):
+                return unknown(error.reason, src)
+            kind = NVLINK_UNKNOWN
+        if isinstance(kind, bool) or not isinstance(kind, int):
+            return unknown(f"unexpected value {kind!r} for link {link}"[:80], src)
+        if kind == NVLINK_SWITCH or kind == NVLINK_IBMNPU:
+            ends.append(NVSWITCH if kind == NVLINK_SWITCH else IBMNPU)
+            continue
+        if kind != NVLINK_GPU and kind != NVLINK_UNKNOWN:
+            return unknown(f"unexpected value {kind!r} for link {link}"[:80], src)
+        info, error = g.raw(REMOTE_PCI, str(link))
+        if error is not None:
+            return unknown(error.reason, f"nvml:{REMOTE_PCI}")
+        try:
+            bus = bus_id(info)
+        except (TypeError, KeyError, IndexError):
+            return unknown(f"unexpected value {info!r}"[:80], f"nvml:{REMOTE_PCI}")
+        ends.append(bus if kind == NVLINK_GPU else RemoteBus(bus))
+    return known(ends, src)
 
 
 PEER_READINGS = (
@@ -566,7 +699,23 @@ def _peers(g: _Gpu, count: int) -> dict[str, Fact]:
         listed = _peer_list(g, peers, function, capability, selected, src)
         out[field] = listed
         out[f"{field}_count"] = known(len(listed.value), src) if listed.known else listed
+    out["topology.levels"] = _levels(g, count)
     return out
+
+
+def _levels(g: _Gpu, count: int) -> Fact:
+    """The row of `nvidia-smi topo -m`'s matrix for this GPU, from the topology readings the cross-socket
+    list has made already (the call is cached: NVML is asked once a pair)."""
+    function = "nvmlDeviceGetTopologyCommonAncestor"
+    src = f"nvml:{function}" if count > 1 else "nvml:nvmlDeviceGetCount (no other GPU)"
+    levels: dict[int, Any] = {}
+    for peer in range(count):
+        if peer != g.index:
+            value, error = g.raw(function, str(peer), peer=True)
+            if error is not None:
+                return unknown(error.reason, src)
+            levels[peer] = value
+    return reading_fact(levels, lambda v: topology_levels(g.index, count, v), src)
 
 
 def _peer_list(
@@ -581,9 +730,10 @@ def _peer_list(
     return reading_fact(values, lambda v: peer_indices(v, selected), src)
 
 
-def _sysfs_link(host: Any, bus: Fact) -> dict[str, Fact]:
+def _sysfs(host: Any, bus: Fact) -> dict[str, Fact]:
+    """The GPU's PCI device attributes in sysfs: its link, and its NUMA node."""
     out: dict[str, Fact] = {}
-    for field, name, parse in SYSFS_LINK:
+    for field, name, parse in SYSFS_READINGS:
         if not bus.known:
             out[field] = unknown(bus.unknown or "bus id unknown", "sysfs")
             continue

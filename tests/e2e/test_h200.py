@@ -121,6 +121,13 @@ def test_h200_facts_of_the_wider_catalogue(h200_host):
     v = facts.value
     assert (v("gpus[0].p2p.no_read"), v("gpus[0].p2p.no_read_count")) == ([], 0)  # one GPU: no peer
     assert (v("gpus[0].topology.cross_socket"), v("gpus[0].topology.cross_socket_count")) == ([], 0)
+    # What NCCL's path prediction reads: its topology row is itself alone, no NVLink link reaches anything
+    # (NVML answers NotSupported for link 0), and sysfs names no NUMA node in this VM (numa_node -1).
+    assert (v("gpus[0].topology.levels"), v("gpus[0].nvlink.peers"), v("gpus[0].numa_node")) == (
+        ["X"],
+        [],
+        -1,
+    )
     assert v("pci.amd_gpus") == 0
     assert v("system.cpus_per_gpu") == 16.0
     assert v("python.rocm_frameworks") == 0

@@ -34,6 +34,7 @@ from nvmlrig import (
     LIBRARY,
     SCENARIOS,
     SLACK_S,
+    SYSFS_FIELDS,
     U,
     check,
     flat,
@@ -54,7 +55,7 @@ GPU_RULES = (
 
 def all_unknown(i: int, reason: str) -> dict:
     """GPU i when nothing could be read from it: every fact unknown for one reason, but its index."""
-    facts = {field: U(reason) for field in FIELDS if not field.startswith("pcie.sysfs_")}
+    facts = {field: U(reason) for field in FIELDS if not field.startswith(SYSFS_FIELDS)}
     facts["index"] = i
     # The derived NVLink facts are unknown for the same reason as the link states they come from.
     facts.update({f"nvlink.{f}": U(reason) for f in ("links_wired", "links_down_wired", "down_wired")})
@@ -97,7 +98,7 @@ def test_degraded_node_names_each_fault_by_gpu_index(fake_lib):
         h100(0),
         h100(1, ecc__uncorrected_volatile=4, ecc__uncorrected_aggregate=4),
         h100(2, nvlink__links_up=17, nvlink__links_down=1, nvlink__down=[5], nvlink__links_down_wired=1,
-             nvlink__down_wired=[5]),
+             nvlink__down_wired=[5], nvlink__peers=["nvswitch"] * 17),
         h100(3, pcie__width_current=8),
         h100(4),
         h100(5, clocks__event_reasons=0x41, clocks__event_reason_names=["GpuIdle", "HwThermalSlowdown"],
@@ -153,9 +154,11 @@ def test_every_optional_call_not_supported(fake_lib):
     expected.update({"nvlink.links": 0, "nvlink.links_up": 0, "nvlink.links_down": 0, "nvlink.down": [],
                      "nvlink.links_wired": 0, "nvlink.links_down_wired": 0,
                      "nvlink.down_wired": []})  # fmt: skip
-    # With one GPU there is no peer to ask about: no peer is unreachable, a known fact.
+    # With one GPU there is no peer to ask about: no peer is unreachable, a known fact; its row of the
+    # topology matrix is itself alone. No NVLink: no link reaches anything.
     expected.update({"p2p.no_read": [], "p2p.no_read_count": 0, "topology.cross_socket": [],
-                     "topology.cross_socket_count": 0})  # fmt: skip
+                     "topology.cross_socket_count": 0, "topology.levels": ["X"],
+                     "nvlink.peers": []})  # fmt: skip
     # It answers, so it is not lost; a driver that offers no recovery action reports none.
     expected.update({"lost": False, "recovery_action": "not reported"})
     assert gpu_facts(data) == [expected]
@@ -167,7 +170,8 @@ def test_every_optional_call_not_supported(fake_lib):
 
 
 PEER_LISTS = ("p2p.no_read", "topology.cross_socket")  # each with its _count
-PEER_FACTS = tuple(f for name in PEER_LISTS for f in (name, f"{name}_count"))
+# The topology matrix row comes from the same readings as topology.cross_socket: unknown with it.
+PEER_FACTS = tuple(f for name in PEER_LISTS for f in (name, f"{name}_count")) + ("topology.levels",)
 LOST = U("GPU is lost")
 
 
@@ -206,6 +210,10 @@ def test_one_lost_gpu_never_hides_the_others(fake_lib):
     asked, healthy = peer_lists(facts[:4]), peer_lists([h100(i) for i in range(4)])
     known = next((n for n, pair in enumerate(asked) if pair != healthy[n]), len(asked))
     assert asked == healthy[:known] + [(LOST, LOST)] * (len(asked) - known)
+    for i, g in enumerate(facts[:4]):
+        assert g["topology.levels"] == (
+            LOST if g["topology.cross_socket"] == LOST else h100(i)["topology.levels"]
+        )
     assert [{k: v for k, v in g.items() if k not in PEER_FACTS} for g in facts[:4]] == [
         {k: v for k, v in h100(i).items() if k not in PEER_FACTS} for i in range(4)
     ]
@@ -308,14 +316,17 @@ def test_broken_peer_paths(fake_lib):
     # across the sockets too.
     away = {i: [0, 1, 2] if i >= 3 else [3, 4, 5, 6, 7] for i in range(8)}
     all_down = list(range(18))
+    levels = {i: ["X" if j == i else "SYS" if j in away[i] else "NODE" for j in range(8)] for i in range(8)}
     expected = [
-        h100(i, topology__cross_socket=away[i], topology__cross_socket_count=len(away[i])) for i in range(8)
-    ]
+        h100(i, topology__cross_socket=away[i], topology__cross_socket_count=len(away[i]),
+             topology__levels=levels[i])
+        for i in range(8)
+    ]  # fmt: skip
     expected[2].update({"p2p.no_read": [5], "p2p.no_read_count": 1})
     expected[5].update({"p2p.no_read": [2], "p2p.no_read_count": 1})
     expected[3].update({"nvlink.links_up": 0, "nvlink.links_down": 18, "nvlink.down": all_down,
                         "nvlink.version": U("no active link"), "nvlink.links_down_wired": 18,
-                        "nvlink.down_wired": all_down})  # fmt: skip
+                        "nvlink.down_wired": all_down, "nvlink.peers": []})  # fmt: skip
     assert gpu_facts(data) == expected
     # GD-TOPO-001 needs no active NVLink link as well: every GPU has peers across the sockets, but only
     # GPU 3 reaches them without NVLink.
@@ -531,7 +542,7 @@ def test_at_the_deadline_running_commands_are_named():
 
 def test_every_scenario_file_is_valid(fake_lib):
     files = sorted(SCENARIOS.glob("*.scn"))
-    assert len(files) == 22
+    assert len(files) == 25
     expected = {"version-mismatch.scn": 18, "driver-not-loaded.scn": 9}  # NVML's codes for the two
     codes, stderr = init_codes(fake_lib, *files)
     assert (dict(zip([f.name for f in files], codes)), stderr) == (
@@ -556,6 +567,15 @@ def test_every_scenario_file_is_valid(fake_lib):
         ("gpu.2.p2p.5 BROKEN", "p2p.5: expected a P2P status (NOT_SUPPORTED, ...) or a number"),
         ("gpu.2.p2p.5 -1", "p2p.5: expected a P2P status (NOT_SUPPORTED, ...) or a number"),
         ("gpu.3.socket one", "socket: not a number"),
+        ("gpu.3.pcie_switch one", "pcie_switch: not a number"),
+        ("gpu.0.nvlink.3.remote gpu7", "nvlink.3.remote: expected switch, ibmnpu or a bus id DDDD:BB:DD.F"),
+        (
+            "gpu.0.nvlink.3.remote 0000:2a:00",
+            "nvlink.3.remote: expected switch, ibmnpu or a bus id DDDD:BB:DD.F",
+        ),
+        ("gpu.0.nvlink.32.remote switch", "nvlink.32.remote: expected nvlink.L"),
+        ("gpu.0.nvlink.3.far switch", "nvlink.3.far: expected nvlink.L"),
+        ("gpu.0.nvlink..remote switch", "nvlink..remote: expected nvlink.L"),
     ],
 )
 def test_a_scenario_mistake_fails_loudly(fake_lib, tmp_path, line, problem):

@@ -61,7 +61,7 @@ enum field {
     PERSISTENCE, COMPUTE_MODE, MIG, MIG_PENDING, ECC, ECC_PENDING, ECC_UNCORRECTED_VOLATILE,
     ECC_UNCORRECTED_AGGREGATE, ECC_CORRECTED_VOLATILE, ECC_CORRECTED_AGGREGATE, ROWS_CORRECTABLE,
     ROWS_UNCORRECTABLE, ROWS_PENDING, ROWS_FAILED, VIRTUALIZATION, NVLINKS, NVLINK_VERSION, LOST_AFTER,
-    SOCKET, /* peers: see the P2P and topology section */
+    SOCKET, PCIE_SWITCH, /* peers: see the P2P and topology section */
     NFIELDS,
     /* Keys that are not per-GPU numbers. */
     GPUS, DRIVER_VERSION, NVML_VERSION, CUDA_VERSION, INIT, NAME, DEFAULT, FAIL, HANG_KEY, NVLINK,
@@ -100,6 +100,7 @@ static const struct { const char *key; int id; unsigned long long dflt; const ch
     {"nvlink_version", NVLINK_VERSION, 4},
     {"lost_after", LOST_AFTER, NEVER},        /* after this many calls the GPU answers only GPU_IS_LOST */
     {"socket", SOCKET, 0},                    /* CPU socket; by default 0 for GPUs 0-3, 1 for 4-7 (reset) */
+    {"pcie_switch", PCIE_SWITCH, 0},          /* PCIe switch the GPU sits behind; 0: one of its own */
     /* Whole host. */
     {"gpus", GPUS, 8},
     {"driver_version", DRIVER_VERSION, 0, "570.133.20"},
@@ -111,7 +112,8 @@ static const struct { const char *key; int id; unsigned long long dflt; const ch
     {"default", DEFAULT, OK},                 /* CODE: every optional query (see ENTER) fails so */
     {"fail", FAIL, 0},                        /* "SYMBOL CODE": that call fails so (or HANGs) */
     {"hang", HANG_KEY, 0},                    /* "SYMBOL": same as "fail SYMBOL HANG" */
-    {"nvlink", NVLINK, 0},                    /* "nvlink.L down|up": the state of link L */
+    {"nvlink", NVLINK, 0},                    /* "nvlink.L down|up": the state of link L; "nvlink.L.remote
+                                                 switch|ibmnpu|BUSID": what it reaches (NVLink far ends) */
     {"p2p", P2P, 0},                          /* "p2p.J STATUS": P2P read status from GPU J (P2P section) */
 };
 
@@ -130,6 +132,7 @@ struct fake_gpu {
     int default_code;
     unsigned long long calls;     /* queries answered so far, for lost_after */
     unsigned int p2p_read[MAX_GPUS]; /* nvmlGpuP2PStatus_t of reading from GPU J; 0 (OK) by default */
+    struct { int type; unsigned int domain, bus, device, function; } remote[32]; /* NVLink far ends */
 };
 
 static struct fake_gpu gpus[MAX_GPUS];
@@ -145,6 +148,8 @@ static const char *apply_p2p(int first, int last, const char *peer, const char *
 static void reset_part_d(void);
 static const char *apply_fabric(int gpu, const char *key, char *value); /* issue 11 part 3, at the end */
 static void reset_fabric(void);
+static const char *apply_remote(int first, int last, long link, const char *value); /* NVLink far ends */
+static void reset_remotes(void);
 
 /* Everything back to the defaults in KEYS. */
 static void reset(void) {
@@ -162,6 +167,7 @@ static void reset(void) {
     }
     reset_part_d();
     reset_fabric();
+    reset_remotes();
     for (int i = 0; i < MAX_GPUS; i++) {
         gpus[i].index = i;
         gpus[i].v[PCI_BUS] = HGX_BUSES[i % 8] + i / 8; /* GPUs past eight: the next bus along */
@@ -219,6 +225,8 @@ static const char *apply(int gpu, const char *key, char *value) {
             return apply_p2p(first, last, sub, value);
         } else { /* NVLINK */
             long link = strtol(sub, &end, 10);
+            if (end != sub && strcmp(end, ".remote") == 0 && link >= 0 && link <= 31)
+                return apply_remote(first, last, link, value);
             if (*sub == '\0' || *end != '\0' || link < 0 || link > 31) return "expected nvlink.L";
             int down = strcmp(value, "down") == 0;
             if (!down && strcmp(value, "up") != 0) return "expected up or down";
@@ -541,13 +549,18 @@ nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t d, unsigned int link, unsig
  * level, and no source at hand gives it: the fake answers the neutral NVML_TOPOLOGY_NODE (one NUMA node,
  * possibly several host bridges), which is what each GPU behind a PCIe switch of its own on a root port
  * of the same CPU would give.
+ * Two GPUs on one socket behind the same PCIe switch (pcie_switch N, the same N > 0) are
+ * NVML_TOPOLOGY_SINGLE, which `nvidia-smi topo -m` shows as PIX ("Connection traversing at most a single PCIe
+ * bridge"), as on PCIe servers whose GPUs sit two to a switch (scenarios/pcie-l20-8.scn).
  * Per-GPU scenario keys (each also as gpu.N.key):
  *   p2p.J STATUS    nvmlDeviceGetP2PStatus of this GPU reading from GPU J (NVML_P2P_CAPS_INDEX_READ): an
  *                   nvmlGpuP2PStatus_t name without NVML_P2P_STATUS_ (OK, CHIPSET_NOT_SUPPORTED,
  *                   GPU_NOT_SUPPORTED, IOH_TOPOLOGY_NOT_SUPPORTED, DISABLED_BY_REGKEY, NOT_SUPPORTED,
  *                   UNKNOWN) or a number. WRITE, NVLINK, ATOMICS and PROP stay OK.
  *   socket N        the CPU socket the GPU hangs off (the KEYS table); pairs on different sockets are
- *                   NVML_TOPOLOGY_SYSTEM, pairs on one NVML_TOPOLOGY_NODE */
+ *                   NVML_TOPOLOGY_SYSTEM, pairs on one NVML_TOPOLOGY_NODE
+ *   pcie_switch N   the PCIe switch the GPU sits behind (0, the default: a switch of its own); pairs on one
+ *                   socket with the same N > 0 are NVML_TOPOLOGY_SINGLE */
 /* nvmlGpuP2PStatus_t, with nvml.h's own misspelling of CHIPSET_NOT_SUPPORTED as well. */
 static const struct { const char *name; unsigned int status; } P2P_STATUSES[] = {
     {"OK", 0}, {"CHIPSET_NOT_SUPPORED", 1}, {"CHIPSET_NOT_SUPPORTED", 1}, {"GPU_NOT_SUPPORTED", 2},
@@ -557,6 +570,7 @@ static const struct { const char *name; unsigned int status; } P2P_STATUSES[] = 
 #define P2P_CAPS_READ 0
 #define P2P_CAPS_LAST 4
 /* nvmlGpuTopologyLevel_t: INTERNAL 0, SINGLE 10, MULTIPLE 20, HOSTBRIDGE 30, NODE 40, SYSTEM 50. */
+#define TOPOLOGY_SINGLE 10
 #define TOPOLOGY_NODE 40
 #define TOPOLOGY_SYSTEM 50
 
@@ -588,10 +602,99 @@ nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t d, nvmlDevice_t peer, int p2pIn
 }
 nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t d, nvmlDevice_t peer, int *level) {
     ENTER(1) OUT(level) if ((r = peer_of(d, peer))) return r;
-    *level = d->v[SOCKET] == peer->v[SOCKET] ? TOPOLOGY_NODE : TOPOLOGY_SYSTEM;
+    if (d->v[SOCKET] != peer->v[SOCKET]) *level = TOPOLOGY_SYSTEM;
+    else if (d->v[PCIE_SWITCH] && d->v[PCIE_SWITCH] == peer->v[PCIE_SWITCH]) *level = TOPOLOGY_SINGLE;
+    else *level = TOPOLOGY_NODE;
     return OK;
 }
 /* --- end of peers ------------------------------------------------------------------------------------ */
+
+/* --- NVLink far ends: nvmlDeviceGetNvLinkRemoteDeviceType, nvmlDeviceGetNvLinkRemotePciInfo_v2 -----------
+ * What each link reaches, by nvml.h's nvmlIntNvLinkDeviceType_t (pynvml NVML_NVLINK_DEVICE_TYPE_*: GPU 0,
+ * IBMNPU 1, SWITCH 2, UNKNOWN 0xFF) and the PCI info (nvmlPciInfo_t) of the device at the far end. pynvml's
+ * nvmlDeviceGetNvLinkRemotePciInfo calls the _v2 symbol. Both go through ENTER(1) and answer a link as
+ * nvmlDeviceGetNvLinkState does (NOT_SUPPORTED without NVLink, INVALID_ARGUMENT past the last link).
+ * Default, an HGX H100 board: every link reaches an NVSwitch, whose bus ids are those an HGX H100 node's NCCL
+ * topology dump gives (https://github.com/aliyun/SimAI/issues/128, read 2026-12-05: each GPU's 18 links as
+ * `<nvlink target="0000:08:00.0" count="4"/>`, 06 count 5, 07 count 5, 05 count 4, class 0x068000); which
+ * link goes to which switch the dump does not say, so links 0-3 reach 08, 4-8 06, 9-13 07 and 14-17 05.
+ * Per-GPU scenario key (also as gpu.N.key):
+ *   nvlink.L.remote switch    link L reaches an NVSwitch (the default; type SWITCH, its default bus id)
+ *   nvlink.L.remote ibmnpu    an IBM NPU (type IBMNPU; no PCI info to give: NOT_SUPPORTED)
+ *   nvlink.L.remote BUSID     a GPU, e.g. 0000:2a:00.0 (type GPU; the PCI info of that bus id, with the
+ *                             device id of the fake's GPU there, if one is)
+ * A driver that cannot name the device type is scripted with "fail nvmlDeviceGetNvLinkRemoteDeviceType
+ * NOT_SUPPORTED". No source at hand dates nvmlDeviceGetNvLinkRemoteDeviceType, so the FAKE_NVML_OLD_DRIVER
+ * build keeps it. */
+#define NVLINK_DEVICE_TYPE_GPU 0
+#define NVLINK_DEVICE_TYPE_IBMNPU 1
+#define NVLINK_DEVICE_TYPE_SWITCH 2
+
+static unsigned int switch_bus(long link) {
+    return link < 4 ? 0x08 : link < 9 ? 0x06 : link < 14 ? 0x07 : 0x05;
+}
+
+static void reset_remotes(void) {
+    for (int i = 0; i < MAX_GPUS; i++)
+        for (long l = 0; l < 32; l++) {
+            gpus[i].remote[l].type = NVLINK_DEVICE_TYPE_SWITCH;
+            gpus[i].remote[l].domain = gpus[i].remote[l].device = gpus[i].remote[l].function = 0;
+            gpus[i].remote[l].bus = switch_bus(l);
+        }
+}
+
+static const char *apply_remote(int first, int last, long link, const char *value) {
+    unsigned int domain = 0, bus = 0, device = 0, function = 0;
+    int type;
+    char extra;
+    if (strcmp(value, "switch") == 0) {
+        type = NVLINK_DEVICE_TYPE_SWITCH;
+        bus = switch_bus(link);
+    } else if (strcmp(value, "ibmnpu") == 0) {
+        type = NVLINK_DEVICE_TYPE_IBMNPU;
+    } else if (sscanf(value, "%x:%x:%x.%x%c", &domain, &bus, &device, &function, &extra) == 4 &&
+               bus <= 0xff && device <= 31 && function <= 7) {
+        type = NVLINK_DEVICE_TYPE_GPU;
+    } else {
+        return "expected switch, ibmnpu or a bus id DDDD:BB:DD.F";
+    }
+    for (int i = first; i <= last; i++) {
+        gpus[i].remote[link].type = type;
+        gpus[i].remote[link].domain = domain;
+        gpus[i].remote[link].bus = bus;
+        gpus[i].remote[link].device = device;
+        gpus[i].remote[link].function = function;
+    }
+    return NULL;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t d, unsigned int link, int *type) {
+    ENTER(1) OUT(type) if ((r = link_ok(d, link))) return r;
+    if (link >= 32) return INVALID_ARGUMENT; /* the fake keeps 32 far ends */
+    *type = d->remote[link].type;
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int link, nvmlPciInfo_t *pci) {
+    ENTER(1) OUT(pci) if ((r = link_ok(d, link))) return r;
+    if (link >= 32) return INVALID_ARGUMENT; /* the fake keeps 32 far ends */
+    if (d->remote[link].type == NVLINK_DEVICE_TYPE_IBMNPU) return NOT_SUPPORTED;
+    memset(pci, 0, sizeof *pci);
+    pci->domain = d->remote[link].domain;
+    pci->bus = d->remote[link].bus;
+    pci->device = d->remote[link].device;
+    for (int i = 0; i < gpu_count; i++)
+        if (d->remote[link].type == NVLINK_DEVICE_TYPE_GPU && gpus[i].v[PCI_BUS] == pci->bus &&
+            !pci->domain) {
+            pci->pciDeviceId = 0x233010de; /* as pci_info gives the fake's GPUs */
+            pci->pciSubSystemId = 0x16c110de;
+        }
+    snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.%X", pci->domain, pci->bus, pci->device,
+             d->remote[link].function);
+    snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.%X", pci->domain & 0xFFFF, pci->bus,
+             pci->device, d->remote[link].function);
+    return OK;
+}
+/* --- end of NVLink far ends ------------------------------------------------------------------------- */
 
 /* --- issue 11, part D: processes, MIG devices, counters that predict failure ----------------------------
  * Per-GPU scenario keys (each also as gpu.N.key):

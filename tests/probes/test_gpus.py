@@ -31,6 +31,7 @@ from gpudoctor.probes.gpus import (
 )
 
 from conftest import fake_host
+from nvmlrig import SCENARIOS, check, flat, gpu_facts, gpudoctor
 
 RAW = Path(__file__).resolve().parents[1] / "fixtures" / "raw"
 H200_NVML = json.loads((RAW / "h200-nvml.json").read_text())
@@ -42,6 +43,8 @@ H200_SYSFS = {
     f"/sys/bus/pci/devices/{GPU}/max_link_speed": "32.0 GT/s PCIe\n",
     f"/sys/bus/pci/devices/{GPU}/current_link_width": "16\n",
     f"/sys/bus/pci/devices/{GPU}/max_link_width": "16\n",
+    # As the capture copied it (tests/fixtures/h200-driver580-snapshot/files/sys/...): a VM names no node.
+    f"/sys/bus/pci/devices/{GPU}/numa_node": "-1\n",
 }
 NOT_SUPPORTED = {"error": "NVMLError_NotSupported", "msg": "Not Supported"}
 LOST = {"error": "NVMLError_GpuIsLost", "msg": "GPU is lost"}
@@ -156,6 +159,27 @@ def test_link_width():
     assert link_width("16\n") == 16
 
 
+def test_numa_node():
+    assert gpus.numa_node("1\n") == 1
+    assert gpus.numa_node("-1\n") == -1  # the H200 capture's, in a VM
+    with pytest.raises(Implausible):
+        gpus.numa_node("-2\n")
+    with pytest.raises(ValueError):
+        gpus.numa_node("\n")
+
+
+def test_topology_labels_are_nvidia_smis():
+    # nvmlGpuTopologyLevel_t SINGLE 10 ... SYSTEM 50, as `nvidia-smi topo -m` labels each.
+    assert [gpus.topology_label(n) for n in (10, 20, 30, 40, 50)] == ["PIX", "PXB", "PHB", "NODE", "SYS"]
+    assert gpus.topology_levels(1, 3, {0: 50, 2: 10}) == ["SYS", "X", "PIX"]
+    # NVML_TOPOLOGY_INTERNAL (a two-GPU board) has no label in nvidia-smi's legend: no guess.
+    for bad in (0, 45, 60):
+        with pytest.raises(Implausible):
+            gpus.topology_label(bad)
+    with pytest.raises(TypeError):
+        gpus.topology_label("NODE")
+
+
 # --- probe ------------------------------------------------------------------------------------------------
 
 
@@ -183,11 +207,13 @@ def test_h200_exact_facts():
         "pcie.sysfs_gen_max": 5,
         "pcie.sysfs_width_current": 16,
         "pcie.sysfs_width_max": 16,
+        "numa_node": -1,
         "nvlink.links": 0,
         "nvlink.links_up": 0,
         "nvlink.links_down": 0,
         "nvlink.down": [],
         "nvlink.version": ("unknown", "not supported"),
+        "nvlink.peers": [],
         "clocks.sm_mhz": 345,
         "clocks.sm_max_mhz": 1980,
         "clocks.mem_mhz": 3201,
@@ -223,12 +249,15 @@ def test_h200_exact_facts():
         "p2p.no_read_count": 0,
         "topology.cross_socket": [],
         "topology.cross_socket_count": 0,
+        "topology.levels": ["X"],
     }
     g = member(facts, 0)
     assert g["p2p.no_read"].source == "nvml:nvmlDeviceGetCount (no other GPU)"
     assert g["clocks.sm_mhz"].source == "nvml:nvmlDeviceGetClockInfo(SM)"
     assert g["clocks.event_reasons"].source == "nvml:nvmlDeviceGetCurrentClocksEventReasons"
     assert g["pcie.sysfs_gen_current"].source == f"/sys/bus/pci/devices/{GPU}/current_link_speed"
+    assert g["numa_node"].source == f"/sys/bus/pci/devices/{GPU}/numa_node"
+    assert g["topology.levels"].source == "nvml:nvmlDeviceGetCount (no other GPU)"
 
 
 @pytest.mark.parametrize("error", ["NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded"])
@@ -377,6 +406,9 @@ def test_nvlink_18_links_one_down():
         "nvlink.links_down": 1,
         "nvlink.down": [3],
         "nvlink.version": 4,
+        # The far ends: no device type recorded, and the remote PCI info the capture read for link 0 is
+        # NotSupported (it has no NVLink), so which devices the links reach is not known.
+        "nvlink.peers": ("unknown", "not supported"),
     }
     assert g["nvlink.version"].source == "nvml:nvmlDeviceGetNvLinkVersion(0)"
 
@@ -490,7 +522,7 @@ def test_p2p_and_topology_of_a_four_gpu_two_socket_board():
         devices[str(i)] = device(**peer_readings(p2p, topo))
     facts = gpus.probe(host(devices))
     got = {
-        i: values({k: f for k, f in member(facts, i).items() if k.startswith(("p2p.", "topology."))})
+        i: values({k: f for k, f in member(facts, i).items() if k.startswith(("p2p.", "topology.cross"))})
         for i in range(4)
     }
     assert got == {
@@ -506,6 +538,40 @@ def test_p2p_and_topology_of_a_four_gpu_two_socket_board():
     g = member(facts, 0)
     assert g["p2p.no_read"].source == "nvml:nvmlDeviceGetP2PStatus(READ)"
     assert g["topology.cross_socket"].source == "nvml:nvmlDeviceGetTopologyCommonAncestor"
+    levels = [member(facts, i)["topology.levels"].value for i in range(4)]
+    assert levels == [
+        ["X", "PHB", "SYS", "SYS"],
+        ["PHB", "X", "SYS", "SYS"],
+        ["SYS", "SYS", "X", "PHB"],
+        ["SYS", "SYS", "PHB", "X"],
+    ]
+    assert g["topology.levels"].source == "nvml:nvmlDeviceGetTopologyCommonAncestor"
+
+
+class CountingHost:
+    """A host that counts the NVML calls made through it."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.calls: list[tuple] = []
+
+    def nvml(self, function, device=None, arg=None):
+        self.calls.append((function, device, arg))
+        return self.inner.nvml(function, device, arg)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_the_topology_of_a_pair_is_asked_once_for_both_facts():
+    devices = {str(i): device(**peer_readings({1 - i: 0}, {1 - i: 50})) for i in range(2)}
+    counting = CountingHost(host(devices))
+    facts = gpus.probe(counting)
+    topology = [c for c in counting.calls if c[0] == "nvmlDeviceGetTopologyCommonAncestor"]
+    assert sorted(topology) == [("nvmlDeviceGetTopologyCommonAncestor", 0, "1"),
+                                ("nvmlDeviceGetTopologyCommonAncestor", 1, "0")]  # fmt: skip
+    assert member(facts, 0)["topology.levels"].value == ["X", "SYS"]
+    assert member(facts, 0)["topology.cross_socket"].value == [1]
 
 
 def test_an_nvswitch_board_reaches_every_peer():
@@ -533,6 +599,10 @@ def test_a_peer_that_cannot_be_read_leaves_the_list_unknown_not_partial():
     assert member(facts, 1)["p2p.no_read"].value == []
     assert member(facts, 1)["topology.cross_socket"].unknown == "not recorded in snapshot"
     assert member(facts, 2)["topology.cross_socket"].unknown.startswith("unexpected value")
+    # The matrix row the same: one pair unread leaves the whole row unknown, never a row with a hole.
+    assert member(facts, 0)["topology.levels"].value == ["X", "NODE", "NODE"]
+    assert member(facts, 1)["topology.levels"].unknown == "not recorded in snapshot"
+    assert member(facts, 2)["topology.levels"].unknown.startswith("unexpected value")
 
 
 def test_a_lost_peer_does_not_make_this_gpu_lost():
@@ -546,7 +616,134 @@ def test_a_lost_peer_does_not_make_this_gpu_lost():
     assert g["name"].value == "NVIDIA H200"
     assert g["p2p.no_read"].unknown == "GPU is lost"
     assert g["topology.cross_socket_count"].unknown == "GPU is lost"
+    assert g["topology.levels"].unknown == "GPU is lost"
     assert member(facts, 1)["p2p.no_read"].unknown == "GPU is lost"
+
+
+# --- what each NVLink link reaches ----------------------------------------------------------------------
+# Bus ids from an HGX H100 node's NCCL topology dump (https://github.com/aliyun/SimAI/issues/128, read
+# 2026-12-05): GPU dev 5 at 0000:b8:00.0 and dev 7 at 0000:d9:00.0, each with 18 links to four NVSwitches,
+# `<nvlink target="0000:08:00.0" count="4"/>`, 06 count 5, 07 count 5, 05 count 4 (tclass 0x068000, a bridge).
+HGX_GPUS = ("00000000:B8:00.0", "00000000:D9:00.0")
+SWITCH_LINKS = (
+    ["00000000:08:00.0"] * 4 + ["00000000:06:00.0"] * 5 + ["00000000:07:00.0"] * 5 + ["00000000:05:00.0"] * 4
+)
+
+
+def pci(bus: str) -> dict:
+    """pynvml's nvmlPciInfo_t made plain, as the snapshot stores it (the H200 capture's shape)."""
+    legacy = bus[4:]
+    return {"bus": int(bus[9:11], 16), "busId": bus, "busIdLegacy": legacy, "device": 0, "domain": 0,
+            "pciDeviceId": 0, "pciSubSystemId": 0}  # fmt: skip
+
+
+def linked(bus: str, remotes: list, types=None, **more) -> dict:
+    """An H200 reading changed into a GPU at `bus` whose links are all up, reaching `remotes` (bus ids; a
+    dict is an NVML error), with these device types (one number for every link, a list, or an error)."""
+    keys = nvlink_states([1] * len(remotes), stop=NOT_SUPPORTED)
+    for link, remote in enumerate(remotes):
+        keys[f"nvmlDeviceGetNvLinkRemotePciInfo({link})"] = (
+            remote if isinstance(remote, dict) else pci(remote)
+        )
+        kind = types[link] if isinstance(types, list) else types
+        if kind is not None:
+            keys[f"nvmlDeviceGetNvLinkRemoteDeviceType({link})"] = kind
+    return device(nvmlDeviceGetPciInfo=pci(bus), **keys, **more)
+
+
+def test_an_hgx_gpu_reaches_the_nvswitch_on_every_link():
+    facts = gpus.probe(
+        host({"0": linked(HGX_GPUS[0], SWITCH_LINKS, types=2)})
+    )  # NVML_NVLINK_DEVICE_TYPE_SWITCH
+    g = member(facts, 0)
+    assert g["nvlink.peers"].value == ["nvswitch"] * 18
+    assert g["nvlink.peers"].source == "nvml:nvmlDeviceGetNvLinkRemoteDeviceType"
+    assert g["nvlink.links_up"].value == 18
+
+
+def test_direct_links_name_the_peer_gpu_by_its_bus_id():
+    # Two GPUs bridged to each other (as NV# in `nvidia-smi topo -m` without a switch): type GPU (0).
+    devices = {
+        "0": linked(HGX_GPUS[0], [HGX_GPUS[1]] * 4, types=0),
+        "1": linked(HGX_GPUS[1], [HGX_GPUS[0]] * 4, types=0),
+    }
+    facts = gpus.probe(host(devices))
+    assert member(facts, 0)["nvlink.peers"].value == ["0000:d9:00.0"] * 4
+    assert member(facts, 1)["nvlink.peers"].value == ["0000:b8:00.0"] * 4
+    assert member(facts, 0)["nvlink.peers"].value[0] == member(facts, 1)["bus_id"].value
+
+
+@pytest.mark.parametrize(
+    "no_type",
+    [
+        NOT_SUPPORTED,
+        {"error": "NVMLError_FunctionNotFound", "msg": "Function Not Found"},
+        None,  # a snapshot that never asked
+        0xFF,  # NVML_NVLINK_DEVICE_TYPE_UNKNOWN
+    ],
+)
+def test_without_a_device_type_the_bus_id_decides(no_type):
+    # Two links to the other GPU, the rest to NVSwitches: only a bus id of one of this host's GPUs is a GPU.
+    remotes = [HGX_GPUS[1]] * 2 + SWITCH_LINKS[2:]
+    devices = {
+        "0": linked(HGX_GPUS[0], remotes, types=no_type),
+        "1": device(nvmlDeviceGetPciInfo=pci(HGX_GPUS[1])),
+    }
+    g = member(gpus.probe(host(devices)), 0)
+    assert g["nvlink.peers"].value == ["0000:d9:00.0"] * 2 + ["nvswitch"] * 16
+    assert all(type(end) is str for end in g["nvlink.peers"].value)
+
+
+def test_a_bus_id_that_could_be_a_blind_gpus_is_not_guessed():
+    remotes = [HGX_GPUS[1]] * 2
+    devices = {
+        "0": linked(HGX_GPUS[0], remotes, types=NOT_SUPPORTED),
+        "1": device(nvmlDeviceGetPciInfo=NOT_SUPPORTED),
+    }
+    g = member(gpus.probe(host(devices)), 0)
+    assert g["nvlink.peers"].unknown == "far end 0000:d9:00.0 not identified: GPU 1's bus id is unknown"
+
+
+def test_one_unreadable_link_leaves_the_far_ends_unknown():
+    remotes = SWITCH_LINKS[:3]
+    error = {"error": "NVMLError_Unknown", "msg": "Unknown Error"}
+    g = member(gpus.probe(host({"0": linked(HGX_GPUS[0], remotes, types=[2, error, 2])})), 0)
+    assert g["nvlink.peers"].unknown == "NVML error"
+    assert g["nvlink.links_up"].value == 3  # the link states stand
+    g = member(gpus.probe(host({"0": linked(HGX_GPUS[0], [HGX_GPUS[1], error], types=0)})), 0)
+    assert g["nvlink.peers"].unknown == "NVML error"
+    assert g["nvlink.peers"].source == "nvml:nvmlDeviceGetNvLinkRemotePciInfo"
+    g = member(gpus.probe(host({"0": linked(HGX_GPUS[0], SWITCH_LINKS[:2], types=[2, 7])})), 0)
+    assert g["nvlink.peers"].unknown == "unexpected value 7 for link 1"
+
+
+def test_inactive_links_are_not_asked_about():
+    keys = nvlink_states([1, 0, 1], stop=NOT_SUPPORTED)
+    keys.update({f"nvmlDeviceGetNvLinkRemoteDeviceType({link})": 2 for link in (0, 2)})
+    counting = CountingHost(host({"0": device(**keys)}))
+    g = member(gpus.probe(counting), 0)
+    assert g["nvlink.peers"].value == ["nvswitch", "nvswitch"]
+    asked = sorted(c[2] for c in counting.calls if c[0] == "nvmlDeviceGetNvLinkRemoteDeviceType")
+    assert asked == ["0", "2"]
+    assert not [
+        c for c in counting.calls if c[0] == "nvmlDeviceGetNvLinkRemotePciInfo"
+    ]  # a switch: no bus id
+
+
+def test_no_nvlink_no_far_ends_and_an_unreadable_nvlink_no_list():
+    assert member(gpus.probe(host({"0": device()})), 0)["nvlink.peers"].value == []
+    dev = device(**{"nvmlDeviceGetNvLinkState(0)": {"error": "NVMLError_Unknown"}})
+    assert member(gpus.probe(host({"0": dev})), 0)["nvlink.peers"].unknown == "NVML error"
+
+
+def test_numa_node_unreadable_or_bus_unknown():
+    files = {k: v for k, v in H200_SYSFS.items() if not k.endswith("numa_node")}
+    g = member(gpus.probe(host({"0": device()}, files=files)), 0)
+    assert g["numa_node"].unknown == "not recorded in snapshot"
+    g = member(gpus.probe(host({"0": device(nvmlDeviceGetPciInfo=NOT_SUPPORTED)})), 0)
+    assert g["numa_node"].unknown == "not supported"
+    files = {**H200_SYSFS, f"/sys/bus/pci/devices/{GPU}/numa_node": "1\n"}
+    assert member(gpus.probe(host({"0": device()}, files=files)), 0)["numa_node"].value == 1
 
 
 # --- hostile readings ---------------------------------------------------------------------------------------
@@ -639,3 +836,126 @@ def test_hostile_readings_fire_no_rule():
     for rule_id in ("GD-PCIE-001", "GD-ECC-001", "GD-CLOCK-001", "GD-CLOCK-002"):
         assert status[rule_id] == "unknown", rule_id
     assert status["GD-GPU-001"] == "unknown"  # 0 bytes of memory: "tight for training" it is not
+
+
+# --- through the real pynvml, against the fake NVML (tests/nvmlrig.py) -------------------------------------
+# `nvidia-smi topo -m` as printed on real hosts, the GPU columns of each GPU row (cut where the source was).
+# An HGX H100 node, https://github.com/HazyResearch/ThunderKittens/issues/167 (read 2026-12-05):
+TOPO_HGX_H100 = """
+GPU0     X      NV18    NV18    NV18    NV18    NV18    NV18    NV18    0-47,96-143     0               N/A
+GPU1    NV18     X      NV18    NV18    NV18    NV18    NV18    NV18    0-47,96-143     0               N/A
+GPU2    NV18    NV18     X      NV18    NV18    NV18    NV18    NV18    0-47,96-143     0               N/A
+GPU3    NV18    NV18    NV18     X      NV18    NV18    NV18    NV18    0-47,96-143     0               N/A
+GPU4    NV18    NV18    NV18    NV18     X      NV18    NV18    NV18    48-95,144-191   1               N/A
+GPU5    NV18    NV18    NV18    NV18    NV18     X      NV18    NV18    48-95,144-191   1               N/A
+GPU6    NV18    NV18    NV18    NV18    NV18    NV18     X      NV18    48-95,144-191   1               N/A
+GPU7    NV18    NV18    NV18    NV18    NV18    NV18    NV18     X      48-95,144-191   1               N/A
+"""
+# Eight L20 on PCIe, two to a switch, https://github.com/NVIDIA/nccl/issues/1817 (read 2026-12-05; the copy
+# read shows the rows of GPUs 0-3 only):
+TOPO_PCIE_L20 = """
+GPU0     X      PIX     NODE    NODE    SYS     SYS     SYS     SYS     0-47,96-143     0               N/A
+GPU1    PIX      X      NODE    NODE    SYS     SYS     SYS     SYS     0-47,96-143     0               N/A
+GPU2    NODE    NODE     X      PIX     SYS     SYS     SYS     SYS     0-47,96-143     0               N/A
+GPU3    NODE    NODE    PIX      X      SYS     SYS     SYS     SYS     0-47,96-143     0               N/A
+"""
+# Four H100 joined directly, https://github.com/NVIDIA/nccl/issues/1617 (read 2026-12-05; NIC columns cut):
+TOPO_H100_NV6 = """
+GPU0     X      NV6     NV6     NV6
+GPU1    NV6      X      NV6     NV6
+GPU2    NV6     NV6      X      NV6
+GPU3    NV6     NV6     NV6      X
+"""
+
+
+def topo_rows(text: str, gpus_: int) -> list[list[str]]:
+    """The GPU-to-GPU cells of each row of a `nvidia-smi topo -m` matrix."""
+    return [line.split()[1 : 1 + gpus_] for line in text.strip().splitlines()]
+
+
+def nv_matrix(facts: list[dict]) -> list[list[str]]:
+    """What `nvidia-smi topo -m` shows for a pair joined by NVLink, from the GPUs' facts: NV# for # links
+    from one GPU whose far end is the other (directly or, for every pair, through the NVSwitches), X on the
+    diagonal."""
+    out = []
+    for i, g in enumerate(facts):
+        switched = g["nvlink.peers"].count("nvswitch")
+        row = []
+        for j, h in enumerate(facts):
+            links = switched + g["nvlink.peers"].count(h["bus_id"])
+            row.append("X" if i == j else f"NV{links}" if links else g["topology.levels"][j])
+        out.append(row)
+    return out
+
+
+def test_an_nvswitch_node_reads_as_its_nvidia_smi_topo(fake_lib):
+    facts = gpu_facts(check(fake_lib, "nvswitch-h100-8"))
+    assert nv_matrix(facts) == topo_rows(TOPO_HGX_H100, 8)
+    assert [g["nvlink.peers"] for g in facts] == [["nvswitch"] * 18] * 8
+    # Beneath NV18, the PCIe level: NODE with the GPUs of its own NUMA node (topo -m's NUMA Affinity column,
+    # 0 for GPUs 0-3 and 1 for 4-7), SYS with the others.
+    numa = [int(line.split()[-2]) for line in TOPO_HGX_H100.strip().splitlines()]
+    assert [g["topology.levels"] for g in facts] == [
+        ["X" if i == j else "NODE" if numa[i] == numa[j] else "SYS" for j in range(8)] for i in range(8)
+    ]
+
+
+def test_a_driver_that_cannot_name_the_far_end_still_finds_the_nvswitch(fake_lib, tmp_path):
+    # No nvmlDeviceGetNvLinkRemoteDeviceType answer: the far ends' bus ids (the NVSwitches') are none of the
+    # GPUs', so each is an NVSwitch, as NCCL takes it.
+    scenario = tmp_path / "no-type.scn"
+    scenario.write_text(
+        (SCENARIOS / "nvswitch-h100-8.scn").read_text()
+        + "fail nvmlDeviceGetNvLinkRemoteDeviceType NOT_SUPPORTED\n"
+    )
+    facts = gpu_facts(check(fake_lib, scenario))
+    assert nv_matrix(facts) == topo_rows(TOPO_HGX_H100, 8)
+    assert [g["nvlink.peers"] for g in facts] == [["nvswitch"] * 18] * 8
+
+
+def test_directly_joined_gpus_read_as_their_nvidia_smi_topo(fake_lib):
+    facts = gpu_facts(check(fake_lib, "h100-nv6-4"))
+    assert nv_matrix(facts) == topo_rows(TOPO_H100_NV6, 4)
+    buses = [g["bus_id"] for g in facts]
+    # Each far end is named as gpus[].bus_id names the GPU there: 6 links to each of the other three.
+    assert [sorted(set(g["nvlink.peers"])) for g in facts] == [
+        sorted(b for b in buses if b != buses[i]) for i in range(4)
+    ]
+    assert all(g["nvlink.peers"].count(b) == 6 for g in facts for b in buses if b != g["bus_id"])
+
+
+def test_a_pcie_node_reads_as_its_nvidia_smi_topo(fake_lib):
+    facts = gpu_facts(check(fake_lib, "pcie-l20-8"))
+    # No NVLink: topo -m's cells are the PCIe levels themselves.
+    assert [g["topology.levels"] for g in facts][:4] == topo_rows(TOPO_PCIE_L20, 8)
+    assert nv_matrix(facts)[:4] == topo_rows(TOPO_PCIE_L20, 8)
+    # GPUs 4-7 as the scenario mirrors GPUs 0-3 (the source's rows are cut): the matrix is symmetric.
+    levels = [g["topology.levels"] for g in facts]
+    assert all(levels[i][j] == levels[j][i] for i in range(8) for j in range(8))
+    assert levels[4:] == [
+        ["SYS"] * 4 + ["X", "PIX", "NODE", "NODE"],
+        ["SYS"] * 4 + ["PIX", "X", "NODE", "NODE"],
+        ["SYS"] * 4 + ["NODE", "NODE", "X", "PIX"],
+        ["SYS"] * 4 + ["NODE", "NODE", "PIX", "X"],
+    ]
+    assert [g["nvlink.peers"] for g in facts] == [[]] * 8
+    assert [g["bus_id"] for g in facts] == [
+        f"0000:{b}:00.0" for b in ("12", "13", "47", "48", "91", "92", "c4", "c5")
+    ]
+
+
+@pytest.mark.parametrize("scenario", ["nvswitch-h100-8", "pcie-l20-8", "h100-nv6-4"])
+def test_the_topology_replays_from_a_snapshot(fake_lib, tmp_path, scenario):
+    # The NVML answers the facts come from are recorded (nvmlDeviceGetNvLinkRemoteDeviceType(L), ...) and
+    # replay to the same facts, the NUMA node included (this machine's sysfs, recorded with them).
+    archive = tmp_path / "node.tar.gz"
+    assert gpudoctor(fake_lib, scenario, "snapshot", "-o", str(archive)).rc == 0
+    live = gpudoctor(fake_lib, scenario, "check", "--format", "json").json()
+    replayed = gpudoctor(fake_lib, None, "check", "--snapshot", str(archive), "--format", "json").json()
+    keys = ("bus_id", "numa_node", "topology.levels", "nvlink.peers")
+
+    def topology(data: dict) -> list[dict]:
+        return [{k: flat(g)[k] for k in keys} for g in data["facts"]["gpus"]]
+
+    assert topology(replayed) == topology(live)
+    assert topology(live)[0]["topology.levels"][0] == "X"
