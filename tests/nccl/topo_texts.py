@@ -1,0 +1,116 @@
+"""Real `nvidia-smi topo -m` outputs from public issue threads, verbatim but for the legend and the
+lines after the matrix (cut), and a minimal reader of their cells for the tests (the corpus parser,
+gpudoctor/nccl/topo_text.py, is another helper's; the lead joins them)."""
+
+from __future__ import annotations
+
+import re
+
+# https://github.com/NVIDIA/nccl/issues/1264 (HGX H100 SXM, "it is NV18 across all to all gpus within a
+# node"), read 2026-12-05; NIC rows cut after NIC2 (the excerpt ends there), GPU rows complete.
+HGX_H100 = """\
+\tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\tNIC0\tNIC1\tNIC2\tNIC3\tNIC4\tNIC5\tNIC6\tNIC7\tNIC8\tNIC9\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID
+GPU0\t X \tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\tPIX\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t0-55,112-167\t0\t\tN/A
+GPU1\tNV18\t X \tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\tSYS\tPIX\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t0-55,112-167\t0\t\tN/A
+GPU2\tNV18\tNV18\t X \tNV18\tNV18\tNV18\tNV18\tNV18\tSYS\tSYS\tPIX\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t0-55,112-167\t0\t\tN/A
+GPU3\tNV18\tNV18\tNV18\t X \tNV18\tNV18\tNV18\tNV18\tSYS\tSYS\tSYS\tSYS\tSYS\tPIX\tSYS\tSYS\tSYS\tSYS\t0-55,112-167\t0\t\tN/A
+GPU4\tNV18\tNV18\tNV18\tNV18\t X \tNV18\tNV18\tNV18\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPIX\tSYS\tSYS\tSYS\t56-111,168-223\t1\t\tN/A
+GPU5\tNV18\tNV18\tNV18\tNV18\tNV18\t X \tNV18\tNV18\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPIX\tSYS\tSYS\t56-111,168-223\t1\t\tN/A
+GPU6\tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\t X \tNV18\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPIX\tSYS\t56-111,168-223\t1\t\tN/A
+GPU7\tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\t X \tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPIX\t56-111,168-223\t1\t\tN/A
+NIC0\tPIX\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t X \tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t\t\t\t
+NIC1\tSYS\tPIX\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t X \tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t\t\t\t
+NIC2\tSYS\tSYS\tPIX\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t X \tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t\t\t\t
+"""
+
+# https://github.com/NVIDIA/go-gpuallocator/issues/17 ("a 8 cards 4090 server"), read 2026-12-05.
+RTX4090_X8 = """\
+\tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID
+GPU0\t X \tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t0-55,112-167\t0\t\tN/A
+GPU1\tSYS\t X \tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t0-55,112-167\t0\t\tN/A
+GPU2\tSYS\tSYS\t X \tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t0-55,112-167\t0\t\tN/A
+GPU3\tSYS\tSYS\tSYS\t X \tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t0-55,112-167\t0\t\tN/A
+GPU4\tSYS\tSYS\tSYS\tSYS\t X \tSYS\tSYS\tSYS\tSYS\tSYS\t56-111,168-223\t1\t\tN/A
+GPU5\tSYS\tSYS\tSYS\tSYS\tSYS\t X \tSYS\tSYS\tSYS\tSYS\t56-111,168-223\t1\t\tN/A
+GPU6\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t X \tSYS\tPHB\tPHB\t56-111,168-223\t1\t\tN/A
+GPU7\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t X \tSYS\tSYS\t56-111,168-223\t1\t\tN/A
+NIC0\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPHB\tSYS\t X \tPIX
+NIC1\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPHB\tSYS\tPIX\t X
+"""
+
+# https://github.com/noonghunna/club-3090/issues/46 ("[bench] Dual 4090": five GPUs), read 2026-12-05.
+RTX4090_X5 = """\
+        GPU0    GPU1    GPU2    GPU3    GPU4    CPU Affinity    NUMA Affinity   GPU NUMA ID
+GPU0     X      SYS     SYS     SYS     SYS     8-15,24-31      1               N/A
+GPU1    SYS      X      PHB     NODE    NODE    0-7,16-23       0               N/A
+GPU2    SYS     PHB      X      NODE    NODE    0-7,16-23       0               N/A
+GPU3    SYS     NODE    NODE     X      PHB     0-7,16-23       0               N/A
+GPU4    SYS     NODE    NODE    PHB      X      0-7,16-23       0               N/A
+"""
+
+# https://github.com/noonghunna/club-3090/issues/1140 ("2x 5090 + DDR4 3200 + 3975x TR", an AMD
+# Threadripper), read 2026-12-05; with its `nvidia-smi topo -p2p rw`: GNS = GPU not supported.
+RTX5090_X2 = """\
+\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID
+GPU0\t X \tPHB\t0-63\t0\t\tN/A
+GPU1\tPHB\t X \t0-63\t0\t\tN/A
+"""
+RTX5090_X2_P2P = """\
+ \tGPU0\tGPU1\t
+ GPU0\tX\tGNS\t
+ GPU1\tGNS\tX\t
+"""
+
+# https://github.com/rapidsai/ucx-py/issues/749 ("Given the DGX-A100 has several mlx5 devices"; no
+# NVLink in the matrix: GPU pairs PXB/SYS), read 2026-12-05; NIC rows cut after mlx5_0 (excerpt).
+DGXA100_NO_NVLINK = """\
+\tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\tmlx5_0\tmlx5_1\tmlx5_2\tmlx5_3\tmlx5_4\tmlx5_5\tmlx5_6\tmlx5_7\tmlx5_8\tmlx5_9\tmlx5_10\tmlx5_11\tCPU Affinity\tNUMA Affinity
+GPU0\t X \tPXB\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPXB\tPXB\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t112-127,240-255\t6-7
+GPU1\tPXB\t X \tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPXB\tPXB\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t112-127,240-255\t6-7
+GPU2\tSYS\tSYS\t X \tPXB\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPXB\tPXB\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t112-127,240-255\t6-7
+GPU3\tSYS\tSYS\tPXB\t X \tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPXB\tPXB\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t112-127,240-255\t6-7
+GPU4\tSYS\tSYS\tSYS\tSYS\t X \tPXB\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPXB\tPXB\tSYS\tSYS\tSYS\tSYS\t112-127,240-255\t6-7
+GPU5\tSYS\tSYS\tSYS\tSYS\tPXB\t X \tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPXB\tPXB\tSYS\tSYS\tSYS\tSYS\t112-127,240-255\t6-7
+GPU6\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t X \tPXB\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPXB\tPXB\tSYS\tSYS\t112-127,240-255\t6-7
+GPU7\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPXB\t X \tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPXB\tPXB\tSYS\tSYS\t112-127,240-255\t6-7
+mlx5_0\tPXB\tPXB\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t X \tPXB\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t\t
+"""
+
+_ROW = re.compile(r"^\s*(GPU\d+|NIC\d+|mlx5_\d+)\s")
+
+
+def read_matrix(text: str):
+    """(cells {(row, col): label}, gpu names, nic names, {gpu: numa}) of a topo -m text."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    header = lines[0].split("\t") if "\t" in lines[0] else re.split(r"\s{2,}", lines[0])
+    header = [h.strip() for h in header if h.strip()]
+    cols = [h for h in header if re.fullmatch(r"GPU\d+|NIC\d+|mlx5_\d+", h)]
+    numa_at = header.index("NUMA Affinity") + 1 if "NUMA Affinity" in header else None  # + the row name
+    cells, gpus, nics, numa = {}, [], [], {}
+    for line in lines[1:]:
+        m = _ROW.match(line)
+        if not m:
+            continue
+        name = m.group(1)
+        parts = [p.strip() for p in (line.split("\t") if "\t" in line else re.split(r"\s+", line.strip()))]
+        values = parts[1 : 1 + len(cols)]
+        for col, value in zip(cols, values):
+            cells[(name, col)] = value
+        (gpus if name.startswith("GPU") else nics).append(name)
+        if name.startswith("GPU") and numa_at is not None and len(parts) > numa_at:
+            try:
+                numa[name] = int(parts[numa_at])
+            except ValueError:
+                pass
+    return cells, gpus, nics, numa
+
+
+def read_p2p(text: str) -> dict[int, tuple[int, ...]]:
+    """`nvidia-smi topo -p2p r|rw`: for each GPU, the GPUs whose status is not OK."""
+    rows = [ln.split() for ln in text.splitlines() if ln.strip()]
+    cols = rows[0]
+    out = {}
+    for row in rows[1:]:
+        i = int(row[0][3:])
+        out[i] = tuple(int(c[3:]) for c, v in zip(cols, row[1:]) if v not in ("X", "OK"))
+    return out
