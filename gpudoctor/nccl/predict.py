@@ -511,6 +511,7 @@ def _pair(topo: Topology, i: int, j: int, path: _Path, network: Optional[str]) -
                         f"NVML's P2P status was not read: NCCL uses P2P only when it is OK [{CITE['checkp2p']}]",
                     ),
                     path.via,
+                    tuple(codes),
                 )
             reasons.append("NVML's P2P status was not read (NCCL requires it OK on NVLink, else it stops)")
     if p2p:
@@ -523,6 +524,7 @@ def _pair(topo: Topology, i: int, j: int, path: _Path, network: Optional[str]) -
                 path.type,
                 (*reasons, f"whether a NIC would be faster than this path is unknown [{CITE['checknet']}]"),
                 path.via,
+                tuple(codes),
             )
         if use_net:
             reasons.append(
@@ -548,8 +550,12 @@ def _pair(topo: Topology, i: int, j: int, path: _Path, network: Optional[str]) -
             j,
             "unknown",
             path.type,
-            (*reasons, f"whether a NIC would beat SHM through the CPU is unknown [{CITE['checknet']}]"),
+            (
+                *reasons,
+                f"no P2P; whether a NIC would beat SHM through the CPU is unknown [{CITE['checknet']}]",
+            ),
             path.via,
+            tuple(codes),
         )
     if use_net:
         reasons.append(
@@ -562,9 +568,20 @@ def _pair(topo: Topology, i: int, j: int, path: _Path, network: Optional[str]) -
 
 def _through_cpu_bw(topo: Topology, i: int, j: int, path: _Path) -> Optional[float]:
     """The GPU-to-GPU bandwidth once NCCL diverts a non-P2P pair through the CPU (paths.cc addInterStep):
-    both GPUs' PCIe links, and the CPU-to-CPU link for SYS (topo.cc ncclTopoGetInterCpuBw)."""
-    bws = [pci_bw(topo.gpus[i]), pci_bw(topo.gpus[j])]
-    if path.type == "SYS":
+    both GPUs' PCIe links, and the CPU-to-CPU link when the GPUs sit on two sockets
+    (topo.cc ncclTopoGetInterCpuBw). Where NVLink hides the PCIe label, the NUMA nodes tell the sockets."""
+    gi, gj = topo.gpus[i], topo.gpus[j]
+    label = gi.paths[j] if j < len(gi.paths) else None
+    if label is not None:
+        cross: Optional[bool] = label == "SYS"
+    elif gi.numa is not None and gj.numa is not None and gi.numa >= 0 and gj.numa >= 0:
+        cross = gi.numa != gj.numa
+    else:
+        cross = None
+    bws = [pci_bw(gi), pci_bw(gj)]
+    if cross is None:
+        return None
+    if cross:
         bws.append(_cpu_bw(topo.cpu_vendor))
     return None if any(b is None for b in bws) else min(bws)  # type: ignore[type-var]
 

@@ -20,7 +20,7 @@ def test_nvswitch_node_reads_as_links_to_an_nvswitch():
     assert [g.nvswitch_links for g in topo.gpus] == [18] * 8
     assert topo.gpus[0].nvlink_to == (0,) * 8
     assert [g.numa for g in topo.gpus] == [0, 0, 0, 0, 1, 1, 1, 1]
-    assert [n.name for n in topo.nics] == ["NIC0", "NIC1", "NIC2"]
+    assert [n.name for n in topo.nics] == [f"NIC{k}" for k in range(10)]
     assert topo.nics[0].paths == ("PIX", "SYS", "SYS", "SYS", "SYS", "SYS", "SYS", "SYS")
     assert topo.nics[0].state is None and topo.nics[0].active is None  # the matrix has no port state
 

@@ -80,13 +80,15 @@ _ROW = re.compile(r"^\s*(GPU\d+|NIC\d+|mlx5_\d+)\s")
 
 
 def read_matrix(text: str):
-    """(cells {(row, col): label}, gpu names, nic names, {gpu: numa}) of a topo -m text."""
+    """(cells {(row, col): label}, gpu names, nic names, {gpu: numa}) of a topo -m text. The NICs are the
+    header's; their distance to each GPU is read from the GPU rows."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
     header = lines[0].split("\t") if "\t" in lines[0] else re.split(r"\s{2,}", lines[0])
     header = [h.strip() for h in header if h.strip()]
     cols = [h for h in header if re.fullmatch(r"GPU\d+|NIC\d+|mlx5_\d+", h)]
     numa_at = header.index("NUMA Affinity") + 1 if "NUMA Affinity" in header else None  # + the row name
-    cells, gpus, nics, numa = {}, [], [], {}
+    cells, gpus, numa = {}, [], {}
+    nics = [c for c in cols if not c.startswith("GPU")]  # the columns: some excerpts cut NIC rows
     for line in lines[1:]:
         m = _ROW.match(line)
         if not m:
@@ -96,7 +98,8 @@ def read_matrix(text: str):
         values = parts[1 : 1 + len(cols)]
         for col, value in zip(cols, values):
             cells[(name, col)] = value
-        (gpus if name.startswith("GPU") else nics).append(name)
+        if name.startswith("GPU"):
+            gpus.append(name)
         if name.startswith("GPU") and numa_at is not None and len(parts) > numa_at:
             try:
                 numa[name] = int(parts[numa_at])

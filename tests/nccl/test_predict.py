@@ -1,0 +1,296 @@
+"""gpudoctor/nccl/predict.py: NCCL's transport choice on real topologies.
+
+Each topology is a real `nvidia-smi topo -m` (tests/nccl/topo_texts.py, sources there); what the matrix
+cannot say (port states, NVML's P2P status, the CPU vendor) is added only from the same thread or from
+another real source named beside it. The expected transports follow NCCL's code (NVIDIA/nccl@v2.23.4-1,
+the functions named in each test) and, where the thread has an NCCL_DEBUG=INFO log, what NCCL printed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from gpudoctor.facts import Facts, known
+from gpudoctor.nccl.predict import predict, user_level
+from gpudoctor.nccl.topology import Nic, from_facts, from_topo_matrix
+
+from .test_topology import _facts
+from .topo_texts import (
+    DGXA100_NO_NVLINK,
+    HGX_H100,
+    RTX4090_X5,
+    RTX4090_X8,
+    RTX5090_X2,
+    RTX5090_X2_P2P,
+    read_matrix,
+    read_p2p,
+)
+
+
+def _topo(text, **extra):
+    cells, gpus, nics, numa = read_matrix(text)
+    return from_topo_matrix(cells, gpus, nics, numa, **extra)
+
+
+def _with_gpus(topo, **fields):
+    return dataclasses.replace(topo, gpus=tuple(dataclasses.replace(g, **fields) for g in topo.gpus))
+
+
+def _transports(pred):
+    return {(p.src, p.dst): p.transport for p in pred.pairs}
+
+
+# --- inside the node ---------------------------------------------------------------------------------
+
+
+def test_hgx_h100_every_pair_is_nvlink_through_the_nvswitch():
+    # nccl#1264: NV18 everywhere; NCCL's path is NVL through the NVS node (ncclTopoAddNvLinks, SetPaths),
+    # within the default P2P level PXB (ncclTopoCheckP2p); H100 = sm90, so NVLS applies (ncclNvlsInit).
+    pred = predict(_with_gpus(_topo(HGX_H100), compute_capability="9.0"))
+    assert set(_transports(pred).values()) == {"p2p-nvlink"}
+    assert {p.path for p in pred.pairs} == {"NVL"}
+    p01 = pred.pair(0, 1)
+    assert p01.reasons[0].startswith("NVL: NVSwitch (18 links each)")
+    assert "P2P level PXB (default): NVL <= PXB" in p01.reasons[1]
+    assert "NVML's P2P status was not read" in p01.reasons[2]  # the matrix has no NVML status: said so
+    assert pred.nvls is True
+    assert pred.findings == ()
+    # no port states in a matrix: the network is unknown, not "sockets"
+    assert pred.net_name is None and {q.transport for q in pred.network} == {"unknown"}
+
+
+def test_nvls_unknown_without_compute_capability():
+    pred = predict(_topo(HGX_H100))
+    assert pred.nvls is None and "compute capability" in pred.nvls_reasons[0]
+
+
+@pytest.mark.parametrize(
+    ("var", "value", "code"),
+    [
+        # "NCCL_P2P_LEVEL set by environment to LOC": https://github.com/NVIDIA/nccl-tests/issues/228, where an
+        # NVSwitch A100 node ran "SHM/direct" until it was unset (the maintainer: "This forces P2P off")
+        ("NCCL_P2P_LEVEL", "LOC", "env-p2p-level"),
+        ("NCCL_P2P_DISABLE", "1", "env-p2p-disable"),
+    ],
+)
+def test_p2p_turned_off_by_env_on_nvlink_is_a_finding(var, value, code):
+    topo = dataclasses.replace(_with_gpus(_topo(HGX_H100), compute_capability="9.0"), env={var: value})
+    pred = predict(topo)
+    p = pred.pair(0, 4)
+    assert f"P2P level LOC ({var}={value}): NVL > LOC" in p.reasons[1]
+    assert p.limited_by == (code,)
+    # SHM or NET: NCCL would take NET if a NIC within PXB of both were faster than through the CPU, and the
+    # matrix gives no port state or speed (ncclTopoCheckNet), so the transport stays unknown
+    assert p.transport == "unknown" and "SHM through the CPU is unknown" in p.reasons[-1]
+    (finding,) = pred.findings
+    assert finding.code == code and len(finding.subjects) == 28  # every unordered pair of 8 GPUs
+    assert finding.fix.startswith(f"unset {var}")
+
+
+def test_p2p_disable_zero_changes_nothing():
+    # ncclGetLevel: only strtol(NCCL_P2P_DISABLE) == 1 disables; "export NCCL_P2P_DISABLE=0" is what fixed
+    # https://github.com/NVIDIA/nccl-tests/issues/228
+    topo = dataclasses.replace(_topo(HGX_H100), env={"NCCL_P2P_DISABLE": "0"})
+    assert set(_transports(predict(topo)).values()) == {"p2p-nvlink"}
+
+
+def test_eight_4090s_across_sockets_use_shm():
+    # go-gpuallocator#17: every pair SYS > PXB (ncclTopoCheckP2p: no P2P); the NICs are PHB from GPU6
+    # only, so no GPU has a NIC within PXB (ncclTopoCheckNet: never NET) -> SHM (shmCanConnect)
+    pred = predict(_topo(RTX4090_X8))
+    assert set(_transports(pred).values()) == {"shm"}
+    assert {p.path for p in pred.pairs} == {"SYS"}
+    assert pred.pair(6, 7).reasons[-1].startswith("SHM through the CPU")
+    assert pred.findings == ()  # SHM is NCCL's default for SYS pairs: nothing worse than the hardware allows
+
+
+def test_five_4090s_phb_node_sys_all_shm_and_sockets():
+    # club-3090#46: PHB, NODE (NCCL: PHB) and SYS are all beyond PXB; no NIC in the matrix: no RDMA device,
+    # so the network is sockets (net_ib.cc ncclIbInit: "NET/IB : No device found.")
+    pred = predict(_topo(RTX4090_X5))
+    assert set(_transports(pred).values()) == {"shm"}
+    assert pred.pair(1, 2).path == "PHB" and pred.pair(1, 3).path == "PHB" and pred.pair(0, 1).path == "SYS"
+    assert pred.net_name == "Socket" and {q.transport for q in pred.network} == {"socket"}
+
+
+def test_two_5090s_on_amd_p2p_allowed_by_level_but_not_by_the_driver():
+    # club-3090#1140: two GPUs on an AMD Threadripper: NCCL raises the P2P level to SYS ("Allow P2P
+    # between pairs of GPUs on AMD systems", ncclTopoCheckP2p), PHB <= SYS; but `topo -p2p rw` says GNS
+    # (GPU not supported), so NVML's status is not OK and P2P is off -> SHM.
+    no_read = read_p2p(RTX5090_X2_P2P)
+    topo = _topo(RTX5090_X2, cpu_vendor="amd")
+    topo = dataclasses.replace(
+        topo, gpus=tuple(dataclasses.replace(g, p2p_no_read=no_read[g.index]) for g in topo.gpus)
+    )
+    pred = predict(topo)
+    p = pred.pair(0, 1)
+    assert p.transport == "shm" and p.path == "PHB"
+    assert "P2P level SYS (default): PHB <= SYS" in p.reasons[1]
+    assert p.reasons[2].startswith("NVML reports P2P not OK from GPU0 to GPU1")
+    (finding,) = pred.findings
+    assert finding.code == "nvml-p2p" and finding.subjects == ("GPU0-GPU1",)
+
+
+def test_two_gpus_beyond_pxb_with_unknown_cpu_vendor_is_unknown():
+    p = predict(_topo(RTX5090_X2)).pair(0, 1)
+    assert p.transport == "unknown" and "CPU vendor is not known" in p.reasons[-1]
+
+
+def test_pxb_pair_without_nvml_status_is_unknown_not_p2p():
+    # ucx-py#749 (DGX A100 matrix with no NVLink): GPU0-GPU1 PXB <= PXB, but NCCL also needs NVML's P2P
+    # status OK (ncclTopoCheckP2p), which a matrix does not give
+    p = predict(_topo(DGXA100_NO_NVLINK)).pair(0, 1)
+    assert p.transport == "unknown" and p.path == "PXB"
+    assert "NVML's P2P status was not read" in p.reasons[-1]
+
+
+def _dgxa100_ib(vendor):
+    # The same DGX A100 with what NCCL's own topology dump of a DGX A100 says (https://github.com/NVIDIA/nccl/
+    # issues/1505): GPUs at link_speed="16.0 GT/s PCIe" link_width="16", mlx5 NICs at speed="200000" (Mb/s);
+    # ports ACTIVE InfiniBand as NCCL's "NET/IB : Using [0]mlx5_0:1/IB" implies.
+    topo = _topo(DGXA100_NO_NVLINK, cpu_vendor=vendor)
+    topo = _with_gpus(topo, pcie_gen=4, pcie_width=16, p2p_no_read=())
+    nics = tuple(
+        dataclasses.replace(n, state="ACTIVE", link_layer="InfiniBand", rate_gbps=200.0) for n in topo.nics
+    )
+    return dataclasses.replace(topo, nics=nics, gdr_path="nvidia-peermem")
+
+
+def test_cross_socket_pair_goes_over_the_nic_when_it_beats_the_cpu_link():
+    # ncclTopoCheckNet: through the CPUs, min(PCIe 24, AMD_BW 16) = 16 GB/s; each GPU reaches its PXB NIC at
+    # min(24, 200 Gb/s = 25 GB/s) = 24 > 16, so shmCanConnect says no and NET carries the pair.
+    pred = predict(_dgxa100_ib("amd"))
+    p = pred.pair(0, 2)
+    assert p.transport == "net" and p.path == "SYS"
+    assert "NIC faster than through the CPU" in p.reasons[-1]
+    assert pred.pair(0, 1).transport == "p2p-pcie"  # PXB, NVML OK, NIC 24 not faster than PCIe 24
+    assert pred.findings == ()
+
+
+def test_cross_socket_pair_on_intel_is_unknown():
+    # Intel's inter-socket figure depends on the CPU model (QPI_BW 6 or SKL_QPI_BW 10, topo.h)
+    assert predict(_dgxa100_ib("intel")).pair(0, 2).transport == "unknown"
+
+
+def test_net_disable_intra_keeps_shm():
+    topo = _dgxa100_ib("amd")
+    topo = dataclasses.replace(topo, env={"NCCL_NET_DISABLE_INTRA": "1"})
+    assert predict(topo).pair(0, 2).transport == "shm"
+
+
+def test_shm_disabled_goes_to_net_and_is_a_finding():
+    topo = dataclasses.replace(_topo(RTX4090_X8), env={"NCCL_SHM_DISABLE": "1"})
+    pred = predict(topo)
+    assert set(_transports(pred).values()) == {"net"}
+    assert [f.code for f in pred.findings] == ["env-shm-disable"]
+
+
+# --- between nodes (facts as the probes give them; see tests/nccl/test_topology.py _facts) -------------
+
+
+def test_ib_disable_with_an_active_port_falls_back_to_sockets():
+    pred = predict(from_facts(_facts()))  # env.nccl_ib_disable = "1", mlx5_0/1 ACTIVE
+    assert pred.net_name == "Socket"
+    assert pred.net_reasons[0].startswith("NCCL_IB_DISABLE=1: IB is off")
+    assert {q.transport for q in pred.network} == {"socket"}
+    (finding,) = pred.findings
+    assert finding.code == "ib-disabled" and finding.fix == "unset NCCL_IB_DISABLE"
+
+
+def _ib_facts(**overrides):
+    return _facts(**{"env.nccl_ib_disable": None, **overrides})
+
+
+def test_gdr_on_near_nic_and_pxn_for_the_far_gpu():
+    pred = predict(from_facts(_ib_facts()))
+    assert pred.net_name == "IB"
+    near, far = pred.network
+    assert (near.transport, near.nic, near.path, near.gdr) == ("ib-gdr", "mlx5_0", "PXB", True)
+    # GPU1 is SYS from mlx5_0 but NVLink-connected (NVSwitch) to GPU0, which is PXB from it: PXN
+    # (ncclTopoComputePaths), and the GDR distance is GPU0's (ncclTopoCheckGdr)
+    assert (far.transport, far.pxn_via, far.gdr) == ("ib-gdr", 0, True)
+    assert pred.findings == ()
+
+
+def test_far_gpu_without_pxn_loses_gdr():
+    topo = dataclasses.replace(from_facts(_ib_facts()), env={"NCCL_PXN_DISABLE": "1"})
+    pred = predict(topo)
+    far = pred.network[1]
+    assert (far.transport, far.gdr, far.path) == ("ib", False, "SYS")
+    assert "distance SYS > default PXB" in far.reasons[-1]
+    assert [(f.code, f.subjects) for f in pred.findings] == [("distance", ("GPU1 -> mlx5_0",))]
+
+
+def test_peermem_missing_means_ib_without_gdr():
+    pred = predict(from_facts(_ib_facts(**{"interconnect.gdr_path": known("none", "derived")})))
+    assert {q.transport for q in pred.network} == {"ib"}
+    (finding,) = pred.findings
+    assert finding.code == "peermem" and finding.fix.startswith("`modprobe nvidia-peermem`")
+
+
+def test_port_down_means_sockets():
+    pred = predict(from_facts(_ib_facts(**{"interconnect.ib_ports[0].state": known("DOWN", "sysfs")})))
+    assert pred.net_name == "Socket" and "no RDMA port is ACTIVE (mlx5_0/1)" in pred.net_reasons[0]
+    assert [f.code for f in pred.findings] == ["ports-down"]
+
+
+def test_gpus_nearest_port_down_uses_a_farther_one():
+    topo = from_facts(_ib_facts())
+    # a second port, as the DGX A100 dump in nccl#1505 lists mlx5_0 and mlx5_1 beside one GPU: mlx5_0 down
+    nics = (
+        dataclasses.replace(topo.nics[0], state="DOWN"),
+        Nic("mlx5_1", "mlx5_1/1", "ACTIVE", "InfiniBand", 200.0, ("SYS", "SYS")),
+    )
+    pred = predict(dataclasses.replace(topo, nics=nics))
+    q = pred.network[0]
+    assert (
+        q.nic == "mlx5_1" and q.transport == "ib" and q.reasons[0] == "its nearest NIC mlx5_0/1 (PXB) is DOWN"
+    )
+    assert [f.code for f in pred.findings] == ["nic-down", "distance"]
+
+
+def test_rdma_devices_not_read_is_unknown():
+    facts = _facts(**{"interconnect.ib_ports.count": None, "env.nccl_ib_disable": None})
+    pred = predict(from_facts(facts))
+    assert pred.net_name is None and pred.net_reasons == ("the RDMA devices were not read",)
+
+
+def test_nccl_net_plugin_is_unknown():
+    topo = dataclasses.replace(from_facts(_ib_facts()), env={"NCCL_NET": "AWS Libfabric"})
+    assert predict(topo).net_name is None
+
+
+# --- NCCL's environment parsing (paths.cc ncclGetLevel, misc/param.cc ncclLoadParam) ------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "version", "expected"),
+    [
+        ({"NCCL_P2P_DISABLE": "1"}, "2.23.4", ("LOC", "NCCL_P2P_DISABLE")),
+        ({"NCCL_P2P_DISABLE": "0x1"}, "2.23.4", ("LOC", "NCCL_P2P_DISABLE")),  # strtol base 0
+        ({"NCCL_P2P_DISABLE": "true"}, "2.23.4", (None, None)),  # strtol("true") = 0: not disabled
+        ({"NCCL_P2P_LEVEL": "PHB"}, "2.23.4", ("PHB", "NCCL_P2P_LEVEL")),
+        ({"NCCL_P2P_LEVEL": "2"}, "2.23.4", ("PXB", "NCCL_P2P_LEVEL")),  # levelsOldToNew
+        ({"NCCL_P2P_LEVEL": "9"}, "2.23.4", ("SYS", "NCCL_P2P_LEVEL")),  # capped at maxOldLevel
+        ({"NCCL_P2P_LEVEL": "NODE"}, "2.23.4", (None, None)),  # not an NCCL path name: ignored
+        ({"NCCL_P2P_LEVEL": "C2C"}, "2.23.4", (None, None)),  # C2C came in v2.26
+        ({"NCCL_P2P_LEVEL": "C2C"}, "2.29.7", ("C2C", "NCCL_P2P_LEVEL")),
+        ({"NCCL_P2P_DISABLE": "1", "NCCL_P2P_LEVEL": "SYS"}, "2.23.4", ("LOC", "NCCL_P2P_DISABLE")),
+    ],
+)
+def test_user_level(env, version, expected):
+    assert user_level(env, "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", version) == expected
+
+
+def test_matrix_and_finding_line():
+    pred = predict(dataclasses.replace(_topo(RTX4090_X8), env={"NCCL_SHM_DISABLE": "1"}))
+    assert pred.matrix()[0][:3] == ["X", "net", "net"]
+    assert pred.findings[0].line().startswith("GPU0-GPU1, GPU0-GPU2, ")
+    assert pred.findings[0].line().endswith("Fix: unset NCCL_SHM_DISABLE")
+
+
+def test_facts_without_gpus_predict_nothing():
+    pred = predict(from_facts(Facts({"gpus.count": known(0, "nvml")})))
+    assert pred.pairs == () and pred.network == ()
