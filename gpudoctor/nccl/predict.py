@@ -223,7 +223,7 @@ def pci_bw(gpu: Gpu) -> Optional[float]:
     return width * _PCI_GEN_SPEED[gpu.pcie_gen] / 80.0
 
 
-def _cpu_bw(vendor: Optional[str]) -> Optional[float]:
+def cpu_bw(vendor: Optional[str]) -> Optional[float]:
     return _CPU_BW.get(vendor or "")  # Intel depends on the CPU model (QPI 6, Skylake and later 10): unknown
 
 
@@ -392,7 +392,8 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
         )
     if topo.gdr_path == "none":
         reasons.append(
-            f"no GPUDirect RDMA: nvidia-peermem is not loaded and DMA-BUF is not usable [{CITE['ibgdr']}; {CITE['topogdr']}]"
+            "no GPUDirect RDMA: nvidia-peermem is not loaded and DMA-BUF is not usable "
+            f"[{CITE['ibgdr']}; {CITE['topogdr']}]"
         )
         if RANK[distance] <= RANK["PXB"]:
             codes.append("peermem")
@@ -468,14 +469,16 @@ def _pair(topo: Topology, i: int, j: int, path: _Path, network: Optional[str]) -
             path.type,
             (
                 *reasons,
-                f"with two GPUs NCCL allows P2P up to SYS on AMD x86 CPUs only; the CPU vendor is not known [{CITE['checkp2p']}]",
+                "with two GPUs NCCL allows P2P up to SYS on AMD x86 CPUs only; the CPU vendor is not known "
+                f"[{CITE['checkp2p']}]",
             ),
         )
     p2p_level = level or default
     p2p = RANK[path.type] <= RANK[p2p_level]
     source = f"{var}={env[var]}" if var else "default"
     reasons.append(
-        f"P2P level {p2p_level} ({source}): {path.type} {'<=' if p2p else '>'} {p2p_level} [{CITE['checkp2p']}]"
+        f"P2P level {p2p_level} ({source}): {path.type} {'<=' if p2p else '>'} {p2p_level} "
+        f"[{CITE['checkp2p']}]"
     )
     if not p2p and var and RANK[path.type] <= RANK[default]:
         codes.append("env-p2p-disable" if var == "NCCL_P2P_DISABLE" else "env-p2p-level")
@@ -489,7 +492,8 @@ def _pair(topo: Topology, i: int, j: int, path: _Path, network: Optional[str]) -
             elif b in ga.p2p_no_read:
                 if RANK[path.type] <= RANK["NVB"] and not _param(env, "NCCL_IGNORE_DISABLED_P2P", 0):
                     reasons.append(
-                        f"NVML reports P2P not OK between NVLink-connected GPU{a} and GPU{b}: NCCL stops with "
+                        f"NVML reports P2P not OK between NVLink-connected GPU{a} and GPU{b}: NCCL stops "
+                        "with "
                         f"'P2P is disabled between NVLINK connected GPUs' [{CITE['checkp2p']}]"
                     )
                     return PairPrediction(
@@ -508,7 +512,8 @@ def _pair(topo: Topology, i: int, j: int, path: _Path, network: Optional[str]) -
                     path.type,
                     (
                         *reasons,
-                        f"NVML's P2P status was not read: NCCL uses P2P only when it is OK [{CITE['checkp2p']}]",
+                        "NVML's P2P status was not read: NCCL uses P2P only when it is OK "
+                        f"[{CITE['checkp2p']}]",
                     ),
                     path.via,
                     tuple(codes),
@@ -534,7 +539,8 @@ def _pair(topo: Topology, i: int, j: int, path: _Path, network: Optional[str]) -
         kind = "p2p-nvlink" if path.type in ("NVL", "NVB") else "p2p-pcie"
         if kind == "p2p-pcie" and topo.acs_redirect:
             reasons.append(
-                f"ACS redirects P2P on {', '.join(topo.acs_redirect)}: the traffic goes up to the root complex [{CITE['acs']}]"
+                f"ACS redirects P2P on {', '.join(topo.acs_redirect)}: the traffic goes up to the root "
+                f"complex [{CITE['acs']}]"
             )
             codes.append("acs")
         return PairPrediction(i, j, kind, path.type, tuple(reasons), path.via, tuple(codes))
@@ -582,7 +588,7 @@ def _through_cpu_bw(topo: Topology, i: int, j: int, path: _Path) -> Optional[flo
     if cross is None:
         return None
     if cross:
-        bws.append(_cpu_bw(topo.cpu_vendor))
+        bws.append(cpu_bw(topo.cpu_vendor))
     return None if any(b is None for b in bws) else min(bws)  # type: ignore[type-var]
 
 
@@ -611,7 +617,8 @@ def _nvls(topo: Topology) -> tuple[Optional[bool], tuple[str, ...]]:
             f"NCCL {topo.nccl_version} predates NVLS (src/transport/nvls.cc appears in v2.17.1-1)",
         )
     return True, (
-        f"NVSwitch on every GPU, sm90+: NVLS if CUDA reports multicast support (Fabric Manager running) [{CITE['nvls']}]",
+        "NVSwitch on every GPU, sm90+: NVLS if CUDA reports multicast support (Fabric Manager running) "
+        f"[{CITE['nvls']}]",
     )
 
 
@@ -632,8 +639,8 @@ FINDINGS = {
         "check `nvidia-smi topo -p2p r`; P2P is off on GeForce boards and under IOMMU/ACS isolation",
     ),
     "acs": (
-        "ACS redirect on {acs} sends their PCIe peer-to-peer traffic up to the CPU root complex ({t}): slower, "
-        "and with the IOMMU on it can hang (NCCL troubleshooting: ACS)",
+        "ACS redirect on {acs} sends their PCIe peer-to-peer traffic up to the CPU root complex ({t}): "
+        "slower, and with the IOMMU on it can hang (NCCL troubleshooting: ACS)",
         "disable ACS on those bridges: `setpci -s <bridge> ECAP_ACS+0x6.w=0000` for each, or in the BIOS",
     ),
     "env-shm-disable": (
@@ -642,7 +649,8 @@ FINDINGS = {
     ),
     "nvlink-p2p-off": (
         "NVML reports P2P not OK between NVLink-connected GPUs: NCCL stops at init",
-        "check NVLink health (`nvidia-smi nvlink -s`) and the Fabric Manager; NCCL_IGNORE_DISABLED_P2P=1 only hides it",
+        "check NVLink health (`nvidia-smi nvlink -s`) and the Fabric Manager; "
+        "NCCL_IGNORE_DISABLED_P2P=1 only hides it",
     ),
     "ib-disabled": (
         "NCCL_IB_DISABLE is set although RDMA ports are ACTIVE: inter-node traffic uses TCP sockets",

@@ -51,6 +51,7 @@ def nccl_path(label: Optional[str]) -> Optional[str]:
 class Gpu:
     index: int
     bus_id: Optional[str] = None
+    name: Optional[str] = None  # NVML product name, "NVIDIA H100 80GB HBM3"
     numa: Optional[int] = None  # -1: the platform reports none
     # NVLinks: active links to each GPU (by index, same length as the node's GPUs); None when not read
     nvlink_to: Optional[tuple[int, ...]] = None
@@ -162,6 +163,7 @@ def _gpu_from_facts(facts: Any, i: int, n: int, bus_index: dict[str, int]) -> Gp
     return Gpu(
         index=i,
         bus_id=_value(facts, f"{p}.bus_id"),
+        name=_value(facts, f"{p}.name"),
         numa=numa,
         nvlink_to=nvlink_to,
         nvswitch_links=nvswitch,

@@ -69,8 +69,8 @@ def test_nvls_unknown_without_compute_capability():
 @pytest.mark.parametrize(
     ("var", "value", "code"),
     [
-        # "NCCL_P2P_LEVEL set by environment to LOC": https://github.com/NVIDIA/nccl-tests/issues/228, where an
-        # NVSwitch A100 node ran "SHM/direct" until it was unset (the maintainer: "This forces P2P off")
+        # "NCCL_P2P_LEVEL set by environment to LOC": https://github.com/NVIDIA/nccl-tests/issues/228, where
+        # an NVSwitch A100 node ran "SHM/direct" until it was unset (the maintainer: "This forces P2P off")
         ("NCCL_P2P_LEVEL", "LOC", "env-p2p-level"),
         ("NCCL_P2P_DISABLE", "1", "env-p2p-disable"),
     ],

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - the matrices are real nvidia-smi output, kept whole
 """Real `nvidia-smi topo -m` outputs from public issue threads, verbatim but for the legend and the
 lines after the matrix (cut), and a minimal reader of their cells for the tests (the corpus parser,
 gpudoctor/nccl/topo_text.py, is another helper's; the lead joins them)."""
