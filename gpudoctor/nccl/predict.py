@@ -259,16 +259,21 @@ def _gpu_path(topo: Topology, i: int, j: int) -> _Path:
     if pci is not None:
         bws = [b for b in (pci_bw(gi), pci_bw(gj)) if b is not None]
         pci_path_bw = min(bws) if len(bws) == 2 else None
-    if _param(topo.env, "NCCL_NVB_DISABLE", 0) == 0:
+    version = _version_tuple(topo.nccl_version)
+    # PATH_NVB exists from v2.8.3 (NVIDIA/nccl@v2.8.3-1:src/graph/topo.cc topoPathTypeStr)
+    if _param(topo.env, "NCCL_NVB_DISABLE", 0) == 0 and (version is None or version >= (2, 8)):
+        best: Optional[tuple[int, int]] = None  # (links of the narrower hop, k): the widest route wins
         for k, gk in enumerate(topo.gpus):
             if k in (i, j) or gk.nvlink_to is None:
                 continue
             a, b = gi.nvlink_to[k], gk.nvlink_to[j]
-            if a and b:
-                bw = min(a, b) * nvl_bw if nvl_bw else None
-                # the BFS keeps a PCIe path of the same hop count (one switch, PIX) only when it is faster
-                if pci == "PIX" and bw is not None and pci_path_bw is not None and pci_path_bw >= bw:
-                    break
+            if a and b and (best is None or min(a, b) > best[0]):
+                best = (min(a, b), k)
+        if best is not None:
+            bw = best[0] * nvl_bw if nvl_bw else None
+            # the BFS keeps a PCIe path of the same hop count (one switch, PIX) only when it is faster
+            if not (pci == "PIX" and bw is not None and pci_path_bw is not None and pci_path_bw >= bw):
+                k = best[1]
                 return _Path("NVB", bw, via=k, why=f"NVB: NVLink through GPU{k} [{CITE['setpaths']}]")
     if pci is None:
         return _Path(None, why=f"the PCIe distance between GPU{i} and GPU{j} is not known")
@@ -367,7 +372,9 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
     reasons.append(f"NIC {nic.name}, path {path} [{CITE['checkgdr']}]")
     pxn_via = None
     distance = path
-    if RANK[path] > RANK["PXB"] and _param(env, "NCCL_PXN_DISABLE", 0) != 1:
+    version = _version_tuple(topo.nccl_version)
+    pxn = _param(env, "NCCL_PXN_DISABLE", 0) != 1 and (version is None or version >= (2, 12))  # PXN: v2.12.7
+    if RANK[path] > RANK["PXB"] and pxn:
         for k in range(len(topo.gpus)):
             if k == g or paths.get((k, g)) != "NVL":
                 continue

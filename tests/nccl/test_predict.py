@@ -18,12 +18,15 @@ from gpudoctor.nccl.topology import Nic, from_facts, from_topo_matrix
 
 from .test_topology import _facts
 from .topo_texts import (
+    DGX1_V100,
     DGXA100_NO_NVLINK,
     HGX_H100,
     RTX4090_X5,
     RTX4090_X8,
     RTX5090_X2,
     RTX5090_X2_P2P,
+    RTX5880_X2_ACS,
+    RTX5880_X2_ACS_BRIDGES,
     read_matrix,
     read_p2p,
 )
@@ -294,3 +297,54 @@ def test_matrix_and_finding_line():
 def test_facts_without_gpus_predict_nothing():
     pred = predict(from_facts(Facts({"gpus.count": known(0, "nvml")})))
     assert pred.pairs == () and pred.network == ()
+
+
+# --- ACS, NVB, PXN on real nodes ---------------------------------------------------------------------
+
+
+def test_acs_redirect_under_p2p_is_the_finding():
+    # nccl#2079: two GPUs (NODE = NCCL's PHB) on an AMD CPU: P2P level SYS (ncclTopoCheckP2p), NCCL used
+    # P2P (NCCL_P2P_DISABLE=1 alone ended the deadlock, so NVML's status was OK) and ACS redirect on the
+    # GPP bridges sent it through the IOMMU: a hang. gpudoctor predicts P2P and names ACS and its fix.
+    topo = _topo(RTX5880_X2_ACS, cpu_vendor="amd", acs_redirect=RTX5880_X2_ACS_BRIDGES, nccl_version="2.25.1")
+    topo = _with_gpus(topo, p2p_no_read=())
+    pred = predict(topo)
+    p = pred.pair(0, 1)
+    assert (p.transport, p.path) == ("p2p-pcie", "PHB")
+    assert p.reasons[-1].startswith("ACS redirects P2P on 00:03.1, 00:03.2")
+    (finding,) = pred.findings
+    assert finding.code == "acs" and finding.subjects == ("GPU0-GPU1",)
+    assert finding.fix.startswith("disable ACS on those bridges: `setpci -s <bridge> ECAP_ACS+0x6.w=0000`")
+
+
+def test_dgx1_hybrid_cube_mesh_nvb_through_one_gpu():
+    # nccl-tests#29: GPU0-GPU5 has no NVLink of its own (SYS) but GPU0-GPU1 NV2 + GPU1-GPU5 NV1 and
+    # GPU0-GPU4 NV1 + GPU4-GPU5 NV2: PATH_NVB, one NVLink hop through a GPU (ncclTopoSetPaths "allow
+    # routing through a GPU only as 1 hop"), P2P within PXB (ncclTopoCheckP2p)
+    pred = predict(_topo(DGX1_V100))
+    assert set(_transports(pred).values()) == {"p2p-nvlink"}
+    assert pred.pair(0, 1).path == "NVL" and pred.pair(0, 5).path == "NVB"
+    assert pred.pair(0, 5).via in (1, 4)
+    # with NVB off the same pair is SYS through the CPUs: no P2P
+    off = predict(dataclasses.replace(_topo(DGX1_V100), env={"NCCL_NVB_DISABLE": "1"})).pair(0, 5)
+    assert off.path == "SYS" and "P2P level PXB (default): SYS > PXB" in off.reasons[1]
+
+
+def test_dgx1_net_pxn_and_far_gpus():
+    # nccl-tests#29 with GPUDirect RDMA on (the thread's "I enable the GPU Direct RDMA"): mlx5_0/1 are PIX
+    # from GPU2/3, NODE (PHB) from GPU0/1 and SYS from GPU4-7. GPU0 and GPU6 reach mlx5_0 through their
+    # NVLink peer GPU2 (PXN, ncclTopoComputePaths), GPU7 through GPU3; GPU4 and GPU5 have no NVLink peer
+    # near a NIC: IB without GDR.
+    topo = _topo(DGX1_V100, gdr_path="nvidia-peermem")
+    nics = tuple(dataclasses.replace(n, state="ACTIVE", link_layer="InfiniBand") for n in topo.nics)
+    pred = predict(dataclasses.replace(topo, nics=nics))
+    by_gpu = {q.gpu: q for q in pred.network}
+    assert (by_gpu[2].transport, by_gpu[2].path, by_gpu[2].pxn_via) == ("ib-gdr", "PIX", None)
+    assert (by_gpu[0].transport, by_gpu[0].path, by_gpu[0].pxn_via) == ("ib-gdr", "PHB", 2)
+    assert (by_gpu[6].transport, by_gpu[6].pxn_via, by_gpu[7].pxn_via) == ("ib-gdr", 2, 3)
+    assert (by_gpu[4].transport, by_gpu[4].path, by_gpu[4].gdr) == ("ib", "SYS", False)
+    (finding,) = pred.findings
+    assert finding.code == "distance" and finding.subjects == ("GPU4 -> mlx5_0", "GPU5 -> mlx5_0")
+    # before v2.12.7 there is no PXN: GPU0 loses GPUDirect RDMA too
+    old = predict(dataclasses.replace(topo, nics=nics, nccl_version="2.11.4"))
+    assert old.network[0].transport == "ib" and old.network[0].pxn_via is None

@@ -77,6 +77,35 @@ GPU7\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPXB\t X \tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\
 mlx5_0\tPXB\tPXB\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t X \tPXB\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t\t
 """
 
+# https://github.com/NVIDIA/nccl/issues/2079 ("ncclAllReduce deadlocks on 2x RTX 5880 Ada (PCIe PHB
+# topology, no NVLink)"), read 2026-12-05: NCCL 2.25.1; the fix was "disabling ACS ... on the AMD PCIe
+# root complex bridges ... behind AMD Starship/Matisse GPP bridges that had ACS enabled (ACSCtl: 0x001d =
+# SrcValid+, ReqRedir+, CmpltRedir+, UpstreamFwd+)", for bdf in 00:03.1 00:03.2 00:03.3 00:03.4 20:01.1
+# 20:01.2 20:01.3 22:01.0 22:02.0 22:03.0; and NCCL_P2P_DISABLE=1 alone also ended the deadlock.
+RTX5880_X2_ACS = """\
+        GPU0    GPU1    CPU Affinity    NUMA Affinity
+GPU0     X      NODE    0-63            0
+GPU1    NODE     X      0-63            0
+"""
+RTX5880_X2_ACS_BRIDGES = (
+    "00:03.1", "00:03.2", "00:03.3", "00:03.4", "20:01.1", "20:01.2", "20:01.3", "22:01.0", "22:02.0", "22:03.0",
+)  # fmt: skip
+
+# https://github.com/NVIDIA/nccl-tests/issues/29 (DGX-1 style V100 hybrid cube mesh, "I enable the GPU
+# Direct RDMA and the performance doubled"), read 2026-12-05; the GPU7 row is cut in the thread after its
+# CPU Affinity begins, every GPU and NIC column is there.
+DGX1_V100 = """\
+        GPU0    GPU1    GPU2    GPU3    GPU4    GPU5    GPU6    GPU7    mlx5_0  mlx5_1  CPU Affinity
+GPU0     X      NV2     NV2     NV1     NV1     SYS     SYS     SYS     NODE    NODE    0-23,48-71
+GPU1    NV2      X      NV1     NV2     SYS     NV1     SYS     SYS     NODE    NODE    0-23,48-71
+GPU2    NV2     NV1      X      NV1     SYS     SYS     NV2     SYS     PIX     PIX     0-23,48-71
+GPU3    NV1     NV2     NV1      X      SYS     SYS     SYS     NV2     PIX     PIX     0-23,48-71
+GPU4    NV1     SYS     SYS     SYS      X      NV2     NV2     NV1     SYS     SYS     24-47,72-95
+GPU5    SYS     NV1     SYS     SYS     NV2      X      NV1     NV2     SYS     SYS     24-47,72-95
+GPU6    SYS     SYS     NV2     SYS     NV2     NV1      X      NV1     SYS     SYS     24-47,72-95
+GPU7    SYS     SYS     SYS     NV2     NV1     NV2     NV1      X      SYS     SYS     24-47,
+"""
+
 _ROW = re.compile(r"^\s*(GPU\d+|NIC\d+|mlx5_\d+)\s")
 
 
