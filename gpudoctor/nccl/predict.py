@@ -417,7 +417,9 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
             codes.append("distance")
         return NetPrediction(g, "ib", "IB", nic.name, path, False, pxn_via, tuple(reasons), tuple(codes))
     reasons.append(
-        f"GPUDirect RDMA on ({topo.gdr_path}): distance {distance} <= {level} [{CITE['checkgdr']}]"
+        f"GPUDirect RDMA on ({topo.gdr_path}): distance {distance} <= {level} [{CITE['checkgdr']}], as long "
+        "as CUDA reports the GPU capable (cudaDevAttrGPUDirectRDMASupported, src/net.cc ncclGpuGdrSupport; "
+        "GeForce boards are not)"
     )
     return NetPrediction(g, "ib-gdr", "IB", nic.name, path, True, pxn_via, tuple(reasons), tuple(codes))
 

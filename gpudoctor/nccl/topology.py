@@ -271,6 +271,8 @@ def from_topo_matrix(
                 nv[i][j] = int(m.group(1))
             elif cell in LABELS:
                 labels[i][j] = cell
+            elif cell == "SOC":  # older nvidia-smi: "Path traverses a socket-level link (e.g. QPI)"
+                labels[i][j] = "SYS"
     switched = any(sum(row) > MAX_NVLINKS for row in nv)
     gpu_rows = []
     for i in range(n):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpudoctor.facts import Facts, known, unknown
 from gpudoctor.nccl.topology import from_facts, from_topo_matrix, nccl_path
 
-from .topo_texts import HGX_H100, RTX4090_X5, RTX4090_X8, read_matrix
+from .topo_texts import HGX_H100, K80_SOC, RTX4090_X5, RTX4090_X8, read_matrix
 
 
 def _topo(text, **extra):
@@ -151,3 +151,9 @@ def test_from_facts_older_facts_cross_socket_and_no_links():
     )
     assert topo.gpus[0].nvlink_to == (0, 0) and topo.gpus[0].nvswitch_links == 0
     assert topo.gpus[0].paths == ("X", "SYS")
+
+
+def test_older_soc_label_is_sys():
+    topo = _topo(K80_SOC)
+    assert topo.gpus[0].paths == ("X", "PIX", "SYS", "SYS", "SYS", "SYS")
+    assert topo.gpus[2].paths[4] == "PHB"

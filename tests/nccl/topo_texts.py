@@ -106,6 +106,18 @@ GPU6    SYS     SYS     NV2     SYS     NV2     NV1      X      NV1     SYS     
 GPU7    SYS     SYS     SYS     NV2     NV1     NV2     NV1      X      SYS     SYS     24-47,
 """
 
+# https://github.com/NVIDIA/nccl/issues/19 ("Testing nccl with a difficult topology", K80s, an older
+# nvidia-smi that wrote SOC for SYS), read 2026-12-05.
+K80_SOC = """\
+        GPU0 GPU1 GPU2 GPU3 GPU4 GPU5 CPU Affinity
+GPU0\t X \tPIX\tSOC\tSOC\tSOC\tSOC\t0-7,16-23
+GPU1\tPIX\t X \tSOC\tSOC\tSOC\tSOC\t0-7,16-23
+GPU2\tSOC\tSOC\t X \tPIX\tPHB\tPHB\t8-15,24-31
+GPU3\tSOC\tSOC\tPIX\t X \tPHB\tPHB\t8-15,24-31
+GPU4\tSOC\tSOC\tPHB\tPHB\t X \tPIX\t8-15,24-31
+GPU5\tSOC\tSOC\tPHB\tPHB\tPIX\t X \t8-15,24-31
+"""
+
 _ROW = re.compile(r"^\s*(GPU\d+|NIC\d+|mlx5_\d+)\s")
 
 
@@ -113,10 +125,10 @@ def read_matrix(text: str):
     """(cells {(row, col): label}, gpu names, nic names, {gpu: numa}) of a topo -m text. The NICs are the
     header's; their distance to each GPU is read from the GPU rows."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    header = lines[0].split("\t") if "\t" in lines[0] else re.split(r"\s{2,}", lines[0])
-    header = [h.strip() for h in header if h.strip()]
-    cols = [h for h in header if re.fullmatch(r"GPU\d+|NIC\d+|mlx5_\d+", h)]
-    numa_at = header.index("NUMA Affinity") + 1 if "NUMA Affinity" in header else None  # + the row name
+    cols = re.findall(r"\b(?:GPU\d+|NIC\d+|mlx5_\d+)\b", lines[0])
+    tail = lines[0][lines[0].rindex(cols[-1]) + len(cols[-1]) :]
+    rest = [h.strip() for h in re.split(r"\t|\s{2,}", tail) if h.strip()]
+    numa_at = 1 + len(cols) + rest.index("NUMA Affinity") if "NUMA Affinity" in rest else None
     cells, gpus, numa = {}, [], {}
     nics = [c for c in cols if not c.startswith("GPU")]  # the columns: some excerpts cut NIC rows
     for line in lines[1:]:
