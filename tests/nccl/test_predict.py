@@ -348,3 +348,18 @@ def test_dgx1_net_pxn_and_far_gpus():
     # before v2.12.7 there is no PXN: GPU0 loses GPUDirect RDMA too
     old = predict(dataclasses.replace(topo, nics=nics, nccl_version="2.11.4"))
     assert old.network[0].transport == "ib" and old.network[0].pxn_via is None
+
+
+def test_roce_port_is_ib_transport():
+    # "NET/IB : Using [0]mlx5_0:1/RoCE ... Using network IB" (https://github.com/NVIDIA/nccl/issues/1358):
+    # an ACTIVE port with link layer Ethernet is an NCCL IB device (net_ib.cc ncclIbInit)
+    facts = _ib_facts(**{"interconnect.ib_ports[0].link_layer": known("Ethernet", "sysfs")})
+    pred = predict(from_facts(facts))
+    assert pred.net_name == "IB" and "(RoCE)" in pred.net_reasons[0]
+    assert pred.network[0].transport == "ib-gdr"
+
+
+def test_nothing_collected_predicts_nothing_and_does_not_fail():
+    pred = predict(from_facts(Facts({})))
+    assert (pred.pairs, pred.network, pred.findings) == ((), (), ())
+    assert pred.net_name is None and pred.nvls is False
