@@ -331,7 +331,9 @@ def _network(topo: Topology) -> tuple[Optional[str], tuple[str, ...], tuple[str,
 
 
 def _nearest_nic(topo: Topology, g: int, nics: list[Nic]) -> tuple[Optional[Nic], Optional[str]]:
-    """NCCL's closest NIC: the smallest path type (src/graph/search.cc ncclTopoGetLocal). None when a NIC's
+    """The NIC NCCL gives the GPU: ncclTopoGetLocal (NVIDIA/nccl@v2.23.4-1:src/graph/topo.cc) takes the
+    highest path bandwidth, then the smallest path type; this orders by path type alone, which agrees
+    wherever the nearer NIC is no slower (a farther, faster NIC would win in NCCL). None when a NIC's
     distance is unknown and none known is within PXB."""
     best, best_rank, unknown = None, None, False
     for nic in nics:
@@ -359,7 +361,7 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
     codes: list[str] = []
     # the GPU's own nearest NIC (any state): when it is down NCCL goes to a farther one
     own, own_path = _nearest_nic(topo, g, list(topo.nics or ()))
-    if own is not None and not own.active and (nic is None or RANK[own_path] < RANK[path]):
+    if own is not None and own.active is False and (nic is None or RANK[own_path] < RANK[path]):
         reasons.append(f"its nearest NIC {own.port or own.name} ({own_path}) is {own.state}")
         codes.append("nic-down")
     if nic is None:
