@@ -18,8 +18,11 @@ paths.cc ncclTopoComputePaths), and GPUDirect RDMA when the NIC can reach GPU me
 DMA-BUF, net_ib.cc ncclIbGdrSupport / ncclIbDmaBufSupport; src/graph/topo.cc) and the GPU is within
 NCCL_NET_GDR_LEVEL, PXB by default, of it (paths.cc ncclTopoCheckGdr).
 
-The rules were read in v2.23.4-1 and are unchanged in v2.29.7-1 except where a comment says so. What the
-topology does not say is "unknown" with the reason; nothing is assumed fine.
+The rules were read in v2.23.4-1 and compared with v2.29.7-1 and v2.30.7-1: the same but where a comment
+says so (PATH_C2C/P2C for Grace systems, NVB from v2.8.3, PXN from v2.12.7, NVLS from v2.17.1). The
+prediction is for a job that uses every GPU of the node, each rank sharing the host's /dev/shm (ranks in
+separate containers with their own /dev/shm get neither P2P nor SHM, p2p.cc/shm.cc "isolated containers").
+What the topology does not say is "unknown" with the reason; nothing is assumed fine.
 """
 
 from __future__ import annotations
