@@ -245,6 +245,9 @@ class _Path:
 def _gpu_path(topo: Topology, i: int, j: int) -> _Path:
     gi, gj = topo.gpus[i], topo.gpus[j]
     label = gi.paths[j] if j < len(gi.paths) else None
+    # A GPU known to have no NVLink at all rules out an NVLink path whatever the other GPU's links are.
+    if _no_nvlink(gi) or _no_nvlink(gj):
+        return _pcie_path(gi, gj, label)
     if gi.nvlink_to is None or gj.nvlink_to is None or gi.nvswitch_links is None or gj.nvswitch_links is None:
         missing = gi.index if gi.nvlink_to is None or gi.nvswitch_links is None else gj.index
         return _Path(
@@ -278,9 +281,20 @@ def _gpu_path(topo: Topology, i: int, j: int) -> _Path:
             if not (pci == "PIX" and bw is not None and pci_path_bw is not None and pci_path_bw >= bw):
                 k = best[1]
                 return _Path("NVB", bw, via=k, why=f"NVB: NVLink through GPU{k} [{CITE['setpaths']}]")
+    return _pcie_path(gi, gj, label)
+
+
+def _no_nvlink(gpu: Gpu) -> bool:
+    return gpu.nvswitch_links == 0 and gpu.nvlink_to is not None and not any(gpu.nvlink_to)
+
+
+def _pcie_path(gi: Gpu, gj: Gpu, label: Optional[str]) -> _Path:
+    pci = nccl_path(label)
     if pci is None:
-        return _Path(None, why=f"the PCIe distance between GPU{i} and GPU{j} is not known")
-    return _Path(pci, pci_path_bw, why=f"{pci}: PCIe path {label} [{CITE['setpaths']}]")
+        return _Path(None, why=f"the PCIe distance between GPU{gi.index} and GPU{gj.index} is not known")
+    bws = [pci_bw(gi), pci_bw(gj)]
+    bw = None if any(b is None for b in bws) else min(bws)  # type: ignore[type-var]
+    return _Path(pci, bw, why=f"{pci}: PCIe path {label} [{CITE['setpaths']}]")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -722,6 +736,43 @@ def _findings(
         out.append(
             Finding(code, tuple(subjects), cause.format(t=t, acs=", ".join(topo.acs_redirect or ())), fix)
         )
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------------
+# what NCCL printed, against the prediction
+
+_VIA = (
+    ("P2P/", "p2p"),  # p2p.cc p2pSendSetup: P2P/direct pointer, P2P/IPC, P2P/CUMEM[/read], P2P/indirect
+    ("SHM/", "shm"),  # shm.cc shmSendSetup: SHM/direct/direct, SHM/CE/...
+    ("direct shared memory", "shm"),  # shm.cc before v2.8 (NVIDIA/nccl@v2.7.8-1:src/transport/shm.cc)
+    ("NET/", "net"),  # net.cc: NET/IB/0/GDRDMA, NET/Socket/0
+)
+
+
+def observed_transport(via: str) -> Optional[str]:
+    """The transport of a `Channel ... via X` line of NCCL_DEBUG=INFO (the text after "via"): p2p, shm, net;
+    None for anything else (COLLNET, NVLS). A log does not say whether P2P runs over NVLink or PCIe."""
+    text = via.strip()
+    return next((kind for prefix, kind in _VIA if text.startswith(prefix)), None)
+
+
+def disagreements(prediction: Prediction, observed: dict) -> tuple[str, ...]:
+    """Where NCCL's log and the prediction differ: `observed` maps (GPU, GPU) by NVML index (the bracket
+    of `0[0] -> 1[1]` from v2.19 on) to the text after "via". A predicted "unknown" is reported too."""
+    out = []
+    for (i, j), via in sorted(observed.items()):
+        seen = observed_transport(via)
+        if seen is None or i == j:
+            continue
+        try:
+            pair = prediction.pair(i, j)
+        except KeyError:
+            out.append(f"GPU{i} -> GPU{j}: NCCL used {seen} ({via}); no such pair in the topology")
+            continue
+        if pair.transport.split("-", 1)[0] != seen:
+            why = f" ({pair.reasons[-1]})" if pair.transport == "unknown" else ""
+            out.append(f"GPU{i} -> GPU{j}: predicted {pair.transport}{why}, NCCL used {seen} ({via})")
     return tuple(out)
 
 

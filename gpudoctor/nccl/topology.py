@@ -255,8 +255,8 @@ def from_topo_matrix(
 ) -> Topology:
     """The node from the cells of `nvidia-smi topo -m`: {("GPU0", "GPU1"): "NV18", ("GPU0", "NIC0"): "PIX"}.
 
-    `gpus` and `nics` are the row names in order (GPU0.., NIC0.. or mlx5_0..), `numa` the NUMA Affinity
-    column. What the matrix cannot say stays None: NVML's P2P status, port states, rates, peermem, ACS;
+    `gpus` and `nics` are the names in column order (GPU0.., NIC0.. or mlx5_0..), `numa` the NUMA Affinity
+    column; a GPU whose row is missing (a cut excerpt) is known by nothing but its column. What the matrix cannot say stays None: NVML's P2P status, port states, rates, peermem, ACS;
     pass them as keyword arguments of Topology (`peermem=`, `gdr_path=`, `acs_redirect=`...) when known.
     An NVSwitch node shows every pair as NV#: when a GPU's NV# counts add up to more than 18 (the most
     links any NVIDIA GPU has, H100/B200), the links go to NVSwitches and NV# is the count per GPU."""
@@ -276,6 +276,15 @@ def from_topo_matrix(
     switched = any(sum(row) > MAX_NVLINKS for row in nv)
     gpu_rows = []
     for i in range(n):
+        if not any((gpus[i], b) in cells for b in gpus):  # a row the text does not have: nothing known
+            gpu_rows.append(
+                Gpu(
+                    index=i,
+                    numa=(numa or {}).get(gpus[i]),
+                    paths=tuple("X" if j == i else None for j in range(n)),
+                )
+            )
+            continue
         if switched:
             to, sw = (0,) * n, max(nv[i][j] for j in range(n) if j != i)
         else:

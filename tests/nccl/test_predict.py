@@ -13,7 +13,7 @@ import dataclasses
 import pytest
 
 from gpudoctor.facts import Facts, known
-from gpudoctor.nccl.predict import predict, user_level
+from gpudoctor.nccl.predict import disagreements, observed_transport, predict, user_level
 from gpudoctor.nccl.topology import Nic, from_facts, from_topo_matrix
 
 from .test_topology import _facts
@@ -21,12 +21,15 @@ from .topo_texts import (
     DGX1_V100,
     DGXA100_NO_NVLINK,
     HGX_H100,
+    PCIE8_1817,
+    PCIE8_1817_LOG,
     RTX4090_X5,
     RTX4090_X8,
     RTX5090_X2,
     RTX5090_X2_P2P,
     RTX5880_X2_ACS,
     RTX5880_X2_ACS_BRIDGES,
+    read_channels,
     read_matrix,
     read_p2p,
 )
@@ -363,3 +366,45 @@ def test_nothing_collected_predicts_nothing_and_does_not_fail():
     pred = predict(from_facts(Facts({})))
     assert (pred.pairs, pred.network, pred.findings) == ((), (), ())
     assert pred.net_name is None and pred.nvls is False
+
+
+# --- against NCCL's own log -------------------------------------------------------------------------
+
+
+def test_prediction_agrees_with_nccls_log_on_a_pcie_node():
+    # nccl#1817: the cross-socket pairs (SYS) NCCL ran "via SHM/direct/direct"; gpudoctor predicts SHM for
+    # them (SYS > PXB, ncclTopoCheckP2p; no NIC, so no NET) from the rows the thread shows.
+    pred = predict(_topo(PCIE8_1817))
+    observed = read_channels(PCIE8_1817_LOG)
+    assert observed == {(0, 4): "SHM/direct/direct", (3, 7): "SHM/direct/direct",
+                        (1, 5): "SHM/direct/direct", (2, 6): "SHM/direct/direct"}  # fmt: skip
+    assert disagreements(pred, observed) == ()
+    # the rows the excerpt cuts stay unknown rather than guessed
+    assert pred.pair(4, 0).transport == "unknown"
+
+
+def test_a_disagreement_is_reported_not_hidden():
+    # The same log against the node with NCCL_P2P_LEVEL=SYS, which would have made those pairs P2P
+    pred = predict(dataclasses.replace(_topo(PCIE8_1817), env={"NCCL_P2P_LEVEL": "SYS"}))
+    found = disagreements(pred, read_channels(PCIE8_1817_LOG))
+    assert found[0].startswith("GPU0 -> GPU4: predicted unknown (NVML's P2P status was not read")
+    assert found[0].endswith("NCCL used shm (SHM/direct/direct)")
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        # https://github.com/NVIDIA/nccl/issues/1817
+        ("Channel 00/0 : 7[7] -> 6[6] via P2P/direct pointer", "p2p"),
+        # https://github.com/NVIDIA/nccl/issues/1189
+        ("Channel 00/0 : 3[1] -> 2[0] via P2P/CUMEM", "p2p"),
+        ("Channel 00/0 : 1[1] -> 3[1] [receive] via NET/IB/2/GDRDMA", "net"),
+        # https://github.com/NVIDIA/nccl-tests/issues/166
+        ("Channel 14/0 : 15[7] -> 0[0] [send] via NET/Socket/0", "net"),
+        ("Channel 09 : 6[6] -> 7[7] via SHM/direct/direct", "shm"),
+        # https://github.com/NVIDIA/nccl/issues/1190 (before v2.8: bus ids in the brackets)
+        ("Channel 00 : 1[89000] -> 0[3d000] via direct shared memory", "shm"),
+    ],
+)
+def test_observed_transport(line, kind):
+    assert observed_transport(line.split(" via ", 1)[1]) == kind

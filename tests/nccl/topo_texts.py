@@ -118,18 +118,35 @@ GPU4\tSOC\tSOC\tPHB\tPHB\t X \tPIX\t8-15,24-31
 GPU5\tSOC\tSOC\tPHB\tPHB\tPIX\t X \t8-15,24-31
 """
 
+# https://github.com/NVIDIA/nccl/issues/1817 ("P2P is slow than SHM"), read 2026-12-05: the matrix's
+# first four rows (the thread's excerpt cuts the rest), and four lines of the first NCCL_DEBUG=INFO log.
+PCIE8_1817 = """\
+        GPU0    GPU1    GPU2    GPU3    GPU4    GPU5    GPU6    GPU7    CPU Affinity    NUMA Affinity   GPU NUMA ID
+GPU0     X      PIX     NODE    NODE    SYS     SYS     SYS     SYS     0-47,96-143     0               N/A
+GPU1    PIX      X      NODE    NODE    SYS     SYS     SYS     SYS     0-47,96-143     0               N/A
+GPU2    NODE    NODE     X      PIX     SYS     SYS     SYS     SYS     0-47,96-143     0               N/A
+GPU3    NODE    NODE    PIX      X      SYS     SYS     SYS     SYS     0-47,96-143     0               N/A
+"""
+PCIE8_1817_LOG = """\
+sh9-machine-20250813085604-64df4c99dc-m27xf:3884652:3884747 [0] NCCL INFO Channel 00 : 0[0] -> 4[4] via SHM/direct/direct
+sh9-machine-20250813085604-64df4c99dc-m27xf:3884652:3884744 [3] NCCL INFO Channel 00 : 3[3] -> 7[7] via SHM/direct/direct
+sh9-machine-20250813085604-64df4c99dc-m27xf:3884652:3884746 [1] NCCL INFO Channel 00 : 1[1] -> 5[5] via SHM/direct/direct
+sh9-machine-20250813085604-64df4c99dc-m27xf:3884652:3884745 [2] NCCL INFO Channel 00 : 2[2] -> 6[6] via SHM/direct/direct
+"""
+
 _ROW = re.compile(r"^\s*(GPU\d+|NIC\d+|mlx5_\d+)\s")
 
 
 def read_matrix(text: str):
-    """(cells {(row, col): label}, gpu names, nic names, {gpu: numa}) of a topo -m text. The NICs are the
-    header's; their distance to each GPU is read from the GPU rows."""
+    """(cells {(row, col): label}, gpu names, nic names, {gpu: numa}) of a topo -m text. The GPUs and NICs
+    are the header's (some excerpts cut rows); a NIC's distance to each GPU is read from the GPU rows."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
     cols = re.findall(r"\b(?:GPU\d+|NIC\d+|mlx5_\d+)\b", lines[0])
     tail = lines[0][lines[0].rindex(cols[-1]) + len(cols[-1]) :]
     rest = [h.strip() for h in re.split(r"\t|\s{2,}", tail) if h.strip()]
     numa_at = 1 + len(cols) + rest.index("NUMA Affinity") if "NUMA Affinity" in rest else None
-    cells, gpus, numa = {}, [], {}
+    cells, numa = {}, {}
+    gpus = [c for c in cols if c.startswith("GPU")]
     nics = [c for c in cols if not c.startswith("GPU")]  # the columns: some excerpts cut NIC rows
     for line in lines[1:]:
         m = _ROW.match(line)
@@ -140,14 +157,18 @@ def read_matrix(text: str):
         values = parts[1 : 1 + len(cols)]
         for col, value in zip(cols, values):
             cells[(name, col)] = value
-        if name.startswith("GPU"):
-            gpus.append(name)
         if name.startswith("GPU") and numa_at is not None and len(parts) > numa_at:
             try:
                 numa[name] = int(parts[numa_at])
             except ValueError:
                 pass
     return cells, gpus, nics, numa
+
+
+def read_channels(text: str) -> dict[tuple[int, int], str]:
+    """`Channel NN[/c] : r[dev] -> r[dev] [send|receive] via X` lines: {(dev, dev): X}."""
+    pat = re.compile(r"Channel \d+(?:/\d+)? : \d+\[(\w+)\] -> \d+\[(\w+)\](?: \[\w+\])? via (\S+)")
+    return {(int(m.group(1)), int(m.group(2))): m.group(3) for m in pat.finditer(text)}
 
 
 def read_p2p(text: str) -> dict[int, tuple[int, ...]]:
