@@ -256,8 +256,9 @@ def from_topo_matrix(
     """The node from the cells of `nvidia-smi topo -m`: {("GPU0", "GPU1"): "NV18", ("GPU0", "NIC0"): "PIX"}.
 
     `gpus` and `nics` are the names in column order (GPU0.., NIC0.. or mlx5_0..), `numa` the NUMA Affinity
-    column; a GPU whose row is missing (a cut excerpt) is known by nothing but its column. What the matrix cannot say stays None: NVML's P2P status, port states, rates, peermem, ACS;
-    pass them as keyword arguments of Topology (`peermem=`, `gdr_path=`, `acs_redirect=`...) when known.
+    column; a GPU whose row is missing (a cut excerpt) is known by nothing but its column. What the matrix
+    cannot say stays None: NVML's P2P status, port states, rates, peermem, ACS; pass them as keyword
+    arguments of Topology (`peermem=`, `gdr_path=`, `acs_redirect=`...) when known.
     An NVSwitch node shows every pair as NV#: when a GPU's NV# counts add up to more than 18 (the most
     links any NVIDIA GPU has, H100/B200), the links go to NVSwitches and NV# is the count per GPU."""
     n = len(gpus)
