@@ -21,6 +21,7 @@ from .topo_texts import (
     DGX1_V100,
     DGXA100_NO_NVLINK,
     HGX_H100,
+    PCIE8_1439,
     PCIE8_1817,
     PCIE8_1817_LOG,
     RTX4090_X5,
@@ -408,3 +409,19 @@ def test_a_disagreement_is_reported_not_hidden():
 )
 def test_observed_transport(line, kind):
     assert observed_transport(line.split(" via ", 1)[1]) == kind
+
+
+def test_pcie_switch_pairs_p2p_the_rest_shm():
+    # nccl#1439: PIX pairs within PXB -> P2P once NVML says OK (ncclTopoCheckP2p); PHB and SYS -> SHM
+    topo = _with_gpus(_topo(PCIE8_1439), p2p_no_read=())
+    pred = predict(topo)
+    t = _transports(pred)
+    assert [t[(0, j)] for j in range(1, 8)] == ["p2p-pcie", "shm", "shm", "shm", "shm", "shm", "shm"]
+    assert sum(v == "p2p-pcie" for v in t.values()) == 8  # 4 PIX pairs, both directions
+    assert pred.findings == ()
+    # NCCL_P2P_DISABLE=1 (what nccl#667's user set to get past the hang) turns the PIX pairs to SHM
+    off = predict(dataclasses.replace(topo, env={"NCCL_P2P_DISABLE": "1"}))
+    assert set(_transports(off).values()) == {"shm"}
+    (finding,) = off.findings
+    assert finding.code == "env-p2p-disable"
+    assert finding.subjects == ("GPU0-GPU1", "GPU2-GPU3", "GPU4-GPU5", "GPU6-GPU7")

@@ -134,6 +134,19 @@ sh9-machine-20250813085604-64df4c99dc-m27xf:3884652:3884746 [1] NCCL INFO Channe
 sh9-machine-20250813085604-64df4c99dc-m27xf:3884652:3884745 [2] NCCL INFO Channel 00 : 2[2] -> 6[6] via SHM/direct/direct
 """
 
+# https://github.com/NVIDIA/nccl/issues/1439 ("ALLREDUCE timeout"), read 2026-12-05.
+PCIE8_1439 = """\
+        GPU0    GPU1    GPU2    GPU3    GPU4    GPU5    GPU6    GPU7    CPU Affinity    NUMA Affinity   GPU NUMA ID
+GPU0     X      PIX     PHB     PHB     SYS     SYS     SYS     SYS     0-13,28-41      0               N/A
+GPU1    PIX      X      PHB     PHB     SYS     SYS     SYS     SYS     0-13,28-41      0               N/A
+GPU2    PHB     PHB      X      PIX     SYS     SYS     SYS     SYS     0-13,28-41      0               N/A
+GPU3    PHB     PHB     PIX      X      SYS     SYS     SYS     SYS     0-13,28-41      0               N/A
+GPU4    SYS     SYS     SYS     SYS      X      PIX     PHB     PHB     14-27,42-55     1               N/A
+GPU5    SYS     SYS     SYS     SYS     PIX      X      PHB     PHB     14-27,42-55     1               N/A
+GPU6    SYS     SYS     SYS     SYS     PHB     PHB      X      PIX     14-27,42-55     1               N/A
+GPU7    SYS     SYS     SYS     SYS     PHB     PHB     PIX      X      14-27,42-55     1               N/A
+"""
+
 _ROW = re.compile(r"^\s*(GPU\d+|NIC\d+|mlx5_\d+)\s")
 
 
