@@ -137,6 +137,12 @@ command(
 )
 command(
     app,
+    "nccl",
+    options.NCCL,
+    "Predict the path NCCL takes between each pair of GPUs and to other nodes, and say where it is slow.",
+)
+command(
+    app,
     "bench",
     options.BENCH,
     "Measure the GPUs (matmul TFLOP/s, copy bandwidths, peers, all-reduce) against what they should do.",

@@ -35,6 +35,8 @@ this module computes with the knowledge tables and compat:
                                     host_compilers table, through table_digest)
     container.require_*             the NVIDIA container runtime's verdict on NVIDIA_REQUIRE_* and where it
                                     is enforced (container/require_verdict.py)
+    nccl_paths.*                    the transports NCCL will use between the GPUs and to the network, and
+                                    where they are slower than the hardware allows (gpudoctor/nccl/)
     knowledge.newer, .newer_count   what on this host is newer than the knowledge tables: a torch or
                                     tensorflow release (major.minor) past the newest row of its table, a
                                     driver branch past the newest of cuda_drivers (through table_digest)
@@ -216,6 +218,11 @@ def derive(facts: Facts) -> Facts:
         out.update(_xid(facts))
     if collected(facts, "frameworks.count", "python.ctranslate2", "cuda_libs.loader_sonames"):
         out.update(_cuda_consumers(facts))
+    gpus = facts.value("gpus.count")
+    if isinstance(gpus, int) and gpus > 0 and collected(facts, "interconnect.rdma.device_count"):
+        from .nccl.path_facts import path_facts
+
+        out.update(path_facts(Facts(out, facts.missing)))  # reads interconnect.gdr_path, derived above
     if collected(facts, "container.nvidia_requires"):
         from .container.require_verdict import derive as container_requirements
 

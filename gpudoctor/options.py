@@ -388,6 +388,24 @@ RUN = (
     ),
 )
 
+NCCL = (
+    SNAPSHOT,
+    FORMAT,
+    Option(
+        "log",
+        ("--log",),
+        "An NCCL_DEBUG=INFO log of a run on this host: NCCL's real choice for each GPU pair, compared.",
+        metavar="FILE",
+    ),
+    Option(
+        "bench",
+        ("--bench",),
+        "A `gpudoctor bench --format json` report: its measured all-reduce against the predicted one.",
+        metavar="FILE",
+    ),
+    TIMEOUT,
+)
+
 RULES_LIST = (RULES,)
 RULES_SHOW = (Option("rule_id", ("rule_id",), "A rule id, e.g. GD-PCIE-001.", required=True), RULES)
 RULES_VALIDATE = (RULE_PATHS,)

@@ -117,8 +117,11 @@ def _condition_facts(cond: Any) -> Iterable[str]:
 
 
 def rule_facts(rule: Rule) -> set[str]:
-    """Every fact a rule names: in its condition, its iteration, its texts and its fix steps."""
+    """Every fact a rule names: in its conditions (`applies` and `when`), its iteration, its texts and its
+    fix steps."""
     names = set(_condition_facts(rule.when))
+    if rule.applies is not None:
+        names.update(_condition_facts(rule.applies))
     if rule.for_each:
         names.add(f"{rule.for_each}.count")
     texts = [rule.message, rule.why, rule.title] + [s.text for s in rule.fix]

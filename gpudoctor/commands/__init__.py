@@ -24,6 +24,7 @@ COMMANDS = {
     "fleet": "fleet",
     "run": "run",
     "bench": "bench",
+    "nccl": "nccl",
     "rules list": "rules",
     "rules show": "rules",
     "rules validate": "rules",

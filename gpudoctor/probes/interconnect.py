@@ -149,6 +149,63 @@ FACT_SPECS: tuple[FactSpec, ...] = (
         "`unknown` (no NUMA information)",
     ),
     FactSpec("interconnect.gpu_nics[].gpu_numa", "int", "", "the GPU's NUMA node (-1: none reported)"),
+    # NCCL's predicted paths: derived by gpudoctor/nccl/path_facts.py (derive.py), on this probe's facts
+    FactSpec(
+        "nccl_paths.pairs",
+        "list[str]",
+        "",
+        "derived: per pair of GPUs (lower index first), the transport NCCL will use between them, predicted "
+        "by NCCL's own rules (gpudoctor/nccl/predict.py): `GPU0-GPU1: p2p-nvlink (NVL)`; p2p-nvlink, "
+        "p2p-pcie, shm, net, none or unknown, with NCCL's path type",
+    ),
+    FactSpec(
+        "nccl_paths.network",
+        "list[str]",
+        "",
+        "derived: per GPU, how NCCL will reach other nodes: `GPU0: ib-gdr via mlx5_0/1 (PIX)`; ib-gdr (IB or "
+        "RoCE with GPUDirect RDMA), ib (staged through host memory), socket or unknown",
+    ),
+    FactSpec(
+        "nccl_paths.findings",
+        "list[str]",
+        "",
+        "derived: where NCCL will take a slower path between GPUs of this node than the hardware allows: "
+        "the pairs, the cause and the fix, one entry per cause",
+    ),
+    FactSpec(
+        "nccl_paths.finding_count",
+        "int",
+        "",
+        "derived: how many entries nccl_paths.findings has; unknown when it has none and a pair could not "
+        "be predicted",
+    ),
+    FactSpec(
+        "nccl_paths.net_findings",
+        "list[str]",
+        "",
+        "derived: where NCCL will reach other nodes by a slower path than the hardware allows (sockets "
+        "with IB present, IB without GPUDirect RDMA): the GPUs, the cause and the fix, one entry per cause",
+    ),
+    FactSpec(
+        "nccl_paths.net_finding_count",
+        "int",
+        "",
+        "derived: how many entries nccl_paths.net_findings has; unknown when it has none and a GPU's "
+        "network path could not be predicted",
+    ),
+    FactSpec(
+        "nccl_paths.busbw_gbs",
+        "float",
+        "GB/s",
+        "derived: the all-reduce bus bandwidth the node's best ring allows over the predicted transports "
+        "(gpudoctor/nccl/busbw.py), to compare with bench's measured all-reduce",
+    ),
+    FactSpec(
+        "nccl_paths.nvls",
+        "bool",
+        "",
+        "derived: NCCL can use NVLink SHARP (NVLS: NVSwitch multicast) on this node",
+    ),
 )
 # Not in preflight: it lists the PCI tree and, as root, runs lspci -vvv.
 PROBE = ProbeSpec("interconnect")

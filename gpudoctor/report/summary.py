@@ -7,7 +7,9 @@ from typing import Any
 from ..engine.template import size
 from ..facts import FRAMEWORKS, Facts
 
-AREAS = ("Driver", "GPUs", "CUDA", "cuDNN", "NCCL", "Python", "Frameworks", "Runtime", "System")
+AREAS = (
+    "Driver", "GPUs", "CUDA", "cuDNN", "NCCL", "NCCL paths", "Python", "Frameworks", "Runtime", "System",
+)  # fmt: skip
 
 
 def _v(facts: Facts, name: str, default: str = "unknown") -> Any:
@@ -176,6 +178,38 @@ def system_line(facts: Facts) -> str:
     )
 
 
+def _tally(entries: list) -> str:
+    """ "GPU0-GPU1: p2p-nvlink (NVL)" entries -> "28 p2p-nvlink" or "12 p2p-pcie, 16 shm"."""
+    counts: dict[str, int] = {}
+    for entry in entries:
+        kind = str(entry).split(": ", 1)[-1].split(" ", 1)[0]
+        counts[kind] = counts.get(kind, 0) + 1
+    return ", ".join(f"{n} {kind}" for kind, n in counts.items())
+
+
+def nccl_paths_line(facts: Facts) -> str:
+    """NCCL's predicted transports (gpudoctor/nccl/): between GPU pairs, NVLS, to the network, the ring's
+    all-reduce bus bandwidth; `gpudoctor nccl` has each pair."""
+    pairs, network = facts.value("nccl_paths.pairs") or [], facts.value("nccl_paths.network") or []
+    busbw = facts.value("nccl_paths.busbw_gbs")
+    return _join(
+        [
+            f"GPU pairs: {_tally(pairs)}" if pairs else "",
+            "NVLS" if facts.value("nccl_paths.nvls") is True else "",
+            f"to other nodes: {_tally(network)}" if network else "",
+            f"all-reduce up to {busbw:g} GB/s" if isinstance(busbw, (int, float)) else "",
+        ]
+    )
+
+
+def _nccl_paths(facts: Facts) -> list[tuple[str, list[str]]]:
+    """The area where there is something to say: two GPUs or more, or an RDMA device."""
+    rdma = facts.value("interconnect.rdma.device_count")
+    if not facts.value("nccl_paths.pairs") and not (isinstance(rdma, int) and rdma > 0):
+        return []
+    return [("NCCL paths", [nccl_paths_line(facts)])]
+
+
 def summary(facts: Facts) -> list[tuple[str, list[str]]]:
     """(area, lines) in report order."""
     return (
@@ -185,6 +219,9 @@ def summary(facts: Facts) -> list[tuple[str, list[str]]]:
             ("CUDA", [cuda_line(facts)]),
             ("cuDNN", [_copies(facts, "cudnn.installs")]),
             ("NCCL", [_copies(facts, "nccl.installs")]),
+        ]
+        + _nccl_paths(facts)
+        + [
             ("Python", [python_line(facts)]),
             ("Frameworks", [frameworks_line(facts)]),
         ]

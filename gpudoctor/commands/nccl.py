@@ -1,0 +1,135 @@
+"""`gpudoctor nccl`: the transports NCCL will use on this host (or a snapshot), predicted from its facts by
+NCCL's own rules (gpudoctor/nccl/), with what a `bench` report measured and what an NCCL_DEBUG=INFO log
+shows NCCL chose. Exit 1 when a pair or GPU would take a slower path than the hardware allows, or the log
+disagrees with the prediction; 2 when an input cannot be read."""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any, NamedTuple, Optional
+
+from . import CommandError, Outcome
+from ._shared import collect
+
+
+class LogSummary(NamedTuple):
+    path: str
+    version: Optional[str]
+    pairs: int  # GPU pairs whose transport the log shows
+    problem: str  # why it was not compared ("" when it was)
+
+
+class NcclView(NamedTuple):
+    topology: Any
+    prediction: Any
+    busbw: Any
+    comparison: Any  # busbw.Comparison with a bench report, else None
+    log: Optional[LogSummary]
+    disagreements: tuple[str, ...]
+    code: int
+
+
+def run(
+    snapshot: Optional[str] = None,
+    fmt: str = "text",
+    log: Optional[str] = None,
+    bench: Optional[str] = None,
+    timeout: Optional[float] = None,
+) -> Outcome:
+    from ..collect import collect as collect_facts
+    from ..derive import derive
+    from ..nccl.busbw import busbw_detail, compare
+    from ..nccl.predict import predict
+    from ..nccl.topology import from_facts
+    from ..probes import registry
+    from ..report import nccl_report
+
+    measured = _bench_facts(bench) if bench else None
+    log_text = _read(log) if log else None
+    host, source, deadline = collect(snapshot, [], timeout, inspect_python=False)
+    facts, _ = collect_facts(host, deadline, registry())
+    facts = derive(facts)
+    topo = from_facts(facts)
+    prediction = predict(topo)
+    bw = busbw_detail(prediction, topo)
+    summary, disagreements = (None, ())
+    if log is not None and log_text is not None:
+        summary, disagreements = compare_log(log, log_text, prediction, facts)
+    code = 1 if prediction.findings or disagreements else 0
+    view = NcclView(
+        topo,
+        prediction,
+        bw,
+        compare(bw, measured) if measured is not None else None,
+        summary,
+        disagreements,
+        code,
+    )
+    where = (
+        f"snapshot {snapshot}" if snapshot else f"live check of {facts.value('host.hostname') or 'this host'}"
+    )
+    render = nccl_report.render_json if fmt == "json" else nccl_report.render_text
+    sys.stdout.write(render(view, where))
+    return Outcome(code, list(getattr(host, "timed_out", [])))
+
+
+MAX_LOG_BYTES = 64 << 20  # an NCCL_DEBUG=INFO log of a large job is megabytes; more is not one run's
+
+
+def _read(path: str) -> str:
+    """The log's text (bytes that are not UTF-8 replaced: a log may hold anything)."""
+    from ..datafiles import read_capped
+
+    try:
+        return read_capped(path, MAX_LOG_BYTES).decode("utf-8", "replace")
+    except OSError as e:
+        raise CommandError(f"--log {path}: {e.strerror or e}") from None
+
+
+def _bench_facts(path: str) -> Any:
+    """The facts of a `bench --format json` report (a check report with bench[] facts)."""
+    from ..fleet.load import ReportError, read_report
+
+    try:
+        return read_report(path, whole=True).facts
+    except ReportError as e:
+        raise CommandError(f"--bench {path}: {e}") from None
+
+
+def compare_log(path: str, text: str, prediction: Any, facts: Any) -> tuple[LogSummary, tuple[str, ...]]:
+    """NCCL's choices in the log against the prediction, by GPU: the log's `Channel ... a[X] -> b[Y] via Z`
+    lines name each GPU by its bus id (NCCL before 2.19, `0[18000]`) or its CUDA device (`0[0]`)."""
+    from ..nccl.predict import disagreements
+    from ..nccl.read_log import channels, nccl_version
+
+    seen = channels(text)
+    version = nccl_version(text)
+    if not seen:
+        return LogSummary(
+            path, version, 0, "it has no `Channel ... via` lines (run with NCCL_DEBUG=INFO)"
+        ), ()
+    index, problem = gpu_index(set(a for a, _ in seen) | set(b for _, b in seen), facts)
+    if problem:
+        return LogSummary(path, version, 0, problem), ()
+    observed = {(index[a], index[b]): via for (a, b), via in seen.items()}
+    pairs = len({tuple(sorted(k)) for k in observed if k[0] != k[1]})
+    return LogSummary(path, version, pairs, ""), disagreements(prediction, observed)
+
+
+def gpu_index(names: set[str], facts: Any) -> tuple[dict[str, int], str]:
+    """The NVML index of each GPU the log names, or why they cannot be matched to this host's GPUs: CUDA
+    device numbers (`0[3]`, NCCL 2.19 on) taken as NVML indexes (CUDA_VISIBLE_DEVICES unset), else bus ids
+    as NCCL prints them (hex: `18000` for 0000:18:00.0, busIdToInt64 drops ':' and '.')."""
+    n = facts.count("gpus")
+    if all(name.isdigit() and int(name) < n for name in names):
+        return {name: int(name) for name in names}, ""
+    buses = {}
+    for i in range(n):
+        digits = re.sub(r"[:.]", "", str(facts.value(f"gpus[{i}].bus_id") or ""))
+        if digits:
+            buses[int(digits, 16)] = i
+    if all(int(name, 16) in buses for name in names):
+        return {name: buses[int(name, 16)] for name in names}, ""
+    shown = ", ".join(sorted(names))
+    return {}, f"its GPUs ({shown}) are not this host's {n} GPU(s): a log of another machine?"
