@@ -110,6 +110,7 @@ SETTINGS = {
     "pytorch72835_no_p2p": (("2.10.3",), ("Socket",), {}, True),
     "pytorch81628_roce_ib": ((), ("IB",), {"NCCL_IB_DISABLE": "0"}, False),
     "sglang8974_ib_disable": (("2.27.6",), (), {"NCCL_IB_DISABLE": "1"}, False),
+    "nvdocs_logging": (("2.30.3",), ("IB",), {}, False),
 }
 
 
@@ -238,6 +239,13 @@ def test_p2p_unavailable_and_warnings():
     assert load("pytorch72835_no_p2p").p2p_unavailable == ((1, 0), (0, 1))
     assert load("pytorch54232_direct_shm").p2p_unavailable == ((3, 2), (2, 3))
     assert load("nccl428_t4_socket").warnings == ("Failed to open libibverbs.so[.1]",)
+
+
+def test_dmabuf_and_timestamped_warning_from_nccls_docs():
+    log = load("nvdocs_logging")
+    assert log.dmabuf_gpus == (0,)
+    assert log.warnings == ("Failed to initialize any NET plugin",)
+    assert log.hosts == ("node-01",)
 
 
 def test_prefixes_seen_in_the_corpus():
