@@ -80,6 +80,11 @@ TRANSPORTS = {
     "pytorch81628_roce_ib": {(0, 1): {"NET/IB"}},
     "sglang8974_ib_disable": {(2, 3): {"P2P/IPC"}},
     "tinygrad45_4090_shm": {(0, 1): {"SHM/direct/direct"}},
+    "nccltests133_direct_read_gdr": {
+        **{p: {"P2P/direct pointer/read"} for p in [(14, 13), (8, 15), (11, 10), (4, 3), (4, 5), (9, 8)]},
+        (13, 4): {"NET/IB/GDRDMA"},
+        (5, 12): {"NET/IB/GDRDMA"},
+    },
 }
 
 # Per case: (versions, `Using network`, env overrides NCCL printed, `NET/IB : No device found`).
@@ -111,6 +116,7 @@ SETTINGS = {
     "pytorch81628_roce_ib": ((), ("IB",), {"NCCL_IB_DISABLE": "0"}, False),
     "sglang8974_ib_disable": (("2.27.6",), (), {"NCCL_IB_DISABLE": "1"}, False),
     "nvdocs_logging": (("2.30.3",), ("IB",), {}, False),
+    "nccl1066_ib_and_roce": (("2.12.12",), ("IB",), {}, False),
 }
 
 
@@ -143,6 +149,7 @@ def test_ib_devices_and_link_layers():
         ("i40iw0", "RoCE"),
     ]
     assert load("multus1100_roce").ib_devices == (IbDevice(0, "mlx5_4", 1, "RoCE"),)
+    assert [d.link_layer for d in load("nccl1066_ib_and_roce").ib_devices] == ["IB", "IB", "RoCE"]
     assert load("nvpeermem56_ib_no_gdr").ib_devices == (IbDevice(0, "mlx5_0", 1, "IB"),)
     # `NET/IB : Using [RO]; OOB eno1:...` after `No device found`: no device at all.
     assert load("nccl1637_5090_socket").ib_devices == ()
@@ -265,6 +272,7 @@ def test_prefixes_seen_in_the_corpus():
         ("P2P/IPC/read", "p2p", "IPC", "", None, None, False, True),
         ("P2P/CUMEM", "p2p", "CUMEM", "", None, None, False, False),
         ("P2P/direct pointer", "p2p", "direct pointer", "", None, None, False, False),
+        ("P2P/direct pointer/read", "p2p", "direct pointer", "", None, None, False, True),
         ("SHM/direct/direct", "shm", "direct/direct", "", None, None, False, False),
         ("direct shared memory", "shm", "direct", "", None, None, False, False),
         ("NET/IB/3/GDRDMA", "net", "", "IB", 3, None, True, False),
