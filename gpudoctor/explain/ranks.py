@@ -8,7 +8,9 @@ a quoted `'logs/*.out'` works as an unquoted one). Which rank a line is of, the 
 2. the file's path: Slurm's `%t` (`slurm-123-3.out`, `slurm-123_4-3.out`: the task, a global rank), a file
    named `rank3.log` / `rank_3.txt`, torchrun's `--log-dir` layout `.../attempt_0/3/stderr.log` (the
    directory is the worker's local rank: torch/distributed/elastic/multiprocessing/api.py, DefaultLogsSpecs);
-3. else the file itself stands for one process of unknown rank.
+3. the message itself, where nothing above names one: torch's `[E ProcessGroupNCCL.cpp:737] [Rank 2]
+   Watchdog caught ...` (torch before 2.2 had no `[rank2]:` prefix), `... was aborted on rank 2`;
+4. else the file itself stands for one process of unknown rank.
 
 A line's time is the first timestamp in its head: ISO 8601 and Python logging's `2024-01-05 10:02:03,123`
 (also NCCL's `[%F %T]` and torchrun's `2025-05-24_03:42:44`), torch's glog prefix `[E1205 10:02:03.123456`
@@ -34,7 +36,8 @@ MAX_EVENTS = 40  # events kept for each process; the rest only counted
 HEAD = 96  # how far into a line a timestamp or a rank prefix is looked for
 BACK = 400  # lines looked back for the time of a line without one
 
-GLOBAL_PREFIX = re.compile(r"\[rank(\d+)\]:|^\[\d+,(\d+)\]<std(?:out|err)>:|^\s{0,4}(\d{1,6}): ")
+GLOBAL_PREFIX = re.compile(r"\[rank(\d+)\]:|\[\d+,(\d+)\]<std(?:out|err)>:|^\s{0,4}(\d{1,6}): ")
+SAID_RANK = re.compile(r"^\[[EWIF][^\]]*\] \[(?:PG \d+ )?Rank (\d+)\] |was aborted on rank (\d+)\b")
 LOCAL_PREFIX = re.compile(r"^\[default(\d+)\]:")
 SLURM_TASK = re.compile(r"slurm-\d+(?:_\d+)?-(\d+)\.(?:out|err|log)$")
 RANK_FILE = re.compile(r"(?:^|[-_.])rank[-_]?(\d+)(?:\.\w+)*$", re.IGNORECASE)
@@ -100,6 +103,13 @@ def stamp(line: str) -> Optional[Stamp]:
         return None
     seconds = int(h) * 3600 + int(mi) * 60 + int(s) + (float("0." + frac) if frac else 0.0)
     return Stamp(year, int(mo), int(d), seconds)
+
+
+def said_rank(line: str) -> Optional[int]:
+    """The rank a line without a rank prefix names in its message: torch's `[Rank 2] Watchdog caught ...`
+    (before torch 2.2 printed the `[rank2]:` prefix), `NCCL communicator was aborted on rank 2`."""
+    m = SAID_RANK.search(line)
+    return int(m.group(1) or m.group(2)) if m else None
 
 
 def line_rank(line: str) -> tuple[Optional[int], Optional[int]]:
@@ -233,6 +243,8 @@ def _read_file(path: str, classify: Any, blocks: Iterable[list[str]], processes:
             rank, local = line_rank(line)
             if rank is None and local is None:
                 rank, local = file_rank, file_local
+            if rank is None and local is None:
+                rank = said_rank(line)
             own = stamp(line)
             when = own or _before(block, at) or last
             host = host_of(line)

@@ -22,6 +22,7 @@ then names that node.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -156,10 +157,15 @@ class Rank:
 
 @dataclass
 class Failure:
-    process: Process
+    process: Optional[Process]  # None where a node report names the node and no rank's log says why
     event: Event
     how: str  # how it was chosen: "earliest", "by kind", "only one", "node report"
+    node: Optional[str] = None
     findings: list[Any] = field(default_factory=list)  # fleet.load.NodeFinding of its node
+
+    @property
+    def key(self) -> str:
+        return self.process.key if self.process is not None else f"node {self.node}"
 
 
 @dataclass
@@ -168,15 +174,20 @@ class Triage:
     ranks: list[Rank]
     first: Optional[Failure]
     silent: list[Process]  # processes that logged no event
+    absent: list[int]  # ranks below the highest rank seen that no log holds
     reports: Mapping[str, Any]  # hostname -> fleet.load.NodeReport
     year: int  # the year taken for times without one
 
 
 def triage(read: Read, reports: Mapping[str, Any] = {}) -> Triage:
     """The first failure of the job whose logs `read` holds, and every other rank folded onto it.
-    `reports`: the nodes' reports by hostname."""
+    `reports`: the nodes' reports by hostname; a process whose lines name no host is on the node a directory
+    of its log's path is named after (logs/node-07/rank3.log), where a report has that hostname."""
     years = [e.stamp.year for p in read.processes for e in p.events if e.stamp and e.stamp.year]
     year = max(set(years), key=years.count) if years else 2000
+    for p in read.processes:
+        if not p.hosts and reports:
+            p.hosts += _node_of_path(p.files, reports)
     ranks = [_rank(p) for p in read.processes]
     ranks.sort(key=lambda r: _order(r.process))
     leads = [r for r in ranks if r.lead is not None]
@@ -192,18 +203,27 @@ def triage(read: Read, reports: Mapping[str, Any] = {}) -> Triage:
 
         best = min(leads, key=key)
         how = "only one" if len(leads) == 1 else "earliest" if timed else "by kind"
-        first = Failure(best.process, best.lead, how)
+        first = Failure(best.process, best.lead, how, best.process.host)
     elif reports:
         first = _from_reports(ranks, reports)
     if first is not None:
-        host = first.process.host
-        if host in reports and not first.findings:
-            first.findings = _relevant(reports[host].findings)
+        if first.node in reports and not first.findings:
+            first.findings = _relevant(reports[first.node].findings)
         for r in ranks:
             if r.process is not first.process and r.first is not None:
-                r.waiting_for = first.process.key
+                r.waiting_for = first.key
     silent = [r.process for r in ranks if r.first is None]
-    return Triage(read, ranks, first, silent, reports, year)
+    seen = {p.rank for p in read.processes if p.rank is not None}
+    absent = sorted(set(range(max(seen) + 1)) - seen) if seen else []
+    return Triage(read, ranks, first, silent, absent, reports, year)
+
+
+def _node_of_path(files: Sequence[str], reports: Mapping[str, Any]) -> list[str]:
+    for f in files:
+        for part in reversed(os.path.normpath(os.path.dirname(f)).split(os.sep)):
+            if part in reports:
+                return [part]
+    return []
 
 
 def _rank(p: Process) -> Rank:
@@ -236,29 +256,28 @@ def _relevant(findings: Sequence[Any]) -> list[Any]:
 
 
 def _from_reports(ranks: Sequence[Rank], reports: Mapping[str, Any]) -> Optional[Failure]:
-    """Where no rank's log names a cause: the first rank on a node whose report has a health finding."""
+    """Where no rank's log names a cause: the first of the job's nodes (in rank order) whose report has a
+    health finding (NODE_CAUSES): the node is named, not a rank, since its ranks' logs say only that they
+    waited."""
     for r in ranks:
         host = r.process.host
         if host in reports:
-            health = [f for f in _relevant(reports[host].findings) if f.rule.startswith(NODE_CAUSES)]
+            found = _relevant(reports[host].findings)
+            health = [f for f in found if f.rule.startswith(NODE_CAUSES)]
             if health:
-                event = r.first or Event(
-                    r.process.files[0],
+                said = health[0]
+                event = Event(
+                    reports[host].file,
                     0,
-                    "",
-                    Role(CAUSE, health[0].title),
+                    said.message,
+                    Role(CAUSE, said.title, said.rule),
                     None,
                     False,
-                    r.process.rank,
-                    r.process.local_rank,
+                    None,
+                    None,
                     host,
                 )
-                return Failure(
-                    r.process,
-                    event,
-                    "node report",
-                    health + [f for f in _relevant(reports[host].findings) if f not in health],
-                )
+                return Failure(None, event, "node report", host, found)
     return None
 
 
@@ -283,10 +302,10 @@ def as_json(t: Triage) -> dict:
     if t.first is not None:
         p, e = t.first.process, t.first.event
         first = {
-            "process": p.key,
-            "rank": p.rank,
-            "local_rank": p.local_rank,
-            "node": p.host,
+            "process": t.first.key,
+            "rank": p.rank if p else None,
+            "local_rank": p.local_rank if p else None,
+            "node": t.first.node,
             "time": e.stamp.text() if e.stamp else None,
             "cause": {"id": e.role.cause, "title": e.role.kind, "role": TIERS[e.role.tier]},
             "line": e.text[:1000],
@@ -317,5 +336,6 @@ def as_json(t: Triage) -> dict:
         ],
         "first_failure": first,
         "silent": [p.key for p in t.silent],
+        "absent_ranks": t.absent,
         "nodes_reported": sorted(t.reports),
     }

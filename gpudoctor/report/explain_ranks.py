@@ -34,69 +34,76 @@ def _line(e: Any, width: int = 160) -> str:
     return f"{INDENT}| {e.text[:width]}{'...' if len(e.text) > width else ''}"
 
 
+def _waiting(t: Any, ranks: list, title: str) -> list[str]:
+    out = ["", f"{title} ({len(ranks)}):"]
+    for r in ranks[:SHOWN]:
+        when = f" at {r.first.stamp.text()}" if r.first.stamp else ""
+        out.append(f"{INDENT}{_name(r.process)}: {r.first.role.kind}{when}")
+    kinds: dict[str, list] = {}
+    for r in ranks[SHOWN:]:
+        kinds.setdefault(r.first.role.kind, []).append(r.process)
+    out += [f"{INDENT}{_ranks(ps)}: {kind}" for kind, ps in kinds.items()]
+    return out
+
+
+def _first(t: Any) -> list[str]:
+    f, e = t.first, t.first.event
+    when = f" at {e.stamp.text()}" if e.stamp else ""
+    why = {
+        "earliest": "the earliest of the ranks that logged a cause",
+        "by kind": "not every log carries a time: a cause before a network error, then the order",
+        "only one": "the only rank that logged a cause",
+        "node report": "no rank's log names a cause; this node's report does",
+    }[f.how]
+    if f.process is not None:
+        out = [f"First failure: {_name(f.process)}{when} ({why})"]
+    else:
+        out = [f"First failure: node {f.node} ({why})"]
+    cause = f"{e.role.cause} · {e.role.kind}" if e.role.cause else e.role.kind
+    out.append(f"{INDENT}cause: {cause}")
+    if f.process is not None and e.text:
+        out += [_line(e), f"{INDENT}  {e.file}:{e.line_no}"]
+    if f.findings:
+        out.append(f"{INDENT}its node {f.node}, as its report ({f.findings[0].rule} first) says:")
+        out += [f"{INDENT}  {n.rule} · {n.message}" for n in f.findings[:5]]
+    elif f.node and t.reports:
+        out.append(f"{INDENT}no report for its node {f.node} among the --reports given")
+    if e.role.cause:
+        out.append(f"{INDENT}(gpudoctor rules show {e.role.cause} says what it means and what to do)")
+    return out
+
+
 def text(t: Any) -> str:
     lines_read = sum(n for _, n in t.read.files)
     with_events = [r for r in t.ranks if r.first is not None]
-    head = (
+    out = [
         f"Read {len(t.read.files)} log(s), {lines_read} line(s): {len(t.ranks)} process(es), "
-        f"{len(with_events)} with an error line."
-    )
-    out = [head, ""]
-    f = t.first
-    if f is None:
+        f"{len(with_events)} with an error line.",
+        "",
+    ]
+    if t.first is None:
         out.append(
             "No rank's log names a cause: every rank that logged an error was waiting for another one."
         )
-        if t.silent:
-            out.append(
-                f"{INDENT}logged no error (look at these first: hung, or killed without a message): "
-                f"{_ranks(t.silent)}"
-            )
         if not t.reports:
             out.append(
-                f"{INDENT}the nodes' reports (--reports DIR, from gpudoctor check --format json) would "
-                "show an Xid or a port down on one of them"
+                f"{INDENT}the nodes' reports (--reports DIR, from gpudoctor check --format json) would show "
+                "an Xid or a port down on one of them"
             )
+        out += _waiting(t, with_events, "Waiting")
     else:
-        e = f.event
-        when = f" at {e.stamp.text()}" if e.stamp else ""
-        why = {
-            "earliest": "the earliest of the ranks that logged a cause",
-            "by kind": "the logs carry no time for every one: a cause before a network error, then the order",
-            "only one": "the only rank that logged a cause",
-            "node report": "no log names a cause; its node's report does",
-        }[f.how]
-        out.append(f"First failure: {_name(f.process)}{when} ({why})")
-        cause = f"{e.role.cause} · {e.role.kind}" if e.role.cause else e.role.kind
-        out.append(f"{INDENT}cause: {cause}")
-        if e.text:
-            out.append(_line(e))
-            out.append(f"{INDENT}  {e.file}:{e.line_no}")
-        if f.findings:
-            out.append(f"{INDENT}its node {f.process.host} (check report):")
-            out += [f"{INDENT}  {n.rule} · {n.message}" for n in f.findings[:5]]
-        elif f.process.host and t.reports:
-            out.append(f"{INDENT}no report for its node {f.process.host} among the --reports given")
-        if e.role.cause:
-            out.append(
-                f"{INDENT}(gpudoctor rules show {e.role.cause}, or gpudoctor explain with the line, says "
-                "what to do)"
-            )
+        out += _first(t)
         waiting = [r for r in t.ranks if r.waiting_for is not None]
         if waiting:
-            out += ["", f"Waiting for {f.process.key} ({len(waiting)}):"]
-            for r in waiting[:SHOWN]:
-                when = f" at {r.first.stamp.text()}" if r.first.stamp else ""
-                out.append(f"{INDENT}{_name(r.process)}: {r.first.role.kind}{when}")
-            rest = waiting[SHOWN:]
-            if rest:
-                kinds: dict[str, list] = {}
-                for r in rest:
-                    kinds.setdefault(r.first.role.kind, []).append(r.process)
-                for kind, ps in kinds.items():
-                    out.append(f"{INDENT}{_ranks(ps)}: {kind}")
-        if t.silent:
-            out += ["", f"Logged no error: {_ranks(t.silent)}"]
+            out += _waiting(t, waiting, f"Waiting for {t.first.key}")
+    if t.absent:
+        out += [
+            "",
+            f"No log from rank(s) {', '.join(map(str, t.absent))} (below the highest rank seen): look there "
+            "first, a rank that died or hung without a word leaves no line",
+        ]
+    if t.silent:
+        out += ["", f"Logged no error: {_ranks(t.silent)}"]
     return terminal_lines("\n".join(out) + "\n")
 
 
