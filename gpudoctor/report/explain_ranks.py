@@ -9,6 +9,8 @@ from typing import Any
 
 from .safe import terminal_lines
 
+# The findings that say a node is unwell (explain/triage.NODE_CAUSES): shown one by one, the others counted.
+HEALTH = ("GD-XID-", "GD-GPU-004", "GD-GPU-005", "GD-IB-", "GD-NVLINK-", "GD-ECC-")
 SHOWN = 12  # waiting ranks shown one by one; the rest grouped by what they said
 INDENT = "   "
 
@@ -63,13 +65,17 @@ def _first(t: Any) -> list[str]:
     out.append(f"{INDENT}cause: {cause}")
     if f.process is not None and e.text:
         out += [_line(e), f"{INDENT}  {e.file}:{e.line_no}"]
-    if f.findings:
-        out.append(f"{INDENT}its node {f.node}, as its report ({f.findings[0].rule} first) says:")
-        out += [f"{INDENT}  {n.rule} · {n.message}" for n in f.findings[:5]]
+    health = [n for n in f.findings if n.rule.startswith(HEALTH)]
+    if health:
+        out.append(f"{INDENT}its node {f.node}, as its report says:")
+        out += [f"{INDENT}  {n.rule} · {n.message}" for n in health[:5]]
+    if len(f.findings) > len(health[:5]):
+        more = len(f.findings) - len(health[:5])
+        out.append(f"{INDENT}{'and ' if health else ''}{more} other finding(s) in {f.node}'s report")
     elif f.node and t.reports:
         out.append(f"{INDENT}no report for its node {f.node} among the --reports given")
     if e.role.cause:
-        out.append(f"{INDENT}(gpudoctor rules show {e.role.cause} says what it means and what to do)")
+        out.append(f"{INDENT}(`gpudoctor rules show {e.role.cause}` says what it means and what to do)")
     return out
 
 

@@ -63,4 +63,6 @@ def test_a_lock_is_judged_for_the_python_it_pins_else_the_hosts_where_admitted()
 
 
 def test_the_hosts_python_is_its_interpreters(h200_host):
-    assert host_python(h200_host) == "3.12.3"  # as captured: shared/fixtures/h200-driver580/commands/which_python.txt
+    assert (
+        host_python(h200_host) == "3.12.3"
+    )  # as captured: shared/fixtures/h200-driver580/commands/which_python.txt

@@ -45,20 +45,20 @@ def _read(directory: str, classify):
         ),
         # torchrun's agent (modelscope/ms-swift#6301)
         (
-            "W1026 03:51:31.222000 2521679 site-packages/torch/distributed/elastic/multiprocessing/api.py:908] "
-            "Sending process 2521733 closing signal SIGTERM",
+            "W1026 03:51:31.222000 2521679 site-packages/torch/distributed/elastic/multiprocessing/"
+            "api.py:908] Sending process 2521733 closing signal SIGTERM",
             Stamp(None, 10, 26, 3 * 3600 + 51 * 60 + 31.222),
         ),
         # a collector's ISO time before NCCL's own `[%F %T]` one: the first is taken (NVIDIA/nccl#1920)
         (
-            "2025-11-24T03:20:21.001125857Z [2025-11-24 11:20:21] gpu-server320 [5] misc/socket.cc:46 NCCL WARN "
-            "socketProgressOpt: Call to send to 10.44.137.149<52905> failed : Connection reset by peer",
+            "2025-11-24T03:20:21.001125857Z [2025-11-24 11:20:21] gpu-server320 [5] misc/socket.cc:46 NCCL "
+            "WARN socketProgressOpt: Call to send to 10.44.137.149<52905> failed : Connection reset by peer",
             Stamp(2025, 11, 24, 3 * 3600 + 20 * 60 + 21.001125857),
         ),
         # Python logging (InternLM/InternLM#290)
         (
-            "2023-09-07 09:14:40,098 ERROR train.py:308 in <module> -- Raise exception from f363ff97a009 with "
-            "rank id: 3",
+            "2023-09-07 09:14:40,098 ERROR train.py:308 in <module> -- Raise exception from f363ff97a009 "
+            "with rank id: 3",
             Stamp(2023, 9, 7, 9 * 3600 + 14 * 60 + 40.098),
         ),
         # torchrun's failure summary (modelscope/ms-swift#4340)
@@ -68,7 +68,8 @@ def _read(directory: str, classify):
             "Feb 14 05:03:41 000-000-00000-1-gpu-1 kernel: mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link INIT",
             Stamp(None, 2, 14, 5 * 3600 + 3 * 60 + 41),
         ),
-        # no time: NCCL's own prefix (NVIDIA/nccl-tests#252), dmesg's seconds since boot (NVIDIA/NVSentinel#155)
+        # no time: NCCL's own prefix (NVIDIA/nccl-tests#252), dmesg's seconds since boot
+        # (NVIDIA/NVSentinel#155)
         ("kolyoz2:25146:25854 [0] NCCL INFO proxy.cc:698 -> 6", None),
         ("[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0", None),
     ],
@@ -95,8 +96,8 @@ def test_a_time_without_a_year_is_shown_without_one_and_ordered_in_the_year_give
         ("[rank11]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.35 GiB.", (11, None)),
         # Open MPI's --tag-output after mpirun's timestamp (NVIDIA/nccl#957)
         (
-            "Fri Aug 11 12:31:45 2023[1,3]<stdout>:tomte401:1850304:1881110 [3] transport.cc:154 NCCL WARN Cuda "
-            "failure 'invalid argument'",
+            "Fri Aug 11 12:31:45 2023[1,3]<stdout>:tomte401:1850304:1881110 [3] transport.cc:154 NCCL WARN "
+            "Cuda failure 'invalid argument'",
             (3, None),
         ),
         # NCCL's prefix names a process and its GPU, not a rank (NVIDIA/nccl-tests#252)
@@ -116,7 +117,9 @@ def test_a_message_names_its_rank_where_no_prefix_does():
         )
         == 2
     )
-    assert said_rank("RuntimeError: NCCL communicator was aborted on rank 2.  Original reason for failure") == 2
+    assert (
+        said_rank("RuntimeError: NCCL communicator was aborted on rank 2.  Original reason for failure") == 2
+    )
     assert said_rank("kolyoz2:25146:25854 [0] NCCL INFO proxy.cc:698 -> 6") is None
 
 

@@ -78,7 +78,11 @@ def test_the_process_that_ran_out_of_memory_comes_before_the_one_whose_socket_cl
 def test_when_every_rank_timed_out_none_is_named_and_the_ranks_without_a_log_are(classify):
     t = _triage("timeouts-llamafactory-7396", classify)
     assert t.first is None
-    assert [(r.process.rank, r.first.role.tier) for r in t.ranks] == [(0, WAITING), (3, WAITING), (4, WAITING)]
+    assert [(r.process.rank, r.first.role.tier) for r in t.ranks] == [
+        (0, WAITING),
+        (3, WAITING),
+        (4, WAITING),
+    ]
     assert t.absent == [1, 2]
     assert all(r.waiting_for is None for r in t.ranks)
 
@@ -131,13 +135,16 @@ RESET = (
 )  # NVIDIA/nccl#1920
 OOM = "[rank11]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.35 GiB."  # ms-swift#6301
 TIMEOUT = (
-    "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation "
-    "timeout"
+    "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
+    "operation timeout"
 )  # hiyouga/LlamaFactory#7396
 
 
 def test_where_every_lead_has_a_time_the_earliest_wins_whatever_its_kind():
-    network, cause = Role(NETWORK, "connection reset by peer"), Role(CAUSE, "CUDA out of memory", "GD-EXPLAIN-003")
+    network, cause = (
+        Role(NETWORK, "connection reset by peer"),
+        Role(CAUSE, "CUDA out of memory", "GD-EXPLAIN-003"),
+    )
     early, late = Stamp(2025, 11, 24, 100.0), Stamp(2025, 11, 24, 200.0)
     procs = [_process("a", 5, (RESET, network, early)), _process("b", 11, (OOM, cause, late))]
     t = triage(Read([("a.log", 1), ("b.log", 1)], procs))
