@@ -80,15 +80,23 @@ class Classifier:
     gate, as explain --log reads a log) and the lines WAITS, NETS and SIGNS name."""
 
     def __init__(self, matcher: Any) -> None:
+        import re2
+
         from .gate import Gate
 
         self.matcher = matcher
         self.gate = Gate(matcher)
         self.titles = {k.id: k.title for k in matcher.knowns}
         self.seen: dict[str, Optional[Role]] = {}
+        options = re2.Options()
+        options.encoding = re2.Options.Encoding.LATIN1  # as the gate: bytes, nothing a log holds fails it
+        self.look = re2.compile(LOOK.pattern.encode(), options)
 
     def lines(self, block: Sequence[str]) -> Iterator[tuple[int, Role]]:
-        at = sorted(set(self.gate.lines(block)) | set(_looked(block)))
+        from .gate import data_of, found_lines
+
+        data = data_of(block)  # one lowercased copy of the block for both searches
+        at = sorted(set(self.gate.lines_in(data)) | set(found_lines(self.look, data)))
         for i in at:
             role = self.role(block[i])
             if role is not None:
@@ -128,21 +136,6 @@ def _body(line: str) -> str:
     once."""
     m = BODY.match(line[:96])
     return line[m.end() :].strip() if m else line.strip()
-
-
-def _looked(block: Sequence[str]) -> Iterator[int]:
-    """The indexes of the lines of `block` LOOK finds something in."""
-    text = "\n".join(block).lower()
-    line, pos = 0, 0
-    for m in LOOK.finditer(text):
-        if m.start() < pos:
-            continue
-        line += text.count("\n", pos, m.start())
-        yield line
-        end = text.find("\n", m.start())
-        if end < 0:
-            return
-        pos, line = end + 1, line + 1
 
 
 @dataclass
