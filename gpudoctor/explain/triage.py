@@ -86,7 +86,6 @@ class Classifier:
 
         self.matcher = matcher
         self.gate = Gate(matcher)
-        self.titles = {k.id: k.title for k in matcher.knowns}
         self.seen: dict[str, Optional[Role]] = {}
         options = re2.Options()
         options.encoding = re2.Options.Encoding.LATIN1  # as the gate: bytes, nothing a log holds fails it

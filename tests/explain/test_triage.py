@@ -160,3 +160,53 @@ def test_a_cause_a_rank_logs_after_its_own_timeout_is_not_its_lead():
     procs = [_process("a", 0, (TIMEOUT, waiting, None), (OOM, cause, None))]
     t = triage(Read([("a.log", 2)], procs))
     assert t.first is None and t.ranks[0].lead is None
+
+
+@pytest.mark.parametrize(
+    ("line", "tier", "kind"),
+    [
+        # Megatron-LM's NaN check, as a user's run printed it (seen in a public notes file, read 2026-12-05;
+        # the text is megatron/core/distributed/param_and_grad_buffer.py's)
+        (
+            "AssertionError: Rank 13: found NaN in local grad norm in backward pass before data-parallel "
+            "communication collective. Device: 5, node: node-15-11",
+            CAUSE,
+            "NaN check",
+        ),
+        # torch's anomaly mode (torch/csrc/autograd/engine.cpp's text)
+        ("RuntimeError: Function 'MulBackward0' returned nan values in its 0th output.", CAUSE, "NaN check"),
+        # NVIDIA/nccl#963
+        (
+            "9306dc444753:248281:248336 [3] misc/socket.cc:456 NCCL WARN Net : Connect to 172.17.0.2<40537> "
+            "failed : Connection reset by peer",
+            NETWORK,
+            "connection reset by peer",
+        ),
+        # hiyouga/LlamaFactory#3698
+        (
+            "torch.distributed.DistBackendError: [4] is setting up NCCL communicator and retrieving "
+            "ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: "
+            "Socket Timeout",
+            NETWORK,
+            "socket timeout",
+        ),
+        # hiyouga/LlamaFactory#8261
+        (
+            "[rank4]:[E602 11:18:52.531176265 ProcessGroupNCCL.cpp:684] [Rank 4] Some NCCL operations have "
+            "failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations "
+            "might run on corrupted/incomplete data.",
+            WAITING,
+            "watchdog timeout",
+        ),
+        # vllm-project/vllm#6042: the watchdog reports another error than its timeout: that error is the cause
+        (
+            "[rank3]:[E ProcessGroupNCCL.cpp:1414] [PG 2 Rank 3] Process group watchdog thread terminated "
+            "with exception: CUDA error: an illegal memory access was encountered",
+            CAUSE,
+            "Illegal memory access (nearly always a bug in a kernel or the program)",
+        ),
+    ],
+)
+def test_each_line_has_its_role(classify, line, tier, kind):
+    role = classify.role(line)
+    assert (role.tier, role.kind) == (tier, kind)
