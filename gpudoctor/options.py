@@ -364,9 +364,20 @@ EXPLAIN = (
     Option(
         "log",
         ("--log",),
-        "Triage a whole log instead (dmesg, NCCL_DEBUG=INFO, a CI log); - for stdin.",
+        "Triage a whole log instead (dmesg, NCCL_DEBUG=INFO, a CI log); - for stdin. Repeat it, or give a "
+        "directory or a quoted glob, for a job's rank logs: names the rank that failed first.",
         metavar="FILE",
+        many=True,
     ),
+    Option(
+        "reports",
+        ("--reports",),
+        "With rank logs: the nodes' reports (gpudoctor check --format json), files or directories; "
+        "repeatable. The failing rank's node is joined to its findings by hostname.",
+        many=True,
+        metavar="PATH",
+    ),
+    FORMAT.but(help="Output format; json: the rank triage's document (with --log)."),
     SNAPSHOT,
     PYTHONS,
     RULES,

@@ -9,9 +9,10 @@ bad usage or an unreadable log, snapshot or rule file, or a stream larger than t
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Mapping
-from typing import Any, Callable, Optional
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable, Optional, Union
 
 from ..report.safe import terminal_text
 from . import CommandError, Outcome, problems
@@ -75,19 +76,28 @@ def matcher_and_entries(rules: tuple[str, ...] = ()) -> tuple[Any, Mapping]:
 
 def run(
     message: Optional[str] = None,
-    log: Optional[str] = None,
+    log: Union[str, tuple[str, ...], None] = None,
     snapshot: Optional[str] = None,
     python: tuple[str, ...] = (),
     rules: tuple[str, ...] = (),
     timeout: Optional[float] = None,
+    reports: tuple[str, ...] = (),
+    fmt: str = "text",
 ) -> Outcome:
     from ..explain.match import read_numbers
     from ..report import explain_text
 
-    if (message is None) == (log is None):
+    logs = (log,) if isinstance(log, str) else tuple(log or ())
+    if (message is None) == (not logs):
         raise CommandError("explain takes a MESSAGE or --log FILE (- for stdin), one of the two")
     if len(python) > 1:
         raise CommandError("explain judges one environment: give --python once")
+    if (reports or fmt == "json") and not logs:
+        raise CommandError("--reports and --format json go with --log (a job's rank logs)")
+    files = _expand(logs) if logs else []
+    if reports or fmt == "json" or len(files) > 1 or any(os.path.isdir(p) for p in logs):
+        return _ranks(files, reports, fmt, rules)
+    log = files[0] if files else None
     matcher, entries = matcher_and_entries(rules)
     if message is not None:
         ranked = matcher.rank(message, limit=8)
@@ -115,3 +125,59 @@ def run(
     sys.stdout.write(explain_text.log(judged, total, how, where_checked(result)))
     sys.stdout.write(explain_text.judged(python_line(result.facts)))
     return Outcome(0, result.unanswered())
+
+
+def _expand(logs: Sequence[str]) -> list[str]:
+    from ..explain.ranks import SourceError, expand
+
+    try:
+        return expand(logs)
+    except SourceError as e:
+        raise CommandError(str(e)) from None
+
+
+def _ranks(files: list[str], reports: Sequence[str], fmt: str, rules: tuple[str, ...]) -> Outcome:
+    """Several rank logs (or --format json): the rank that failed first and why, the others folded onto it
+    (explain/triage.py), joined to the nodes' reports. Exit 0 when a first failure is named, 1 when not."""
+    from ..explain import logfile
+    from ..explain.ranks import read
+    from ..explain.triage import Classifier, as_json, triage
+    from ..report import explain_ranks
+
+    if "-" in files and len(files) > 1:
+        raise CommandError("--log -: standard input is read alone, not with other logs")
+    by_host = _reports(reports) if reports else {}
+    matcher, _entries = matcher_and_entries(rules)
+    classify = Classifier(matcher)
+    try:
+        found = read(files, classify, lambda path: logfile.blocks(path, _progress(path)))
+    except OSError as e:
+        raise CommandError(f"--log: {e.filename or ''}: {e.strerror or e}") from None
+    finally:
+        if sys.stderr.isatty():
+            sys.stderr.write("\r\033[K")
+    result = triage(found, by_host)
+    if fmt == "json":
+        sys.stdout.write(explain_ranks.json_text(as_json(result)))
+    else:
+        sys.stdout.write(explain_ranks.text(result))
+    return Outcome(0 if result.first is not None else 1)
+
+
+def _reports(paths: Sequence[str]) -> dict[str, Any]:
+    """The nodes' reports by hostname (fleet/load.py's loader); a report that cannot be used, or has no
+    hostname (written without --no-redact), is said on stderr and left out."""
+    from ..fleet.load import load_reports
+
+    loaded = load_reports(list(paths))
+    for bad in loaded.invalid:
+        sys.stderr.write(terminal_text(f"gpudoctor: --reports {bad.file}: {bad.reason}\n"))
+    by_host = {}
+    for node in loaded.nodes:
+        if node.hostname:
+            by_host[node.hostname] = node
+        else:
+            sys.stderr.write(
+                terminal_text(f"gpudoctor: --reports {node.file}: no hostname (redacted?), not joined\n")
+            )
+    return by_host

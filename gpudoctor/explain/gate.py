@@ -140,19 +140,12 @@ class Gate:
         """The indexes of the lines of `block` (lines without line ends) that may match, in order."""
         if self.regex is None or not block:
             return
-        data = "\n".join(block).lower().encode("utf-8", "surrogatepass")
-        pos = line = 0
-        while True:
-            found = self.regex.search(data, pos)
-            if found is None:
-                return
-            start = found.start()
-            line += data.count(b"\n", pos, start)
-            yield line
-            pos = data.find(b"\n", start) + 1
-            if not pos:
-                return
-            line += 1
+        yield from found_lines(self.regex, data_of(block))
+
+    def lines_in(self, data: bytes) -> Iterator[int]:
+        """`lines`, of a block already made into data_of's bytes."""
+        if self.regex is not None and data:
+            yield from found_lines(self.regex, data)
 
     def shape(self, line: str) -> str:
         """`line` with `#` for each number no matcher reads, where what its other numbers are cannot change
@@ -182,3 +175,24 @@ class Gate:
             return m.group(0) if read else "#"
 
         return DIGITS.sub(number, line)
+
+
+def data_of(block: Sequence[str]) -> bytes:
+    """A block of lines as the gate searches it: joined by "\\n", lowercased, UTF-8."""
+    return "\n".join(block).lower().encode("utf-8", "surrogatepass")
+
+
+def found_lines(regex: Any, data: bytes) -> Iterator[int]:
+    """The indexes of the lines of `data` (data_of's) that `regex` (an RE2 pattern) finds something in."""
+    pos = line = 0
+    while True:
+        found = regex.search(data, pos)
+        if found is None:
+            return
+        start = found.start()
+        line += data.count(b"\n", pos, start)
+        yield line
+        pos = data.find(b"\n", start) + 1
+        if not pos:
+            return
+        line += 1

@@ -3,6 +3,11 @@ and reads numbers is tested in tests/explain/test_match.py."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from tests.fleet.fleetgen import finding, report, write
+
 from conftest import H200, run_cli
 
 
@@ -83,3 +88,52 @@ def test_a_log_with_nothing_known(tmp_path):
 def test_message_or_log_not_both():
     assert run_cli("explain").returncode == 2
     assert run_cli("explain", "x", "--log", "-").returncode == 2
+
+
+RANKLOGS = Path(__file__).resolve().parents[1] / "explain" / "ranklogs"
+
+
+def test_a_jobs_rank_logs_through_the_cli_name_the_rank_that_failed_first(tmp_path):
+    # modelscope/ms-swift#6301 (tests/explain/ranklogs/SOURCES.md): --log repeated, JSON
+    case = RANKLOGS / "oom-ms-swift-6301"
+    r = run_cli(
+        "explain",
+        "--log",
+        str(case / "rank11.log"),
+        "--log",
+        str(case / "torchrun-agent.log"),
+        "--format",
+        "json",
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    first = doc["first_failure"]
+    assert (first["rank"], first["node"], first["cause"]["id"]) == (11, None, "GD-EXPLAIN-003")
+    assert first["line"].startswith("[rank11]: torch.OutOfMemoryError: CUDA out of memory.")
+    assert [(x["process"], x["waiting_for"]) for x in doc["ranks"]] == [
+        ("rank 11", None),
+        (str(case / "torchrun-agent.log"), "rank 11"),
+    ]
+    # lyulyul/shine-cluster#171: a quoted glob, and the node's report (check --format json) in a directory
+    lost = finding(
+        "GD-GPU-004",
+        "error",
+        "GPU lost (fallen off the bus)",
+        'GPU 0 (NVIDIA H200, PCI 0000:1C:00.0) is lost: every NVML call on it answers "GPU is lost"; no '
+        "program can use it.",
+        item=0,
+    )
+    write(tmp_path / "reports", "hoth.json", report(hostname="hoth", gpus=1, findings=[lost]))
+    glob = str(RANKLOGS / "xid-shine-cluster-171" / "*" / "rank*.log")
+    r = run_cli("explain", "--log", glob, "--reports", str(tmp_path / "reports"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[2:4] == [
+        "First failure: node hoth (no rank's log names a cause; this node's report does)",
+        "   cause: GD-GPU-004 · GPU lost (fallen off the bus)",
+    ]
+    assert "No log from rank(s) 0 (below the highest rank seen)" in r.stdout
+
+
+def test_rank_logs_that_name_nothing_readable_are_a_usage_error(tmp_path):
+    r = run_cli("explain", "--log", str(tmp_path / "*.out"))
+    assert r.returncode == 2 and "the pattern matches no file" in r.stderr

@@ -1,0 +1,102 @@
+"""What explain prints for a job's rank logs (report/explain_ranks.py), in full, for two real failures
+(tests/explain/ranklogs/SOURCES.md): an RDMA error on one node; a node whose GPU fell off the bus, named by
+its report while its ranks only timed out."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from gpudoctor.explain import logfile
+from gpudoctor.explain.index import build
+from gpudoctor.explain.ranks import expand, read
+from gpudoctor.explain.triage import Classifier, triage
+from gpudoctor.fleet.load import parse_report
+from gpudoctor.report.explain_ranks import json_text, text
+from tests.fleet.fleetgen import finding, report
+
+LOGS = Path(__file__).resolve().parents[1] / "explain" / "ranklogs"
+
+
+@pytest.fixture(scope="module")
+def classify():
+    return Classifier(build()[0])
+
+
+def _triage(directory: str, classify, reports=None):
+    old = os.getcwd()
+    os.chdir(LOGS)  # paths as a user gives them, relative
+    try:
+        return triage(read(expand([directory]), classify, logfile.blocks), reports or {})
+    finally:
+        os.chdir(old)
+
+
+def test_the_first_failure_its_cause_line_and_the_ranks_waiting_for_it(classify):
+    assert text(_triage("ib-nccl-tests-252", classify)) == (
+        "Read 2 log(s), 16 line(s): 2 process(es), 2 with an error line.\n"
+        "\n"
+        "First failure: ib-nccl-tests-252/kolyoz2.log on kolyoz2 (not every log carries a time: a cause "
+        "before a network error, then the order)\n"
+        "   cause: GD-IB-001 · RDMA port not active\n"
+        "   | kolyoz2:25146:25854 [0] ib_plugin.c:1105 NCCL WARN NET/IB : Got completion from peer "
+        "10.0.35.1<49189> with error 4, opcode 5327, len 5327, vendor err 81 (Send)\n"
+        "     ib-nccl-tests-252/kolyoz2.log:1\n"
+        "   (`gpudoctor rules show GD-IB-001` says what it means and what to do)\n"
+        "\n"
+        "Waiting for ib-nccl-tests-252/kolyoz2.log (1):\n"
+        "   ib-nccl-tests-252/kolyoz1.log on kolyoz1: connection closed by a peer\n"
+    )
+
+
+def test_a_node_named_by_its_report_and_the_rank_no_log_was_kept_of(classify):
+    lost = finding(
+        "GD-GPU-004",
+        "error",
+        "GPU lost (fallen off the bus)",
+        'GPU 0 (NVIDIA H200, PCI 0000:1C:00.0) is lost: every NVML call on it answers "GPU is lost"; no '
+        "program can use it.",
+        item=0,
+    )
+    doc = report(hostname="hoth", gpus=1, findings=[lost])
+    reports = {"hoth": parse_report(json.dumps(doc).encode(), "reports/hoth.json")}
+    assert text(_triage("xid-shine-cluster-171", classify, reports)) == (
+        "Read 3 log(s), 10 line(s): 3 process(es), 3 with an error line.\n"
+        "\n"
+        "First failure: node hoth (no rank's log names a cause; this node's report does)\n"
+        "   cause: GD-GPU-004 · GPU lost (fallen off the bus)\n"
+        "   its node hoth, as its report says:\n"
+        '     GD-GPU-004 · GPU 0 (NVIDIA H200, PCI 0000:1C:00.0) is lost: every NVML call on it answers "GPU '
+        'is lost"; no program can use it.\n'
+        "   and 1 other finding(s) in hoth's report\n"
+        "   (`gpudoctor rules show GD-GPU-004` says what it means and what to do)\n"
+        "\n"
+        "Waiting for node hoth (3):\n"
+        "   rank 1 on hoth: watchdog timeout\n"
+        "   rank 2 on hoth: watchdog timeout\n"
+        "   rank 3 on hoth: watchdog timeout\n"
+        "\n"
+        "No log from rank(s) 0 (below the highest rank seen): look there first, a rank that died or hung "
+        "without a word leaves no line\n"
+    )
+
+
+def test_every_rank_waiting_lists_them_with_their_times(classify):
+    out = text(_triage("timeouts-llamafactory-7396", classify))
+    assert out.splitlines()[2:9] == [
+        "No rank's log names a cause: every rank that logged an error was waiting for another one.",
+        "   the nodes' reports (--reports DIR, from gpudoctor check --format json) would show an Xid or a "
+        "port down on one of them",
+        "",
+        "Waiting (3):",
+        "   rank 0: watchdog timeout at 03-21 02:07:08.408271",
+        "   rank 3: watchdog timeout at 03-21 02:07:08.465224",
+        "   rank 4: watchdog timeout at 03-21 02:07:08.414641",
+    ]
+
+
+def test_the_json_is_the_document_as_it_is():
+    assert json_text({"schema": "gpudoctor.explain.ranks"}) == '{\n  "schema": "gpudoctor.explain.ranks"\n}\n'
