@@ -100,15 +100,20 @@ def _bench_facts(path: str) -> Any:
 def compare_log(path: str, text: str, prediction: Any, facts: Any) -> tuple[LogSummary, tuple[str, ...]]:
     """NCCL's choices in the log against the prediction, by GPU: the log's `Channel ... a[X] -> b[Y] via Z`
     lines name each GPU by its bus id (NCCL before 2.19, `0[18000]`) or its CUDA device (`0[0]`)."""
+    from ..nccl.log import parse_log
     from ..nccl.predict import disagreements
-    from ..nccl.read_log import channels, nccl_version
 
-    seen = channels(text)
-    version = nccl_version(text)
+    parsed = parse_log(text)
+    version = parsed.versions[0] if parsed.versions else None
+    # inside one node: the channels between GPUs, named by their bracket (cudaDev from 2.12, busId before)
+    seen = {
+        (c.src_tag, c.dst_tag): c.transport.raw
+        for c in parsed.channels
+        if c.src_tag and c.dst_tag and c.transport.kind in ("p2p", "shm", "net")
+    }
     if not seen:
-        return LogSummary(
-            path, version, 0, "it has no `Channel ... via` lines (run with NCCL_DEBUG=INFO)"
-        ), ()
+        why = "it has no `Channel ... via` lines between GPUs (run with NCCL_DEBUG=INFO)"
+        return LogSummary(path, version, 0, why), ()
     index, problem = gpu_index(set(a for a, _ in seen) | set(b for _, b in seen), facts)
     if problem:
         return LogSummary(path, version, 0, problem), ()

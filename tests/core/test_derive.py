@@ -232,6 +232,7 @@ def test_derived_facts_are_the_documented_ones():
             "nccl.versions": known(["2.21.5"], "test"),
             "interconnect.memory_peers_nv_mem": known(False, "test"),
             "interconnect.peermem_loaded": known(False, "test"),
+            "interconnect.rdma.device_count": known(0, "test"),  # NCCL's paths: nccl_paths.*
             "pci.nvidia_driver_addresses": known(["0000:3b:00.0"], "test"),
             # an image the runtime refuses, so that every container.require_* fact is there
             "container.nvidia_requires": known(["NVIDIA_REQUIRE_CUDA=cuda>=99"], "test"),
