@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from gpudoctor.nccl.topo_text import parse_topo
+
 # https://github.com/NVIDIA/nccl/issues/1264 (HGX H100 SXM, "it is NV18 across all to all gpus within a
 # node"), read 2026-12-05; NIC rows cut after NIC2 (the excerpt ends there), GPU rows complete.
 HGX_H100 = """\
@@ -151,31 +153,11 @@ _ROW = re.compile(r"^\s*(GPU\d+|NIC\d+|mlx5_\d+)\s")
 
 
 def read_matrix(text: str):
-    """(cells {(row, col): label}, gpu names, nic names, {gpu: numa}) of a topo -m text. The GPUs and NICs
-    are the header's (some excerpts cut rows); a NIC's distance to each GPU is read from the GPU rows."""
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    cols = re.findall(r"\b(?:GPU\d+|NIC\d+|mlx5_\d+)\b", lines[0])
-    tail = lines[0][lines[0].rindex(cols[-1]) + len(cols[-1]) :]
-    rest = [h.strip() for h in re.split(r"\t|\s{2,}", tail) if h.strip()]
-    numa_at = 1 + len(cols) + rest.index("NUMA Affinity") if "NUMA Affinity" in rest else None
-    cells, numa = {}, {}
-    gpus = [c for c in cols if c.startswith("GPU")]
-    nics = [c for c in cols if not c.startswith("GPU")]  # the columns: some excerpts cut NIC rows
-    for line in lines[1:]:
-        m = _ROW.match(line)
-        if not m:
-            continue
-        name = m.group(1)
-        parts = [p.strip() for p in (line.split("\t") if "\t" in line else re.split(r"\s+", line.strip()))]
-        values = parts[1 : 1 + len(cols)]
-        for col, value in zip(cols, values):
-            cells[(name, col)] = value
-        if name.startswith("GPU") and numa_at is not None and len(parts) > numa_at:
-            try:
-                numa[name] = int(parts[numa_at])
-            except ValueError:
-                pass
-    return cells, gpus, nics, numa
+    """(cells {(row, col): label}, gpu names, nic names, {gpu: numa}) of a topo -m text, as
+    gpudoctor/nccl/topo_text.py reads it (some excerpts cut rows: the GPUs and NICs are the header's)."""
+    m = parse_topo(text)
+    numa = {g: int(v) for g, v in m.numa_affinity.items() if v.strip().isdigit()}
+    return dict(m.cells), list(m.gpus), list(m.nics), numa
 
 
 def read_channels(text: str) -> dict[tuple[int, int], str]:
