@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.fleet.fleetgen import finding, report, write
+from tests.fleet.fleetgen import lost_gpu_report, write
 
 from conftest import H200, run_cli
 
@@ -115,15 +115,7 @@ def test_a_jobs_rank_logs_through_the_cli_name_the_rank_that_failed_first(tmp_pa
         (str(case / "torchrun-agent.log"), "rank 11"),
     ]
     # lyulyul/shine-cluster#171: a quoted glob, and the node's report (check --format json) in a directory
-    lost = finding(
-        "GD-GPU-004",
-        "error",
-        "GPU lost (fallen off the bus)",
-        'GPU 0 (NVIDIA H200, PCI 0000:1C:00.0) is lost: every NVML call on it answers "GPU is lost"; no '
-        "program can use it.",
-        item=0,
-    )
-    write(tmp_path / "reports", "hoth.json", report(hostname="hoth", gpus=1, findings=[lost]))
+    write(tmp_path / "reports", "hoth.json", lost_gpu_report())
     glob = str(RANKLOGS / "xid-shine-cluster-171" / "*" / "rank*.log")
     r = run_cli("explain", "--log", glob, "--reports", str(tmp_path / "reports"))
     assert r.returncode == 0, r.stderr

@@ -13,7 +13,7 @@ from gpudoctor.explain.index import build
 from gpudoctor.explain.ranks import Event, Process, Read, Stamp, expand, read
 from gpudoctor.explain.triage import CAUSE, NETWORK, WAITING, Classifier, Role, as_json, triage
 from gpudoctor.fleet.load import parse_report
-from tests.fleet.fleetgen import finding, report
+from tests.fleet.fleetgen import finding, lost_gpu_report, report
 
 LOGS = Path(__file__).parent / "ranklogs"
 
@@ -31,15 +31,7 @@ def _triage(directory: str, classify, reports=None):
 def _hoth() -> dict:
     """hoth's report: the real H200 report (tests/fleet/fleetgen.py), named hoth, with the finding that the
     thread's `nvidia-smi` answer shows (lyulyul/shine-cluster#171: GPU 0000:1C:00.0, "Unknown Error")."""
-    lost = finding(
-        "GD-GPU-004",
-        "error",
-        "GPU lost (fallen off the bus)",
-        'GPU 0 (NVIDIA H200, PCI 0000:1C:00.0) is lost: every NVML call on it answers "GPU is lost"; no '
-        "program can use it.",
-        item=0,
-    )
-    doc = report(hostname="hoth", gpus=1, findings=[lost])
+    doc = lost_gpu_report()
     return {"hoth": parse_report(json.dumps(doc).encode(), "reports/hoth.json")}
 
 

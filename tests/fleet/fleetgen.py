@@ -266,3 +266,17 @@ def peer_fleet(directory: Path, outliers: bool) -> Path:
     for n in range(1, 9):
         write(directory, f"peer-node-{n:02d}.json", peer_report(n, outliers))
     return directory
+
+
+def lost_gpu_report(hostname: str = "hoth") -> dict:
+    """A node report (the real H200 report, renamed) whose GPU 0 is lost, as the `nvidia-smi` answer of
+    lyulyul/shine-cluster#171 shows (GPU 0000:1C:00.0, "Unknown Error"): the rank-log triage's Xid case."""
+    lost = finding(
+        "GD-GPU-004",
+        "error",
+        "GPU lost (fallen off the bus)",
+        'GPU 0 (NVIDIA H200, PCI 0000:1C:00.0) is lost: every NVML call on it answers "GPU is lost"; no '
+        "program can use it.",
+        item=0,
+    )
+    return report(hostname=hostname, gpus=1, findings=[lost])

@@ -16,7 +16,7 @@ from gpudoctor.explain.ranks import expand, read
 from gpudoctor.explain.triage import Classifier, triage
 from gpudoctor.fleet.load import parse_report
 from gpudoctor.report.explain_ranks import json_text, text
-from tests.fleet.fleetgen import finding, report
+from tests.fleet.fleetgen import lost_gpu_report
 
 LOGS = Path(__file__).resolve().parents[1] / "explain" / "ranklogs"
 
@@ -53,15 +53,7 @@ def test_the_first_failure_its_cause_line_and_the_ranks_waiting_for_it(classify)
 
 
 def test_a_node_named_by_its_report_and_the_rank_no_log_was_kept_of(classify):
-    lost = finding(
-        "GD-GPU-004",
-        "error",
-        "GPU lost (fallen off the bus)",
-        'GPU 0 (NVIDIA H200, PCI 0000:1C:00.0) is lost: every NVML call on it answers "GPU is lost"; no '
-        "program can use it.",
-        item=0,
-    )
-    doc = report(hostname="hoth", gpus=1, findings=[lost])
+    doc = lost_gpu_report()
     reports = {"hoth": parse_report(json.dumps(doc).encode(), "reports/hoth.json")}
     assert text(_triage("xid-shine-cluster-171", classify, reports)) == (
         "Read 3 log(s), 10 line(s): 3 process(es), 3 with an error line.\n"
