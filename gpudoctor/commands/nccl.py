@@ -5,7 +5,6 @@ disagrees with the prediction; 2 when an input cannot be read."""
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Any, NamedTuple, Optional
 
@@ -40,6 +39,7 @@ def run(
     from ..collect import collect as collect_facts
     from ..derive import derive
     from ..nccl.busbw import busbw_detail, compare
+    from ..nccl.observed import against_log
     from ..nccl.predict import predict
     from ..nccl.topology import from_facts
     from ..probes import registry
@@ -55,7 +55,8 @@ def run(
     bw = busbw_detail(prediction, topo)
     summary, disagreements = (None, ())
     if log is not None and log_text is not None:
-        summary, disagreements = compare_log(log, log_text, prediction, facts)
+        seen = against_log(log_text, prediction, topo)
+        summary, disagreements = LogSummary(log, seen.version, seen.pairs, seen.problem), seen.disagreements
     code = 1 if prediction.findings or disagreements else 0
     view = NcclView(
         topo,
@@ -95,46 +96,3 @@ def _bench_facts(path: str) -> Any:
         return read_report(path, whole=True).facts
     except ReportError as e:
         raise CommandError(f"--bench {path}: {e}") from None
-
-
-def compare_log(path: str, text: str, prediction: Any, facts: Any) -> tuple[LogSummary, tuple[str, ...]]:
-    """NCCL's choices in the log against the prediction, by GPU: the log's `Channel ... a[X] -> b[Y] via Z`
-    lines name each GPU by its bus id (NCCL before 2.19, `0[18000]`) or its CUDA device (`0[0]`)."""
-    from ..nccl.log import parse_log
-    from ..nccl.predict import disagreements
-
-    parsed = parse_log(text)
-    version = parsed.versions[0] if parsed.versions else None
-    # inside one node: the channels between GPUs, named by their bracket (cudaDev from 2.12, busId before)
-    seen = {
-        (c.src_tag, c.dst_tag): c.transport.raw
-        for c in parsed.channels
-        if c.src_tag and c.dst_tag and c.transport.kind in ("p2p", "shm", "net")
-    }
-    if not seen:
-        why = "it has no `Channel ... via` lines between GPUs (run with NCCL_DEBUG=INFO)"
-        return LogSummary(path, version, 0, why), ()
-    index, problem = gpu_index(set(a for a, _ in seen) | set(b for _, b in seen), facts)
-    if problem:
-        return LogSummary(path, version, 0, problem), ()
-    observed = {(index[a], index[b]): via for (a, b), via in seen.items()}
-    pairs = len({tuple(sorted(k)) for k in observed if k[0] != k[1]})
-    return LogSummary(path, version, pairs, ""), disagreements(prediction, observed)
-
-
-def gpu_index(names: set[str], facts: Any) -> tuple[dict[str, int], str]:
-    """The NVML index of each GPU the log names, or why they cannot be matched to this host's GPUs: CUDA
-    device numbers (`0[3]`, NCCL 2.19 on) taken as NVML indexes (CUDA_VISIBLE_DEVICES unset), else bus ids
-    as NCCL prints them (hex: `18000` for 0000:18:00.0, busIdToInt64 drops ':' and '.')."""
-    n = facts.count("gpus")
-    if all(name.isdigit() and int(name) < n for name in names):
-        return {name: int(name) for name in names}, ""
-    buses = {}
-    for i in range(n):
-        digits = re.sub(r"[:.]", "", str(facts.value(f"gpus[{i}].bus_id") or ""))
-        if digits:
-            buses[int(digits, 16)] = i
-    if all(int(name, 16) in buses for name in names):
-        return {name: buses[int(name, 16)] for name in names}, ""
-    shown = ", ".join(sorted(names))
-    return {}, f"its GPUs ({shown}) are not this host's {n} GPU(s): a log of another machine?"
