@@ -17,6 +17,7 @@ class LogSummary(NamedTuple):
     version: Optional[str]
     pairs: int  # GPU pairs whose transport the log shows
     problem: str  # why it was not compared ("" when it was)
+    network_gpus: int = 0  # GPUs whose transport to the network the log shows
 
 
 class NcclView(NamedTuple):
@@ -56,7 +57,8 @@ def run(
     summary, disagreements = (None, ())
     if log is not None and log_text is not None:
         seen = against_log(log_text, prediction, topo)
-        summary, disagreements = LogSummary(log, seen.version, seen.pairs, seen.problem), seen.disagreements
+        summary = LogSummary(log, seen.version, seen.pairs, seen.problem, seen.network_gpus)
+        disagreements = seen.disagreements
     code = 1 if prediction.findings or disagreements else 0
     view = NcclView(
         topo,

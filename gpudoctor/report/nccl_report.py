@@ -82,12 +82,16 @@ def _busbw(view: Any) -> str:
 
 def log_lines(view: Any) -> list[str]:
     log = view.log
-    head = f"NCCL's log ({log.path}): NCCL {log.version or 'version unknown'}, {log.pairs} GPU pair(s) seen"
-    if log.problem:
-        return [head, f"  not compared: {log.problem}"]
-    if not view.disagreements:
-        return [head, "  agrees with the prediction on every pair it shows"]
-    return [head, "  disagrees with the prediction:", *(f"    {d}" for d in view.disagreements)]
+    head = (
+        f"NCCL's log ({log.path}): NCCL {log.version or 'version unknown'}, {log.pairs} GPU pair(s) and "
+        f"{log.network_gpus} GPU(s) to the network seen"
+    )
+    lines = [head, f"  not compared: {log.problem}"] if log.problem else [head]
+    if view.disagreements:
+        return [*lines, "  disagrees with the prediction:", *(f"    {d}" for d in view.disagreements)]
+    if not log.problem:
+        lines.append("  agrees with the prediction on every pair and GPU it shows")
+    return lines
 
 
 def render_json(view: Any, where: str) -> str:
@@ -152,6 +156,7 @@ def _log_data(view: Any) -> Optional[dict]:
         "path": view.log.path,
         "nccl_version": view.log.version,
         "pairs": view.log.pairs,
+        "network_gpus": view.log.network_gpus,
         "problem": view.log.problem or None,
         "disagreements": list(view.disagreements),
     }

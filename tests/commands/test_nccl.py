@@ -81,7 +81,8 @@ def test_nccls_own_log_agrees_and_a_disagreement_is_reported(fake_lib, tmp_path)
     log.write_text(PCIE8_1817_LOG, encoding="utf-8")
     same = gpudoctor(fake_lib, "pcie-l20-8", "nccl", "--format", "json", "--log", str(log)).json()
     assert same["log"] == {
-        "path": str(log), "nccl_version": None, "pairs": 4, "problem": None, "disagreements": [],
+        "path": str(log), "nccl_version": None, "pairs": 4, "network_gpus": 0, "problem": None,
+        "disagreements": [],
     }  # fmt: skip
     other = gpudoctor(fake_lib, "nvswitch-h100-8", "nccl", "--log", str(log))
     assert other.rc == 1

@@ -47,7 +47,8 @@ def test_a_disagreement_with_the_log_is_shown_not_hidden():
     )
     text = render_text(view, "snapshot nccl-2079")
     assert (
-        "NCCL's log (nccl.log): NCCL 2.25.1, 1 GPU pair(s) seen\n  disagrees with the prediction:\n"
+        "NCCL's log (nccl.log): NCCL 2.25.1, 1 GPU pair(s) and 0 GPU(s) to the network seen\n"
+        "  disagrees with the prediction:\n"
         "    GPU0 -> GPU1: predicted p2p-pcie, NCCL used shm (SHM/direct/direct)\n"
     ) in text
     assert json.loads(render_json(view, "x"))["log"]["disagreements"] == [
