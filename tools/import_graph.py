@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("facts", ("__init__", "facts", "fact_table")),
     ("base", ("datafiles", "crashlog", "redact", "toml_reader", "variants")),
     ("host", ("host",)),
+    ("envs", ("envs",)),  # every Python environment on the machine, found through the host's files
     ("subjects", ("image", "lockfile")),  # an image or a lockfile read, for check --image/--lock
     ("probes", ("probes",)),
     ("subject", ("subject",)),  # what check --image/--lock judge besides the machine, as facts and a Host
