@@ -138,13 +138,12 @@ def connectors(host: Any) -> Fact:
 
 def derive(facts: Facts) -> dict[str, Fact]:
     """display.servers, display.headless and display_gpus[] (gpudoctor/derive.py runs it)."""
-    if not collected(facts, "gpu_processes.count", "gpus.count"):
+    # Only where the display probe ran: a profile without it (preflight) is not asked about the desktop.
+    if not collected(facts, "gpu_processes.count", "gpus.count", "display.connectors"):
         return {}
-    out: dict[str, Fact] = {}
     servers = _servers(facts)
-    out["display.servers"] = servers
-    if collected(facts, "display.connectors"):
-        out["display.headless"] = _headless(facts.get("display.connectors"), servers)
+    headless = _headless(facts.get("display.connectors"), servers)
+    out = {"display.servers": servers, "display.headless": headless}
     out.update(_display_gpus(facts))
     return out
 
