@@ -43,6 +43,12 @@ WAITS = (
         r"some nccl operations have failed or timed out|detected by watchdog|timeout at nccl work",
         "watchdog timeout",
     ),
+    # modelscope/ms-swift#6301: what torch 2.8's watchdog prints on the ranks whose timeout line the paste has
+    # not (its flight recorder's dump, after the timeout): those ranks were waiting too, not silent
+    (
+        r"stack trace of the failed collective not found|first pg on this rank to signal dumping",
+        "watchdog timeout",
+    ),
     # lyulyul/shine-cluster#171
     (r"nccl communicator was aborted", "communicator aborted"),
     # modelscope/ms-swift#6301, #4340

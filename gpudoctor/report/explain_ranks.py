@@ -103,11 +103,12 @@ def text(t: Any) -> str:
         if waiting:
             out += _waiting(t, waiting, f"Waiting for {t.first.key}")
     if t.absent:
-        out += [
-            "",
-            f"No log from rank(s) {', '.join(map(str, t.absent))} (below the highest rank seen): look there "
-            "first, a rank that died or hung without a word leaves no line",
-        ]
+        absent = f"No log from rank(s) {', '.join(map(str, t.absent))} (below the highest rank seen)"
+        if t.first is None or t.first.process is None:
+            absent += ": look there first, a rank that died or hung without a word leaves no line"
+        else:  # a rank's own log names the cause: the logs not given are not suspects
+            absent += ": not among the logs read"
+        out += ["", absent]
     if t.silent:
         out += ["", f"Logged no error: {_ranks(t.silent)}"]
     return terminal_lines("\n".join(out) + "\n")

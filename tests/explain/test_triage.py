@@ -35,15 +35,30 @@ def _hoth() -> dict:
     return {"hoth": parse_report(json.dumps(doc).encode(), "reports/hoth.json")}
 
 
-def test_the_rank_that_ran_out_of_memory_is_named_and_torchrun_stopping_the_others_is_folded(classify):
+def test_the_rank_that_ran_out_of_memory_is_named_and_the_watchdog_timeouts_of_the_others_are_folded(classify):
+    # 4 nodes x 4 A100: rank 11 runs out of memory (its line has no time), torchrun's agent on its node stops
+    # the node's other workers at 03:51:31, and ranks 0-5 on the other nodes time out in the same
+    # reduce-scatter ten minutes later (Timeout(ms)=600000), at 04:01:29
     t = _triage("oom-ms-swift-6301", classify)
     f = t.first
     assert (f.process.rank, f.node, f.event.role.cause, f.how) == (11, None, "GD-EXPLAIN-003", "only one")
     assert f.event.text.startswith("[rank11]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate")
-    assert f.event.line_no == 5
+    assert f.event.line_no == 5 and f.event.stamp is None
+    assert [(r.process.key, r.first.role.kind, r.waiting_for) for r in t.ranks if r.process is not f.process] == [
+        ("rank 0", "watchdog timeout", "rank 11"),
+        ("rank 2", "watchdog timeout", "rank 11"),
+        ("rank 3", "watchdog timeout", "rank 11"),
+        ("rank 4", "watchdog timeout", "rank 11"),
+        ("rank 5", "watchdog timeout", "rank 11"),
+        (str(LOGS / "oom-ms-swift-6301" / "torchrun-agent.log"), "stopped by torchrun", "rank 11"),
+    ]
     agent = next(r for r in t.ranks if r.process.rank is None)
-    assert (agent.waiting_for, agent.first.role.kind) == ("rank 11", "stopped by torchrun")
     assert agent.first.stamp.text() == "10-26 03:51:31.222000"
+    rank3 = next(r for r in t.ranks if r.process.rank == 3)
+    assert rank3.first.stamp.text() == "10-26 04:01:29.510594" and rank3.lead is None
+    # ranks 0 and 2 logged only what the watchdog prints after its timeout (the flight recorder's dump): they
+    # waited too, they are not silent
+    assert t.silent == [] and t.absent == [1, 6, 7, 8, 9, 10]
 
 
 def test_an_rdma_completion_error_on_one_node_comes_before_the_peers_that_saw_connections_close(classify):
@@ -187,6 +202,21 @@ def test_a_cause_a_rank_logs_after_its_own_timeout_is_not_its_lead():
             "[rank4]:[E602 11:18:52.531176265 ProcessGroupNCCL.cpp:684] [Rank 4] Some NCCL operations have "
             "failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations "
             "might run on corrupted/incomplete data.",
+            WAITING,
+            "watchdog timeout",
+        ),
+        # modelscope/ms-swift#6301 (torch 2.8): what the watchdog prints after a timeout, on a rank whose
+        # timeout line the paste does not have
+        (
+            "[rank0]:[E1026 04:01:29.500953846 ProcessGroupNCCL.cpp:730] Stack trace of the failed collective "
+            "not found, potentially because FlightRecorder is disabled. You can enable it by setting "
+            "TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.",
+            WAITING,
+            "watchdog timeout",
+        ),
+        (
+            "[rank2]:[E1026 04:01:29.444150962 ProcessGroupNCCL.cpp:2573] [PG ID 1 PG GUID 1 Rank 2] First PG "
+            "on this rank to signal dumping.",
             WAITING,
             "watchdog timeout",
         ),

@@ -1,6 +1,6 @@
 """What explain prints for a job's rank logs (report/explain_ranks.py), in full, for two real failures
 (tests/explain/ranklogs/SOURCES.md): an RDMA error on one node; a node whose GPU fell off the bus, named by
-its report while its ranks only timed out."""
+its report while its ranks only timed out; one rank out of memory while the others timed out."""
 
 from __future__ import annotations
 
@@ -74,6 +74,27 @@ def test_a_node_named_by_its_report_and_the_rank_no_log_was_kept_of(classify):
         "No log from rank(s) 0 (below the highest rank seen): look there first, a rank that died or hung "
         "without a word leaves no line\n"
     )
+
+
+def test_one_rank_out_of_memory_and_the_others_timed_out_waiting_for_it(classify):
+    # modelscope/ms-swift#6301: the ranks not in the paste are named, but not as suspects: rank 11's log says why
+    out = text(_triage("oom-ms-swift-6301", classify)).splitlines()
+    assert out[0] == "Read 7 log(s), 18 line(s): 7 process(es), 7 with an error line."
+    assert out[2:4] == [
+        "First failure: rank 11 (the only rank that logged a cause)",
+        "   cause: GD-EXPLAIN-003 · CUDA out of memory (the program asked for more GPU memory than was free)",
+    ]
+    assert out[8:] == [
+        "Waiting for rank 11 (6):",
+        "   rank 0: watchdog timeout at 10-26 04:01:29.500954",
+        "   rank 2: watchdog timeout at 10-26 04:01:29.444125",
+        "   rank 3: watchdog timeout at 10-26 04:01:29.510594",
+        "   rank 4: watchdog timeout at 10-26 04:01:29.476087",
+        "   rank 5: watchdog timeout at 10-26 04:01:29.465823",
+        "   oom-ms-swift-6301/torchrun-agent.log: stopped by torchrun at 10-26 03:51:31.222000",
+        "",
+        "No log from rank(s) 1, 6, 7, 8, 9, 10 (below the highest rank seen): not among the logs read",
+    ]
 
 
 def test_every_rank_waiting_lists_them_with_their_times(classify):
