@@ -77,7 +77,7 @@ def test_a_node_named_by_its_report_and_the_rank_no_log_was_kept_of(classify):
 
 
 def test_one_rank_out_of_memory_and_the_others_timed_out_waiting_for_it(classify):
-    # modelscope/ms-swift#6301: the ranks not in the paste are named, but not as suspects: rank 11's log says why
+    # modelscope/ms-swift#6301: the ranks not in the paste are named, not as suspects: rank 11's log says why
     out = text(_triage("oom-ms-swift-6301", classify)).splitlines()
     assert out[0] == "Read 7 log(s), 18 line(s): 7 process(es), 7 with an error line."
     assert out[2:4] == [
