@@ -83,6 +83,30 @@ def test_the_process_that_ran_out_of_memory_comes_before_the_one_whose_socket_cl
     assert other.first.role.kind == "connection closed by a peer" and other.waiting_for == f.process.key
 
 
+def test_of_two_ranks_whose_sockets_timed_out_the_earlier_is_named_on_its_node(classify):
+    # NVIDIA/nccl#1618: ranks 604 and 607 of 1024, both on s12gn3064, time out connecting to a peer node that
+    # dropped their TCP SYNs; the rank is read from the file name, the node from `[s12gn3064:pid=N]`
+    t = _triage("socket-timeout-nccl-1618", classify)
+    f = t.first
+    assert (f.process.rank, f.node, f.event.role.tier, f.event.role.kind, f.how) == (
+        607,
+        "s12gn3064",
+        NETWORK,
+        "socket timeout",
+        "earliest",
+    )
+    assert f.event.stamp.text() == "2025-02-16 22:31:34.418000"
+    other = next(r for r in t.ranks if r.process.rank == 604)
+    assert (other.process.host, other.first.role.kind, other.waiting_for) == (
+        "s12gn3064",
+        "socket timeout",
+        "rank 607",
+    )
+    doc = as_json(t)
+    assert doc["first_failure"]["cause"] == {"id": None, "title": "socket timeout", "role": "network"}
+    assert doc["absent_ranks"] == [r for r in range(607) if r != 604]
+
+
 def test_when_every_rank_timed_out_none_is_named_and_the_ranks_without_a_log_are(classify):
     t = _triage("timeouts-llamafactory-7396", classify)
     assert t.first is None
@@ -220,6 +244,49 @@ def test_a_cause_a_rank_logs_after_its_own_timeout_is_not_its_lead():
             "First PG on this rank to signal dumping.",
             WAITING,
             "watchdog timeout",
+        ),
+        # NCCL's socket errors (NVIDIA/nccl#706, #795, #1235, #1618)
+        (
+            "[15]worker-23:83:2526 [0] misc/socket.cc:503 NCCL WARN Net : Call to recv from "
+            "100.96.188.199<41468> failed : Connection timed out",
+            NETWORK,
+            "socket timeout",
+        ),
+        (
+            "[15]23:83:2526 [0] transport/net_socket.cc:219 NCCL WARN NET/Socket : socket progress error",
+            NETWORK,
+            "socket timeout",
+        ),
+        (
+            "[03/16][2025-02-25 15:46:48,389] [misc/socket.cc:602] [s11gn1268:pid=3987720] NCCL WARN "
+            "socketPollConnect poll() failed, ret 1, error Connection timed out, revents 8, connect to "
+            "172.16.30.229:39953",
+            NETWORK,
+            "socket timeout",
+        ),
+        (
+            "a100-st-p4d24xlarge-22:183006:183220 [1] misc/socket.cc:518 NCCL WARN Net : Call to recv from "
+            "10.200.84.247<58355> failed : Broken pipe",
+            NETWORK,
+            "connection closed by a peer",
+        ),
+        (  # sgl-project/sglang#3820 (the title)
+            "NCCL WARN socketPollConnect: Connect to 10.0.0.4<56849> returned 113(No route to host) errno "
+            "115(Operation now in progress)",
+            NETWORK,
+            "no route to host",
+        ),
+        (  # hiyouga/LlamaFactory#8045
+            "zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, "
+            "retrying (34/34) after sleep for 3400 msec",
+            NETWORK,
+            "no route to host",
+        ),
+        (
+            "ng30903:3063025:3066048 [0] proxy.cc:1143 NCCL WARN Socket recv failed while polling for "
+            "opId=0x55a51966cc80",
+            NETWORK,
+            "connection closed by a peer",
         ),
         # vllm-project/vllm#6042: the watchdog reports another error than its timeout: that error is the cause
         (

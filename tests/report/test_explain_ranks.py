@@ -93,8 +93,30 @@ def test_one_rank_out_of_memory_and_the_others_timed_out_waiting_for_it(classify
         "   rank 5: watchdog timeout at 10-26 04:01:29.465823",
         "   oom-ms-swift-6301/torchrun-agent.log: stopped by torchrun at 10-26 03:51:31.222000",
         "",
-        "No log from rank(s) 1, 6, 7, 8, 9, 10 (below the highest rank seen): not among the logs read",
+        "No log from rank(s) 1, 6-10 (below the highest rank seen): not among the logs read",
     ]
+
+
+def test_a_socket_timeout_first_is_named_as_a_network_error_and_the_ranks_not_read_as_runs(classify):
+    # NVIDIA/nccl#1618: two ranks of a 1024-rank job, both on s12gn3064, time out connecting (a peer node
+    # dropped the TCP SYN); rank 607's line is the earlier by 4 ms
+    assert text(_triage("socket-timeout-nccl-1618", classify)) == (
+        "Read 2 log(s), 2 line(s): 2 process(es), 2 with an error line.\n"
+        "\n"
+        "First failure: rank 607 on s12gn3064 at 2025-02-16 22:31:34.418000 (the earliest of the ranks that "
+        "logged a cause)\n"
+        "   cause: socket timeout\n"
+        "   a network error, seen from this side: the peer it talked to, or the network between them, may be "
+        "where the fault is\n"
+        "   | [0607/1024][2025-02-16 22:31:34,418] [misc/socket.cc:586] [s12gn3064:pid=3942411] NCCL WARN "
+        "socketPollConnect poll() returned 1, no POLLOUT events\n"
+        "     socket-timeout-nccl-1618/rank_607.s12gn3064.4031852.log:1\n"
+        "\n"
+        "Waiting for rank 607 (1):\n"
+        "   rank 604 on s12gn3064: socket timeout at 2025-02-16 22:31:34.422000\n"
+        "\n"
+        "No log from rank(s) 0-603, 605-606 (below the highest rank seen): not among the logs read\n"
+    )
 
 
 def test_every_rank_waiting_lists_them_with_their_times(classify):
