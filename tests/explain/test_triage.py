@@ -76,9 +76,9 @@ def test_the_process_that_ran_out_of_memory_comes_before_the_one_whose_socket_cl
     t = _triage("nccl-oom-socket-1235", classify)
     f = t.first
     assert f.process.key.endswith("ng30903-pid3063028.log") and f.node == "ng30903" and f.how == "by kind"
-    # "Cuda failure 'out of memory'" in NCCL's setup: the explain matcher's first confident cause for it is a
-    # process outside the job holding the GPU's memory (GD-PROC-001), before CUDA out of memory itself.
-    assert (f.event.role.tier, f.event.role.cause) == (CAUSE, "GD-PROC-001")
+    # "Cuda failure 'out of memory'" in NCCL's setup (NCCL allocating its own buffers, inside the job): CUDA
+    # out of memory, not a process outside the job (GD-PROC-001, the raw "CUDA error: out of memory")
+    assert (f.event.role.tier, f.event.role.cause) == (CAUSE, "GD-EXPLAIN-003")
     other = next(r for r in t.ranks if r.process is not f.process)
     assert other.first.role.kind == "connection closed by a peer" and other.waiting_for == f.process.key
 
