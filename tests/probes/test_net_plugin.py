@@ -4,8 +4,8 @@ nccl.net_plugin facts, on the H200 capture's loader cache and environment and va
 The plugin paths are real: NVIDIA/nccl#952's log (tests/nccl/data/nccl952_ib_nodev_socket/nccl.log) has
 `Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so`; HPC-X 2.24.1's manual
 (https://docs.nvidia.com/networking/display/hpcxv2241/ncclnet+plugin, read 2026-12-05) puts its NCCLNet
-plugin in $HPCX_DIR/ncclnet_plugin/lib and selects it with NCCL_NET_PLUGIN=ncclnet; microsoft/mrc-nccl-plugin's
-README names it by path, `export NCCL_NET_PLUGIN=$PWD/libnccl-net-mrc.so`. The directory listings around
+plugin in $HPCX_DIR/ncclnet_plugin/lib and selects it with NCCL_NET_PLUGIN=ncclnet;
+microsoft/mrc-nccl-plugin's README names it by path, `export NCCL_NET_PLUGIN=$PWD/libnccl-net-mrc.so`. The directory listings around
 them are made for each case.
 """
 
@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from gpudoctor.probes import libraries, net_plugin
 
-from conftest import fake_host
-
 from .test_libraries import h200_parts
+from conftest import fake_host
 
 HPCX = "/opt/hpcx/nccl_rdma_sharp_plugin/lib"
 NO_DEFAULT_DIRS = {d: "not found" for d in net_plugin.DEFAULT_DIRS}
@@ -62,8 +61,9 @@ def test_the_h200_capture_itself_did_not_list_the_default_directories():
     found, _ = plugin(dirs={"/usr/local/nvidia/lib": ["libGL.so.1"]}, dir_errors={})
     assert found == (
         "unknown",
-        # /usr/lib is: the capture`s `find` of libnccl*/libcuda* files (libnccl-net* too) listed it
-        "/lib: not recorded in snapshot; /lib64: not recorded in snapshot; /usr/lib64: not recorded in snapshot",
+        # /usr/lib is: the capture's `find` of libnccl*/libcuda* files (libnccl-net* too) listed it
+        "/lib: not recorded in snapshot; /lib64: not recorded in snapshot; "
+        "/usr/lib64: not recorded in snapshot",
     )
 
 
