@@ -5,7 +5,8 @@ The plugin paths are real: NVIDIA/nccl#952's log (tests/nccl/data/nccl952_ib_nod
 `Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so`; HPC-X 2.24.1's manual
 (https://docs.nvidia.com/networking/display/hpcxv2241/ncclnet+plugin, read 2026-12-05) puts its NCCLNet
 plugin in $HPCX_DIR/ncclnet_plugin/lib and selects it with NCCL_NET_PLUGIN=ncclnet;
-microsoft/mrc-nccl-plugin's README names it by path, `export NCCL_NET_PLUGIN=$PWD/libnccl-net-mrc.so`. The directory listings around
+microsoft/mrc-nccl-plugin's README names it by path, `export NCCL_NET_PLUGIN=$PWD/libnccl-net-mrc.so`. The
+directory listings around
 them are made for each case.
 """
 
