@@ -377,16 +377,17 @@ def _plugin_network(topo: Topology, forced: Optional[str]):
                 f"library path: NCCL stops with 'network {forced} not found' [{CITE['netinit']}]"
             )
             return None, (why,), ()
-        where = f" ({plugin})" if plugin else ""
+        where = f" {plugin}" if plugin else " (whether one is on the library path is not known)"
         why = (
-            f"NCCL_NET={forced} selects the network plugin{where} of that name; gpudoctor does not model "
-            f"plugins [{CITE['netinit']}]"
+            f"NCCL_NET={forced} names a network plugin: NCCL uses the plugin{where} if that is its name, "
+            f"else stops with 'network {forced} not found'; gpudoctor does not model plugins "
+            f"[{CITE['netinit']}]"
         )
         return None, (why,), ()
     if not plugin:
         return None
     fallback, fallback_why, _ = _network(replace(topo, net_plugin=""))
-    then = f"without one, {fallback}: {'; '.join(fallback_why)}" if fallback else "without one, unknown"
+    then = f"without one, {fallback or 'unknown'}: {'; '.join(fallback_why)}"
     why = (
         f"NCCL loads the network plugin {plugin} first and uses it when it finds a device ('Using network "
         f"<its name>', e.g. IBext for HPC-X's nccl-rdma-sharp plugin), a network gpudoctor does not model "
