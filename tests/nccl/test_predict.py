@@ -365,6 +365,22 @@ def test_nccl_net_ib_takes_nccls_own_ib_over_a_plugin():
     assert predict(from_facts(facts)).net_name == "IB"
 
 
+def test_nccl_net_naming_a_plugin_found_is_that_plugin_or_an_error():
+    facts = _ib_facts(
+        **{
+            "nccl.net_plugin.found": known(True, HPCX_PLUGIN),
+            "nccl.net_plugin.path": known(HPCX_PLUGIN, HPCX_PLUGIN),
+            "env.nccl_net": known("IBext", "env:NCCL_NET"),
+        }
+    )
+    pred = predict(from_facts(facts))
+    assert pred.net_name is None
+    assert pred.net_reasons[0].startswith(
+        f"NCCL_NET=IBext names a network plugin: NCCL uses the plugin {HPCX_PLUGIN} if that is its name, "
+        "else stops with 'network IBext not found'"
+    )
+
+
 def test_nccl_net_naming_a_plugin_that_is_not_there_stops_nccl():
     # the CSCS documentation's setting (NCCL_NET="AWS Libfabric": "if the plugin can not be found,
     # applications will fail to start", https://github.com/msimberg/cscs-docs/pull/1)
