@@ -97,6 +97,7 @@ class Topology:
 
 ENV_FACTS = {
     "env.nccl_p2p_disable": "NCCL_P2P_DISABLE",
+    "env.nccl_p2p_level": "NCCL_P2P_LEVEL",
     "env.nccl_ib_disable": "NCCL_IB_DISABLE",
     "env.nccl_socket_ifname": "NCCL_SOCKET_IFNAME",
 }

@@ -72,6 +72,7 @@ FACT_SPECS: tuple[FactSpec, ...] = (
     FactSpec("env.cuda_visible_devices", "str", "", "CUDA_VISIBLE_DEVICES"),
     FactSpec("env.cuda_launch_blocking", "str", "", "CUDA_LAUNCH_BLOCKING (unknown: not set)"),
     FactSpec("env.nccl_p2p_disable", "str", "", "NCCL_P2P_DISABLE"),
+    FactSpec("env.nccl_p2p_level", "str", "", "NCCL_P2P_LEVEL"),
     FactSpec("env.nccl_ib_disable", "str", "", "NCCL_IB_DISABLE"),
     FactSpec("env.nccl_socket_ifname", "str", "", "NCCL_SOCKET_IFNAME"),
     FactSpec(

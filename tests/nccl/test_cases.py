@@ -1,0 +1,190 @@
+"""Real NCCL_DEBUG=INFO logs replayed against the topology of the same machine (issue 26, "checked against
+NCCL itself"): each case builds the node from its thread's topology (an `nvidia-smi topo -m`, NCCL's own
+topology lines), writes it as a gpudoctor snapshot (snapgen.py), replays the snapshot through the real
+loader, probes and `topology.from_facts`, predicts, and compares with what NCCL printed (observed.py). The
+log, the topology and every fact a case adds are cited in tests/nccl/data/SOURCES.md and beside the case.
+
+`pairs` is the number of GPU pairs with a `Channel ... via` line, counted by hand in the log."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from gpudoctor.nccl.log import parse_log
+from gpudoctor.nccl.observed import against_log
+from gpudoctor.nccl.predict import predict
+from gpudoctor.nccl.topology import Gpu, Topology, from_topo_matrix
+
+from . import snapgen
+from .topo_texts import read_matrix
+
+from conftest import run_cli
+
+DATA = Path(__file__).parent / "data"
+
+
+def _text(*names: str) -> str:
+    return "".join((DATA / n).read_text(encoding="utf-8") for n in names)
+
+
+def _all_read_ok(n: int) -> dict[int, tuple[int, ...]]:
+    return {i: tuple(j for j in range(n) if j != i) for i in range(n)}
+
+
+class Case(NamedTuple):
+    name: str
+    logs: tuple[str, ...]  # files under data/, one run, joined in this order
+    topology: Callable[[str], Topology]  # the log's text -> the node (its env from the log)
+    snap: dict  # snapgen.write's keyword arguments
+    pairs: int
+
+
+# ---------------------------------------------------------------------------------------------------
+# NVIDIA/nccl#1817: 8x L20 PCIe, two GPUs to a switch, two switches to a socket, two sockets.
+
+
+L20_BUSES = (  # nccl-tests' device list in the thread ("device 0 [0000:12:00] NVIDIA L20" ...) and the
+    # log's own `busId 91000` .. `busId c5000` Destroy lines (cudaDev 4..7)
+    "0000:12:00.0", "0000:13:00.0", "0000:47:00.0", "0000:48:00.0",
+    "0000:91:00.0", "0000:92:00.0", "0000:c4:00.0", "0000:c5:00.0",
+)  # fmt: skip
+
+
+def l20(log: str) -> Topology:
+    """The thread's topo -m gives rows GPU0-GPU3 (the stored copy cuts the rest after `GPU4 SYS SYS SYS SYS
+    X PI`). The rows of GPUs 4-7 are completed as the fake NVML scenario pcie-l20-8.scn does: SYS to GPUs
+    0-3 (the matrix is symmetric), PIX within 4-5 and 6-7 (4-5 shown as `PI` before the cut; the bus ids
+    pair up as 12/13 and 47/48 do) and NODE between the pairs (one socket, as GPUs 0-3)."""
+    topo = from_topo_matrix(*read_matrix(_text("nccl1817_shm_l20/topo.txt")), env=parse_log(log).env)
+    lower = ("SYS",) * 4
+    rows = {
+        4: lower + ("X", "PIX", "NODE", "NODE"),
+        5: lower + ("PIX", "X", "NODE", "NODE"),
+        6: lower + ("NODE", "NODE", "X", "PIX"),
+        7: lower + ("NODE", "NODE", "PIX", "X"),
+    }
+    gpus = tuple(
+        dataclasses.replace(
+            g,
+            bus_id=L20_BUSES[g.index],
+            paths=rows.get(g.index, g.paths),
+            nvlink_to=g.nvlink_to or (0,) * 8,
+            nvswitch_links=0,
+            numa=g.numa if g.numa is not None else 1,  # GPUs 4-7: the other socket (SYS to 0-3)
+        )
+        for g in topo.gpus
+    )
+    return dataclasses.replace(topo, gpus=gpus)
+
+
+# ---------------------------------------------------------------------------------------------------
+# NVIDIA/nccl#1189: two H20 nodes, two GPUs each, every GPU on the NVSwitch (NCCL's own topology lines)
+
+_GRAPH_GPU = re.compile(r"- GPU/([0-9A-Fa-f]+) \((\d+)\)")
+_GRAPH_NVS = re.compile(r"\+ NVL\[([\d.]+)\] - NVS/0")
+
+
+def graph_nvswitch_gpus(text: str) -> dict[str, float]:
+    """NCCL's `=== System` lines: each `GPU/<busid> (rank)` with the NVLink bandwidth of its `+ NVL[bw] -
+    NVS/0` line (the line right under it), {busid: bw}."""
+    out: dict[str, float] = {}
+    gpu = None
+    for line in text.splitlines():
+        m = _GRAPH_GPU.search(line)
+        if m:
+            gpu = m.group(1).lower()
+            continue
+        m = _GRAPH_NVS.search(line)
+        if m and gpu:
+            out[gpu] = float(m.group(1))
+        gpu = None
+    return out
+
+
+def h20(log: str) -> Topology:
+    """GPU/18000 and GPU/38000 each `+ NVL[370.8] - NVS/0`: 18 links to the NVSwitch (370.8 = 18 x
+    SM90_NVLINK_BW 20.6, NVIDIA/nccl@v2.23.4-1:src/graph/topo.h); their bus ids are the log's `cudaDev 0
+    ... busId 18000` and `cudaDev 1 ... busId 38000` Init COMPLETE lines."""
+    nvs = graph_nvswitch_gpus(_text("nccl1189_h20_nvswitch/topo.txt"))
+    assert nvs == {"18000": 370.8, "38000": 370.8}
+    buses = ("0000:18:00.0", "0000:38:00.0")
+    gpus = tuple(
+        Gpu(index=i, bus_id=b, nvlink_to=(0, 0), nvswitch_links=round(370.8 / 20.6), paths=("X", None)[:: 1 - 2 * i])
+        for i, b in enumerate(buses)
+    )
+    return Topology(gpus=gpus, nics=None, env=parse_log(log).env)
+
+
+# ---------------------------------------------------------------------------------------------------
+# NVIDIA/nccl-tests#228: 8x A100-SXM4-80GB on NVSwitches, NCCL_P2P_LEVEL=LOC left in the environment
+
+A100_228_BUSES = tuple(  # the log's brackets, rank = CUDA device (one process per GPU, ranks 0-7)
+    f"0000:{b}:00.0" for b in ("27", "2a", "51", "57", "9e", "a4", "c7", "ca")
+)
+
+
+def a100_loc(log: str) -> Topology:
+    """`nvidia-smi nvlink -s`: GPU0 and GPU1 with links 0-11 up at 25 GB/s (GPU2 onwards elided by the
+    poster with `......`), on a board the thread titles "has nvswitch": 12 links to the NVSwitch each.
+    NCCL_P2P_LEVEL=LOC is the maintainer's quote of the user's log ("I see the following in the output:
+    NCCL_P2P_LEVEL set by environment to LOC"); the excerpt kept here does not have that line."""
+    env = dict(parse_log(log).env)
+    env.setdefault("NCCL_P2P_LEVEL", "LOC")
+    gpus = tuple(
+        Gpu(index=i, bus_id=b, nvlink_to=(0,) * 8, nvswitch_links=12, paths=tuple("X" if j == i else None for j in range(8)))
+        for i, b in enumerate(A100_228_BUSES)
+    )
+    return Topology(gpus=gpus, nics=None, env=env)
+
+
+CASES = (
+    Case(
+        "nccl1817_l20_pcie_two_sockets",
+        ("nccl1817_shm_l20/nccl.log", "nccl1817_l20_ring/nccl.log"),
+        l20,
+        # no `topo -p2p` in the thread; NCCL's P2P between GPUs 2-3 and 4-5 shows CUDA allowed it
+        {"p2p_read_ok": _all_read_ok(8)},
+        11,
+    ),
+    Case("nccl1189_h20_nvswitch", ("nccl1189_h20_ib_cumem/nccl.log",), h20, {}, 1),
+    Case("nccltests228_a100_p2p_level_loc", ("nccltests228_p2p_level_loc/nccl.log",), a100_loc, {}, 7),
+)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_the_prediction_on_the_replayed_snapshot_is_what_nccl_chose(case, tmp_path):
+    log = _text(*case.logs)
+    topo = case.topology(log)
+    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "snapshot", **case.snap))
+    seen = against_log(log, predict(replayed), replayed)
+    assert (seen.problem, seen.pairs, seen.disagreements) == ("", case.pairs, ())
+
+
+def test_the_snapshot_carries_the_topology_through_the_probes(tmp_path):
+    """What the snapshot replays is the topology it was written from: bus ids, PCIe labels, NVLink."""
+    log = _text("nccl1817_shm_l20/nccl.log")
+    topo = l20(log)
+    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "s", p2p_read_ok=_all_read_ok(8)))
+    assert [g.bus_id for g in replayed.gpus] == list(L20_BUSES)
+    assert [g.paths for g in replayed.gpus] == [g.paths for g in topo.gpus]
+    assert {g.nvswitch_links for g in replayed.gpus} == {0}
+    h = h20(_text("nccl1189_h20_ib_cumem/nccl.log"))
+    back = snapgen.replay(snapgen.write(h, tmp_path / "h"))
+    assert [(g.nvswitch_links, g.nvlink_to) for g in back.gpus] == [(18, (0, 0)), (18, (0, 0))]
+
+
+def test_a_case_end_to_end_through_the_cli(tmp_path):
+    """`gpudoctor nccl --snapshot S --log L`: the L20 case as a user runs it."""
+    case = CASES[0]
+    log = tmp_path / "nccl.log"
+    log.write_text(_text(*case.logs), encoding="utf-8")
+    snap = snapgen.write(case.topology(log.read_text()), tmp_path / "snapshot", **case.snap)
+    r = run_cli("nccl", "--snapshot", str(snap), "--log", str(log), "--format", "json")
+    data = __import__("json").loads(r.stdout)
+    assert data["log"]["pairs"] == 11 and data["log"]["disagreements"] == [] and data["log"]["problem"] is None
