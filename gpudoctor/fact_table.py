@@ -203,6 +203,7 @@ FACTS = (
     ('env.cuda_visible_devices', 'str', '', 'CUDA_VISIBLE_DEVICES'),
     ('env.cuda_launch_blocking', 'str', '', 'CUDA_LAUNCH_BLOCKING (unknown: not set)'),
     ('env.nccl_p2p_disable', 'str', '', 'NCCL_P2P_DISABLE'),
+    ('env.nccl_p2p_level', 'str', '', 'NCCL_P2P_LEVEL'),
     ('env.nccl_ib_disable', 'str', '', 'NCCL_IB_DISABLE'),
     ('env.nccl_socket_ifname', 'str', '', 'NCCL_SOCKET_IFNAME'),
     ('env.cuda_injection64_path', 'str', '', 'CUDA_INJECTION64_PATH: a library CUDA loads into every process'),

@@ -38,16 +38,16 @@ def nvml_bus(bus: str) -> str:
 def recording(
     topo: Topology, p2p_read_ok: Optional[dict[int, tuple[int, ...]]] = None, cc: Optional[tuple] = None
 ) -> Recording:
-    """The snapshot of `topo`. Every GPU needs its bus id (the log's or the topology source's).
+    """The snapshot of `topo`. A GPU without a bus id (a source that gives none: `nvidia-smi topo -m`) has
+    its nvmlDeviceGetPciInfo and NUMA node unrecorded; direct NVLinks need the peer's bus id.
     `p2p_read_ok` {gpu: GPUs it can read from peer-to-peer} gives NVML's P2P status for each pair (the
     others NOT_SUPPORTED); None leaves it unrecorded. `cc` the compute capability (major, minor)."""
     n = len(topo.gpus)
     buses = [g.bus_id for g in topo.gpus]
-    assert all(buses), "a GPU without its bus id"
     devices: dict[str, dict] = {}
     files: dict[str, str] = {}
     for g in topo.gpus:
-        d: dict = {"nvmlDeviceGetPciInfo": {"busId": nvml_bus(g.bus_id)}}
+        d: dict = {"nvmlDeviceGetPciInfo": {"busId": nvml_bus(g.bus_id)}} if g.bus_id else {}
         if g.name:
             d["nvmlDeviceGetName"] = g.name
         if cc:
@@ -62,6 +62,7 @@ def recording(
                 d[f"nvmlDeviceGetNvLinkVersion({k})"] = 4
                 d[f"nvmlDeviceGetNvLinkRemoteDeviceType({k})"] = kind
                 if peer is not None:
+                    assert buses[peer], f"GPU{g.index}'s NVLink to GPU{peer}, whose bus id is not known"
                     d[f"nvmlDeviceGetNvLinkRemotePciInfo({k})"] = {"busId": nvml_bus(buses[peer])}
             d[f"nvmlDeviceGetNvLinkState({len(links)})"] = NOT_SUPPORTED
         for j in range(n):
@@ -74,7 +75,7 @@ def recording(
                 ok = j in p2p_read_ok.get(g.index, ())
                 d[f"nvmlDeviceGetP2PStatus({j},READ)"] = P2P_OK if ok else P2P_NOT_SUPPORTED
         devices[str(g.index)] = d
-        if g.numa is not None:
+        if g.numa is not None and g.bus_id:
             files[f"/sys/bus/pci/devices/{g.bus_id.lower()}/numa_node"] = f"{g.numa}\n"
     return Recording(
         files=files,

@@ -23,7 +23,6 @@ from gpudoctor.nccl.topology import Gpu, Topology, from_topo_matrix
 
 from . import snapgen
 from .topo_texts import read_matrix
-
 from conftest import run_cli
 
 DATA = Path(__file__).parent / "data"
@@ -43,6 +42,8 @@ class Case(NamedTuple):
     topology: Callable[[str], Topology]  # the log's text -> the node (its env from the log)
     snap: dict  # snapgen.write's keyword arguments
     pairs: int
+    # the log's NET channels the prediction cannot judge, each with the reason (what the thread does not say)
+    network: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -111,11 +112,17 @@ def h20(log: str) -> Topology:
     """GPU/18000 and GPU/38000 each `+ NVL[370.8] - NVS/0`: 18 links to the NVSwitch (370.8 = 18 x
     SM90_NVLINK_BW 20.6, NVIDIA/nccl@v2.23.4-1:src/graph/topo.h); their bus ids are the log's `cudaDev 0
     ... busId 18000` and `cudaDev 1 ... busId 38000` Init COMPLETE lines."""
-    nvs = graph_nvswitch_gpus(_text("nccl1189_h20_nvswitch/topo.txt"))
+    nvs = graph_nvswitch_gpus(_text("nccl1189_h20_nvswitch/graph.txt"))
     assert nvs == {"18000": 370.8, "38000": 370.8}
     buses = ("0000:18:00.0", "0000:38:00.0")
     gpus = tuple(
-        Gpu(index=i, bus_id=b, nvlink_to=(0, 0), nvswitch_links=round(370.8 / 20.6), paths=("X", None)[:: 1 - 2 * i])
+        Gpu(
+            index=i,
+            bus_id=b,
+            nvlink_to=(0, 0),
+            nvswitch_links=round(370.8 / 20.6),
+            paths=("X", None)[:: 1 - 2 * i],
+        )
         for i, b in enumerate(buses)
     )
     return Topology(gpus=gpus, nics=None, env=parse_log(log).env)
@@ -137,11 +144,30 @@ def a100_loc(log: str) -> Topology:
     env = dict(parse_log(log).env)
     env.setdefault("NCCL_P2P_LEVEL", "LOC")
     gpus = tuple(
-        Gpu(index=i, bus_id=b, nvlink_to=(0,) * 8, nvswitch_links=12, paths=tuple("X" if j == i else None for j in range(8)))
+        Gpu(
+            index=i,
+            bus_id=b,
+            nvlink_to=(0,) * 8,
+            nvswitch_links=12,
+            paths=tuple("X" if j == i else None for j in range(8)),
+        )
         for i, b in enumerate(A100_228_BUSES)
     )
     return Topology(gpus=gpus, nics=None, env=env)
 
+
+# ---------------------------------------------------------------------------------------------------
+# NVIDIA/nccl#1453: HGX H100 (NV18 to every GPU, 9 NICs), 3 nodes, NCCL 2.21 with the HPC-X IBext plugin
+
+
+def h100_1453(log: str) -> Topology:
+    """The thread's `nvidia-smi topo -m` (tab-separated, as nvidia-smi prints it): NV18 between every pair
+    (more than one GPU's 18 links: NVSwitch, topology.py from_topo_matrix), NUMA 0 for GPUs 0-3 and 1 for
+    4-7. It gives no bus ids; the log names GPUs by CUDA device (`0[0] -> 7[7]`), so none is needed."""
+    return from_topo_matrix(*read_matrix(_text("nccl1453_h100_nvswitch/topo.txt")), env=parse_log(log).env)
+
+
+NIC_UNKNOWN = "predicted unknown (the network NCCL takes is unknown), NCCL used ib-gdr ({})"
 
 CASES = (
     Case(
@@ -152,8 +178,25 @@ CASES = (
         {"p2p_read_ok": _all_read_ok(8)},
         11,
     ),
-    Case("nccl1189_h20_nvswitch", ("nccl1189_h20_ib_cumem/nccl.log",), h20, {}, 1),
+    Case(
+        "nccl1189_h20_nvswitch",
+        ("nccl1189_h20_ib_cumem/nccl.log",),
+        h20,
+        {},
+        1,
+        # NCCL's topology lines place a NIC beside each GPU, but not whether its port is up, nor whether
+        # nvidia-peermem or DMA-BUF gives it GPU memory: the snapshot leaves the RDMA devices unrecorded
+        tuple(f"GPU{g} -> network: " + NIC_UNKNOWN.format("NET/IB/GDRDMA") for g in (0, 1)),
+    ),
     Case("nccltests228_a100_p2p_level_loc", ("nccltests228_p2p_level_loc/nccl.log",), a100_loc, {}, 7),
+    Case(
+        "nccl1453_h100_nvswitch",
+        ("nccl1453_h100_nvswitch/nccl.log",),
+        h100_1453,
+        {},
+        1,
+        ("GPU0 -> network: " + NIC_UNKNOWN.format("NET/IBext_v8/GDRDMA"),),  # NIC ports, peermem: not posted
+    ),
 )
 
 
@@ -163,7 +206,7 @@ def test_the_prediction_on_the_replayed_snapshot_is_what_nccl_chose(case, tmp_pa
     topo = case.topology(log)
     replayed = snapgen.replay(snapgen.write(topo, tmp_path / "snapshot", **case.snap))
     seen = against_log(log, predict(replayed), replayed)
-    assert (seen.problem, seen.pairs, seen.disagreements) == ("", case.pairs, ())
+    assert (seen.problem, seen.pairs, seen.disagreements) == ("", case.pairs, case.network)
 
 
 def test_the_snapshot_carries_the_topology_through_the_probes(tmp_path):
@@ -187,4 +230,6 @@ def test_a_case_end_to_end_through_the_cli(tmp_path):
     snap = snapgen.write(case.topology(log.read_text()), tmp_path / "snapshot", **case.snap)
     r = run_cli("nccl", "--snapshot", str(snap), "--log", str(log), "--format", "json")
     data = __import__("json").loads(r.stdout)
-    assert data["log"]["pairs"] == 11 and data["log"]["disagreements"] == [] and data["log"]["problem"] is None
+    assert (
+        data["log"]["pairs"] == 11 and data["log"]["disagreements"] == [] and data["log"]["problem"] is None
+    )

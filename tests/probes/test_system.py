@@ -112,6 +112,7 @@ def test_h200_capture():
         "env.nvtx_injection64_path": ("unknown", "not set"),
         "env.ld_preload": ("unknown", "not set"),
         "env.nccl_p2p_disable": ("unknown", "not set"),
+        "env.nccl_p2p_level": ("unknown", "not set"),
         "env.nccl_ib_disable": ("unknown", "not set"),
         "env.nccl_socket_ifname": ("unknown", "not set"),
         "env.profiler_injection": [],
