@@ -168,6 +168,18 @@ def h100_1453(log: str) -> Topology:
     return from_topo_matrix(*read_matrix(_text("nccl1453_h100_nvswitch/topo.txt")), env=parse_log(log).env)
 
 
+# NVIDIA/nccl#1259: "a HGX 8x H100 node (driver 535.129) with the prebuilt NCCL 2.20.5" (its description);
+# the thread posts no topology, so the topology is a real one of that product from another thread.
+
+
+def hgx_h100_1259(log: str) -> Topology:
+    """Option (d) of the issue: the thread names the exact product, an HGX 8x H100, and posts no topology;
+    the matrix is NVIDIA/nccl#1264's `nvidia-smi topo -m` of an "HGX H100 SXM" (NV18 between every pair:
+    NVSwitch; NUMA 0/1). The log names GPUs by CUDA device, so no bus id is needed."""
+    text = _text("nccl1259_hgx_h100/topo_hgx_h100_nccl1264.txt")
+    return from_topo_matrix(*read_matrix(text), env=parse_log(log).env)
+
+
 NIC_UNKNOWN = "predicted unknown (the network NCCL takes is unknown), NCCL used ib-gdr ({})"
 
 CASES = (
@@ -190,6 +202,7 @@ CASES = (
         tuple(f"GPU{g} -> network: " + NIC_UNKNOWN.format("NET/IB/GDRDMA") for g in (0, 1)),
     ),
     Case("nccltests228_a100_p2p_level_loc", ("nccltests228_p2p_level_loc/nccl.log",), a100_loc, {}, 7),
+    Case("nccl1259_hgx_h100_nvswitch", ("nccl1259_hgx_h100/nccl.log",), hgx_h100_1259, {}, 3),
     Case(
         "nccl1453_h100_nvswitch",
         ("nccl1453_h100_nvswitch/nccl.log",),

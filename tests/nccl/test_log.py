@@ -63,6 +63,7 @@ TRANSPORTS = {
         (5, 6): {"SHM/direct/direct"},
         (7, 0): {"SHM/direct/direct"},
     },
+    "nccl1259_hgx_h100": {p: {"P2P/direct pointer"} for p in [(1, 0), (4, 3), (7, 6)]},
     "nccl1453_h100_nvswitch": {(0, 7): {"P2P/CUMEM"}, (0, 15): {"NET/IBext_v8/GDRDMA"}},
     "nccltests228_p2p_level_loc": {(b, a): {"SHM/direct/direct"} for a, b in [(i, i + 1) for i in range(7)]},
     "nccl367_ring_old": {
