@@ -20,7 +20,6 @@ from ..host.base import HostError
 VARIABLES = (
     "CUDA_LAUNCH_BLOCKING",
     "NCCL_P2P_DISABLE",
-    "NCCL_P2P_LEVEL",
     "NCCL_IB_DISABLE",
     "NCCL_SOCKET_IFNAME",
     "CUDA_INJECTION64_PATH",
