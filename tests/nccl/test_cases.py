@@ -180,6 +180,57 @@ def hgx_h100_1259(log: str) -> Topology:
     return from_topo_matrix(*read_matrix(text), env=parse_log(log).env)
 
 
+# NVIDIA/nccl-tests#307: 8x RTX 4090 on two CPUs, NCCL's own topology and path lines of the same run
+
+
+_GRAPH_PATH = re.compile(r"GPU/([0-9A-Fa-f]+) :(.*)")
+_GRAPH_HOP = re.compile(r"GPU/0-([0-9a-f]+) \(\d+/[\d.]+/([A-Z]+)\)")
+RTX4090_BUSES = ("4e000", "4f000", "50000", "51000", "ce000", "cf000", "d0000", "d1000")
+
+
+def graph_paths(text: str) -> dict[tuple[str, str], str]:
+    """NCCL's `GPU/4E000 :GPU/0-4e000 (0/5000.0/LOC) GPU/0-4f000 (4/24.0/PHB) ...` lines (NCCL_DEBUG_SUBSYS
+    =GRAPH, src/graph/paths.cc printNodePaths): {(gpu, gpu): path type} as NCCL computed them."""
+    out = {}
+    for line in text.splitlines():
+        m = _GRAPH_PATH.search(line)
+        if m:
+            for peer, kind in _GRAPH_HOP.findall(m.group(2)):
+                out[(m.group(1).lower(), peer)] = kind
+    return out
+
+
+def rtx4090_307(log: str) -> Topology:
+    """NCCL's own lines of the run (graph.txt): the path lines of GPUs 4e000, 4f000 and 50000 (the last
+    cut by the stored copy) give PHB among 4e000-51000 and SYS from them to ce000-d1000; the tree lines put
+    ce000-d1000 under one PCIe switch (PCI/0-ca000) of the second CPU: PIX among them, SYS to the GPUs of
+    the first CPU (every path between the CPUs crosses `+ SYS[10.0] - CPU/0`). Each label the lines state is
+    checked against this matrix. Bus ids: the log's Init COMPLETE lines (cudaDev 0-1, 3, 5-7), the tree
+    line `GPU/0-ce000 (4)`, and 50000, the one left, for cudaDev 2 (its Init line is cut in the copy).
+    P2P: the stock driver gives none on a 4090 ("MAILBOXP2P ... is not present or disabled in hardware on
+    the 4090s, and that's why P2P doesn't work", tinygrad/open-gpu-kernel-modules@1f40371d:README.md),
+    so NVML's P2P status is not OK for every pair."""
+    first = RTX4090_BUSES[:4]
+    label = {}
+    for a in RTX4090_BUSES:
+        for b in RTX4090_BUSES:
+            same = (a in first) == (b in first)
+            label[(a, b)] = "X" if a == b else ("SYS" if not same else ("PHB" if a in first else "PIX"))
+    stated = graph_paths(_text("nccltests307_4090_shm/graph.txt"))
+    assert len(stated) == 21 and all(label[k] == v for k, v in stated.items() if v != "LOC"), stated
+    gpus = tuple(
+        Gpu(
+            index=i,
+            bus_id=f"0000:{b[:2]}:00.0",
+            nvlink_to=(0,) * 8,
+            nvswitch_links=0,
+            paths=tuple(label[(b, c)] for c in RTX4090_BUSES),
+        )
+        for i, b in enumerate(RTX4090_BUSES)
+    )
+    return Topology(gpus=gpus, nics=None, env=parse_log(log).env)
+
+
 NIC_UNKNOWN = "predicted unknown (the network NCCL takes is unknown), NCCL used ib-gdr ({})"
 
 CASES = (
@@ -202,6 +253,13 @@ CASES = (
         tuple(f"GPU{g} -> network: " + NIC_UNKNOWN.format("NET/IB/GDRDMA") for g in (0, 1)),
     ),
     Case("nccltests228_a100_p2p_level_loc", ("nccltests228_p2p_level_loc/nccl.log",), a100_loc, {}, 7),
+    Case(
+        "nccltests307_rtx4090_no_p2p",
+        ("nccltests307_4090_shm/nccl.log",),
+        rtx4090_307,
+        {"p2p_read_ok": {}},  # no P2P on a stock-driver 4090 (see rtx4090_307)
+        8,
+    ),
     Case("nccl1259_hgx_h100_nvswitch", ("nccl1259_hgx_h100/nccl.log",), hgx_h100_1259, {}, 3),
     Case(
         "nccl1453_h100_nvswitch",
@@ -247,6 +305,23 @@ def test_without_the_variable_the_same_node_disagrees_with_its_log(tmp_path):
     assert seen.pairs == 7
     assert seen.disagreements[0] == "GPU1 -> GPU0: predicted p2p-nvlink, NCCL used shm (SHM/direct/direct)"
     assert len(seen.disagreements) == 7
+
+
+def test_the_4090s_pairs_under_one_switch_go_through_the_cpu_because_p2p_is_off(tmp_path):
+    """nccl-tests#307: GPUs 4-7 share a PCIe switch (PIX), within NCCL's P2P level, yet NCCL used SHM:
+    the prediction says why (NVML reports no P2P), and with P2P reported OK it would have said P2P there,
+    which the log contradicts."""
+    case = next(c for c in CASES if c.name == "nccltests307_rtx4090_no_p2p")
+    log = _text(*case.logs)
+    topo = case.topology(log)
+    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "off", **case.snap))
+    pair = predict(replayed).pair(4, 5)
+    assert (pair.transport, pair.path, pair.limited_by) == ("shm", "PIX", ("nvml-p2p",))
+    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "on", p2p_read_ok=_all_read_ok(8)))
+    seen = against_log(log, predict(replayed), replayed)
+    assert seen.disagreements == tuple(
+        f"GPU{a} -> GPU{a + 1}: predicted p2p-pcie, NCCL used shm (SHM/direct/direct)" for a in (4, 5, 6)
+    )
 
 
 @pytest.mark.parametrize("name", ["nccl1817_l20_pcie_two_sockets", "nccltests228_a100_p2p_level_loc"])

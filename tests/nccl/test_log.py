@@ -65,6 +65,9 @@ TRANSPORTS = {
     },
     "nccl1259_hgx_h100": {p: {"P2P/direct pointer"} for p in [(1, 0), (4, 3), (7, 6)]},
     "nccl1453_h100_nvswitch": {(0, 7): {"P2P/CUMEM"}, (0, 15): {"NET/IBext_v8/GDRDMA"}},
+    "nccltests307_4090_shm": {
+        p: {"SHM/direct/direct"} for p in [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 6), (6, 7), (7, 0)]
+    },
     "nccltests228_p2p_level_loc": {(b, a): {"SHM/direct/direct"} for a, b in [(i, i + 1) for i in range(7)]},
     "nccl367_ring_old": {
         (1, 2): {"direct shared memory"},
