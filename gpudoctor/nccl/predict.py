@@ -453,7 +453,10 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
                     f"PXN: through NVLink to GPU{k}, which is {kpath} from {nic.name} [{CITE['pxn']}]"
                 )
                 break
-    if topo.gdr_path is None:
+    level, var = user_level(env, None, "NCCL_NET_GDR_LEVEL", topo.nccl_version)
+    level = level or "PXB"  # v2.27+: P2C when NCCL_NET_GDR_C2C (default 1); same as PXB without C2C
+    # beyond the level, GPUDirect RDMA is off whatever the NIC can do (ncclTopoCheckGdr checks distance)
+    if topo.gdr_path is None and RANK[distance] <= RANK[level]:
         return NetPrediction(
             g,
             "unknown",
@@ -473,8 +476,6 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
         if RANK[distance] <= RANK["PXB"]:
             codes.append("peermem")
         return NetPrediction(g, "ib", "IB", nic.name, path, False, pxn_via, tuple(reasons), tuple(codes))
-    level, var = user_level(env, None, "NCCL_NET_GDR_LEVEL", topo.nccl_version)
-    level = level or "PXB"  # v2.27+: P2C when NCCL_NET_GDR_C2C (default 1); same as PXB without C2C
     if RANK[distance] > RANK[level]:
         reasons.append(
             f"GPUDirect RDMA off: distance {distance} > {var or 'default'} {level} [{CITE['checkgdr']}]"

@@ -262,6 +262,18 @@ def test_far_gpu_without_pxn_loses_gdr():
     assert [(f.code, f.subjects) for f in pred.findings] == [("distance", ("GPU1 -> mlx5_0",))]
 
 
+def test_a_far_nic_is_ib_without_gdr_even_when_peermem_is_unknown():
+    # ncclTopoCheckGdr turns GPUDirect RDMA off by distance whatever the NIC can reach: with the GDR path
+    # unknown, the near GPU stays unknown, the far one (PXN off) is IB without it
+    topo = dataclasses.replace(from_facts(_ib_facts()), env={"NCCL_PXN_DISABLE": "1"}, gdr_path=None)
+    near, far = predict(topo).network
+    assert (near.transport, near.reasons[-1]) == (
+        "unknown",
+        "whether the NIC can reach GPU memory is unknown",
+    )
+    assert (far.transport, far.gdr) == ("ib", False) and "distance SYS > default PXB" in far.reasons[-1]
+
+
 def test_peermem_missing_means_ib_without_gdr():
     pred = predict(from_facts(_ib_facts(**{"interconnect.gdr_path": known("none", "derived")})))
     assert {q.transport for q in pred.network} == {"ib"}
