@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.host.command_python import shebang
+from gpudoctor.host.command_python import LiveFiles, interpreter_of, shebang
 from gpudoctor.host.command_words import NOT_PYTHON
 
 from .conftest import SYSTEM_PATH, first_line, judge
@@ -144,3 +144,18 @@ def test_a_program_that_is_not_python_names_no_interpreter():
     interpreter = first_line(Path(ldd))[2:].decode().split()[0]
     found = judge(["ldd", "/bin/sh"])
     assert found == (None, f"{NOT_PYTHON} ({interpreter}, named by the #! line of {ldd}, is not a script)")
+
+
+def test_the_trail_lists_each_command_followed(envs):
+    # what `gpudoctor which` shows: the wrapper, the console script found on PATH, its #! interpreter
+    bin_dir = envs["venv"].parent
+    trail: list = []
+    found = interpreter_of(
+        ["nohup", "torchrun", "train.py"], {"PATH": f"{bin_dir}:{SYSTEM_PATH}"}, "/", LiveFiles(), trail
+    )
+    assert found.interpreter == first_line(bin_dir / "torchrun")[2:].decode()
+    assert trail == [
+        ("nohup", "argv[0] of the command"),
+        ("torchrun", "the command nohup runs"),
+        (found.interpreter, f"named by the #! line of {bin_dir}/torchrun"),
+    ]
