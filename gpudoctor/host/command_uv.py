@@ -123,7 +123,11 @@ def uv_run(args: list, env: dict, cwd: str, files: Any, how: str) -> Union[Judge
             root = _workspace_root(project, files)
             chosen = env.get("UV_PROJECT_ENVIRONMENT")
             prefix = os.path.join(root, chosen) if chosen else os.path.join(root, ".venv")
-            what = f"the project environment of {root}" + (" (UV_PROJECT_ENVIRONMENT)" if chosen else "")
+            found = f"pyproject.toml found at {os.path.join(project, 'pyproject.toml')}"
+            if root != project:
+                found += f", a member of the workspace at {root}"
+            named = f"{chosen}, from UV_PROJECT_ENVIRONMENT" if chosen else ".venv"
+            what = f"the project environment of {root} ({named}; {found})"
     elif python and os.sep in python:
         return Judged(python, said(f"uv run --python {python} outside a project", how))
     elif env.get("VIRTUAL_ENV"):

@@ -162,7 +162,9 @@ def test_uv_run_names_the_project_environment_before_uv_makes_it(home):
     proj = home["proj"]
     code, answer = which(home, "uv", "run", "x.py", cwd=proj)
     assert (code, answer["interpreter"]) == (0, f"{proj}/.venv/bin/python")
-    assert answer["reason"].startswith(f"uv run: the project environment of {proj}")
+    assert answer["reason"] == (
+        f"uv run: the project environment of {proj} (.venv; pyproject.toml found at {proj}/pyproject.toml)"
+    )
     assert answer["environment"] == {"unknown": f"{proj}/.venv/bin/python does not exist (yet)"}
     assert really(home, uv(), "run", "x.py", cwd=proj) == answer["interpreter"]
     # now that uv made it: from a subdirectory, `uv run python`, and the environment read
@@ -186,7 +188,10 @@ def test_conda_run_dash_n_finds_the_environment_conda_listed(home):
     prefix = home["conda"]
     code, answer = which(home, "conda", "run", "-n", "e", "python", "train.py")
     assert (code, answer["interpreter"]) == (0, f"{prefix}/bin/python")
-    assert answer["reason"].startswith(f"conda run -n e: the environment {prefix}")
+    assert answer["reason"] == (
+        f"conda run -n e: the environment {prefix} (listed in {home['home']}/.conda/environments.txt; "
+        "conda's installation is not known from the command)"
+    )
 
 
 def test_none_known_is_exit_1_with_the_reason_and_no_command_is_exit_2(home, capsys):

@@ -38,13 +38,16 @@ def test_uv_run_judges_the_project_environment_that_uv_runs(envs):
     env = {"PATH": f"{Path(uv()).parent}:{SYSTEM_PATH}", "HOME": str(envs["root"])}
     found = judge(argv, env, cwd=sub)
     assert found.interpreter == uv_runs(argv[1:], sub) == str(proj / ".venv" / "bin" / "python")
-    assert found.reason == f"uv run: the project environment of {proj}"
+    assert found.reason == (
+        f"uv run: the project environment of {proj} (.venv; pyproject.toml found at {proj}/pyproject.toml)"
+    )
     # --directory names the project from elsewhere; a console script of the env runs with its python
     other = ["uv", "--directory", str(proj), "run", "--offline", "--no-sync", "torchrun", "x.py"]
     torchrun = envs["venv"].parent / "torchrun"
     assert judge(other, env, cwd=envs["root"]) == (
         first_line(torchrun)[2:].decode(),
-        f"uv run: the project environment of {proj}; named by the #! line of {torchrun}",
+        f"uv run: the project environment of {proj} (.venv; pyproject.toml found at {proj}/pyproject.toml); "
+        f"named by the #! line of {torchrun}",
     )
     # `uv run train.py` and `uv run -m`: the environment's python
     for command in (["train.py"], ["-m", "torch.distributed.run"], ["--with", "rich", "python"]):
@@ -77,7 +80,10 @@ def test_uv_run_follows_uv_project_environment_and_workspaces(envs, tmp_path):
     found = judge(argv, env, cwd=member)
     assert found.interpreter == uv_runs(argv[1:], member, UV_PROJECT_ENVIRONMENT="elsewhere")
     assert found.interpreter == str(ws / "elsewhere" / "bin" / "python")
-    assert "(UV_PROJECT_ENVIRONMENT)" in found.reason
+    assert found.reason == (
+        f"uv run: the project environment of {ws} (elsewhere, from UV_PROJECT_ENVIRONMENT; pyproject.toml "
+        f"found at {member}/pyproject.toml, a member of the workspace at {ws})"
+    )
 
 
 def test_uv_run_outside_a_project_and_in_environments_of_its_own(envs, tmp_path):
