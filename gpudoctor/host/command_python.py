@@ -13,12 +13,17 @@ None with why none is known (the caller then judges its default and says so). Th
   trampoline for a path too long for a shebang (or with a space) on its second line;
 - `env [NAME=VALUE]... CMD`, as argv[0] or in a shebang, and `nohup`, `nice`, `timeout`, `stdbuf` before it;
 - `uv run [OPTIONS] CMD...`: the project environment (UV_PROJECT_ENVIRONMENT, else `.venv` at the root of the
-  workspace the project in the working directory belongs to), or outside a project the active or nearest
-  `.venv`; none where uv makes an environment for this run alone (`--isolated`, a script with inline
-  metadata, `uvx`);
+  workspace the project in the working directory belongs to), or outside a project (or in one that says
+  `[tool.uv] managed = false`) the active or nearest `.venv`, else the first `python`/`python3` on PATH
+  (none where uv has Pythons of its own, which it prefers); none where uv makes an environment for this
+  run alone (`--isolated`, a script with inline metadata, `uvx`);
+- a pyenv shim (`~/.pyenv/shims/python3`, `pip`, `torchrun`): the program of the version pyenv selects
+  (host/command_pyenv.py);
+- `poetry run`, `pipenv run`, `hatch run`: none (the environment is theirs to pick; their own `#!` line
+  would name the launcher's interpreter);
 - `conda run`, `mamba run`, `micromamba run` (`-n NAME`, `-p PREFIX`, or the active environment): that
-  environment's python, the name looked up in the envs directories as conda does, then in conda's own list
-  of environments (~/.conda/environments.txt).
+  environment's python, the name looked up in the envs directories as conda does (conda's own list of
+  environments, ~/.conda/environments.txt, only where conda's installation cannot be found).
 Inside `uv run` and `conda run` the command is looked up with the environment's bin/ first on PATH, as they
 run it; a command there that is not a Python program (`bash train.sh`) gets the environment's python.
 """
@@ -51,6 +56,17 @@ from .command_words import (
 
 __all__ = ["Judged", "LiveFiles", "interpreter_of", "shebang"]
 
+# Python programs that run a command in a project environment of their choosing: their own #! line names
+# the launcher's interpreter, not the command's. `poetry run` "Runs a command in the appropriate
+# environment" (poetry's help, fig.io/manual/poetry/run), `pipenv run` "Spawns a command installed into the
+# virtualenv" (fig.io/manual/pipenv/run), `hatch run` executes commands "in an environment as if you had
+# already entered it" (hatch.pypa.io/latest/environment/); read 2026-12-05. Their options that take a value
+# before `run`.
+LAUNCHERS = {
+    "poetry": frozenset(("--directory", "-C", "--project", "-P")),
+    "pipenv": frozenset(("--python",)),
+    "hatch": frozenset(("-e", "--env", "-p", "--project", "--data-dir", "--cache-dir", "--config")),
+}
 MAX_DEPTH = 8  # wrappers within wrappers (a shebang naming env naming uv ...): more is a loop
 PYTHON = re.compile(r"python(\d+(\.\d+)?t?)?")  # python, python3, python3.11, python3.13t
 
@@ -90,6 +106,10 @@ def _judge(argv: list, env: dict, cwd: str, files: Any, how: str, trail: list) -
         return Judged(None, f"{base} runs a tool in an environment uv makes for it{tail(how)}")
     if base in ("conda", "mamba", "micromamba") and subcommand(argv[1:], CONDA_VALUES) == "run":
         return _enter(conda_run(base, argv, env, cwd, files, how), env, cwd, files, trail)
+    if base in LAUNCHERS and subcommand(argv[1:], LAUNCHERS[base]) == "run":
+        return Judged(
+            None, f"{base} run runs the command in an environment {base} picks, not read here{tail(how)}"
+        )
     path = find(name, env, cwd, files)
     if path is None:
         return Judged(None, f"{subject(name, how)} is not found")

@@ -159,3 +159,18 @@ def test_the_trail_lists_each_command_followed(envs):
         ("torchrun", "the command nohup runs"),
         (found.interpreter, f"named by the #! line of {bin_dir}/torchrun"),
     ]
+
+
+def test_a_launcher_that_picks_its_own_environment_names_none(envs, tmp_path):
+    # `poetry` installed by pip: its #! line names poetry's own interpreter, not the project's environment
+    # that `poetry run` runs the command in
+    poetry = tmp_path / "poetry"
+    poetry.write_text(f"#!{envs['venv']}\nimport sys\n")
+    poetry.chmod(0o755)
+    env = {"PATH": f"{tmp_path}:{SYSTEM_PATH}"}
+    for argv in (["poetry", "run", "python", "x.py"], ["poetry", "--directory", "proj", "run", "torchrun"]):
+        assert judge(argv, env) == (
+            None,
+            "poetry run runs the command in an environment poetry picks, not read here",
+        )
+    assert judge(["poetry", "install"], env).interpreter == str(envs["venv"])  # poetry itself runs
