@@ -220,3 +220,29 @@ def test_the_text_answer(home, monkeypatch, capsys):
         f"Python {'.'.join(map(str, sys.version_info[:3]))}\n"
         "  frameworks: torch 2.5.1 (CUDA 12.4 build)\n"
     )
+
+
+def test_run_judges_the_interpreter_which_names(home, monkeypatch, capfd):
+    """One reading for both: after a failure, `gpudoctor run` judges exactly what `which` names."""
+    from gpudoctor.commands import run as run_module
+    from gpudoctor.explain import failure
+
+    judged = []
+    monkeypatch.setattr(
+        failure, "explain_failure", lambda tail, timeout=10.0, target=None: judged.append(target) or ""
+    )
+    (home["home"] / "bin" / "fails").write_text(
+        "#!/usr/bin/env python3\nimport sys\nsys.stderr.write('RuntimeError: boom\\n')\nsys.exit(4)\n"
+    )
+    (home["home"] / "bin" / "fails").chmod(0o755)
+    (home["proj"] / "fails.py").write_text(
+        "import sys\nsys.stderr.write('RuntimeError: boom\\n')\nsys.exit(4)\n"
+    )
+    for name, value in home["env"].items():
+        monkeypatch.setenv(name, value)
+    for cwd, command in ((home["home"], ("fails", "--x")), (home["proj"], (uv(), "run", "fails.py"))):
+        monkeypatch.chdir(cwd)
+        assert run_module.run(command) == 4
+        assert which_module.run(command, fmt="json") == 0
+        named = json.loads(capfd.readouterr().out)
+        assert judged.pop() == (named["interpreter"], named["reason"])
