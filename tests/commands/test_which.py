@@ -3,7 +3,8 @@
 A home directory is built once with real tools: a virtual environment made by `python -m venv`, filled by
 real pip from local wheels (a torch-like CUDA build, and a small package whose console script real pip
 writes), a project made by `uv init` whose environment `uv run` makes, scripts with a `#!/usr/bin/env
-python3` and an absolute `#!` line, and a conda-style environment listed in `~/.conda/environments.txt`.
+python3` and an absolute `#!` line, a tool `uv tool install` put in ~/.local/bin, and a conda-style
+environment listed in `~/.conda/environments.txt`.
 gpudoctor runs as users run it (`python -m gpudoctor which --format json -- CMD`), with the command's PATH,
 HOME and working directory; where the command can really run here, it does, printing its sys.executable,
 and gpudoctor must have named that one (the boundary: what the command really runs). conda itself is not
@@ -81,6 +82,15 @@ def home(tmp_path_factory):
         timeout=120,
     )
     (proj / "x.py").write_text(SHOW)
+    # a tool installed by `uv tool install`: its console script linked into ~/.local/bin
+    tools = dict(env, UV_TOOL_DIR=str(home / ".local" / "share" / "uv" / "tools"))
+    tools["UV_TOOL_BIN_DIR"] = str(home / ".local" / "bin")
+    subprocess.run(
+        [uv(), "tool", "install", "--quiet", "--no-index", "--find-links", str(wheels), "hello-gpu"],
+        env=tools,
+        check=True,
+        timeout=120,
+    )
     return {"home": home, "venv": venv, "proj": proj, "conda": env_prefix, "env": env}
 
 
@@ -156,6 +166,16 @@ def test_a_script_runs_the_interpreter_its_shebang_names(home, script, interpret
     assert answer["reason"] == reason.format(**where)
     assert [step["command"] for step in answer["followed"]][0] == script
     assert really(home, script) == answer["interpreter"]
+
+
+def test_a_tool_uv_installed_runs_its_own_environment(home):
+    local_bin, tool = home["home"] / ".local" / "bin", home["home"] / ".local" / "share" / "uv" / "tools"
+    home = dict(home, env=dict(home["env"], PATH=f"{local_bin}:{home['env']['PATH']}"))
+    code, answer = which(home, "hello-gpu")
+    assert (code, answer["interpreter"]) == (0, f"{tool}/hello-gpu/bin/python")
+    assert answer["reason"] == f"named by the #! line of {local_bin}/hello-gpu"  # a link to the tool's script
+    assert answer["environment"]["installer"] == "uv" and answer["environment"]["frameworks"] == []
+    assert really(home, "hello-gpu") == answer["interpreter"]
 
 
 def test_uv_run_names_the_project_environment_before_uv_makes_it(home):
