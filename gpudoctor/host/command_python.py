@@ -15,7 +15,8 @@ None with why none is known (the caller then judges its default and says so). Th
 - `uv run [OPTIONS] CMD...`: the project environment (UV_PROJECT_ENVIRONMENT, else `.venv` at the root of the
   workspace the project in the working directory belongs to), or outside a project (or in one that says
   `[tool.uv] managed = false`) the active or nearest `.venv`, else the first `python`/`python3` on PATH
-  (none where uv has Pythons of its own, which it prefers); none where uv makes an environment for this
+  (none where uv has Pythons of its own, which it prefers, or a `.python-version` asks for a version);
+  none where uv makes an environment for this
   run alone (`--isolated`, a script with inline metadata, `uvx`);
 - a pyenv shim (`~/.pyenv/shims/python3`, `pip`, `torchrun`): the program of the version pyenv selects
   (host/command_pyenv.py);

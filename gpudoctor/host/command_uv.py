@@ -162,9 +162,14 @@ def _discovered(request: Optional[str], env: dict, cwd: str, files: Any, how: st
     """The Python uv finds for a run outside a project with no virtual environment: its own managed
     installations first (python-preference "managed", the default), then the first `python`, `python3` on
     PATH (docs.astral.sh/uv/concepts/python-versions/#discovery-of-python-versions, read 2026-12-05;
-    astral-sh/uv@006cca65:docs/concepts/python-versions.md). `uv run python` runs that interpreter even
-    where no `python` is on PATH (uv 0.13.9, seen here)."""
+    astral-sh/uv@006cca65:docs/concepts/python-versions.md). Seen with uv 0.13.9: `uv run python` runs that
+    interpreter even where no `python` is on PATH; in a directory holding both it takes `python`; a
+    `.python-version` in the working directory or a parent is a request for that version, which an
+    interpreter's name does not tell (not read here)."""
     outside = "uv run outside a project, no virtual environment"
+    pinned = _up_to(cwd, ".python-version", files)
+    if not request and pinned is not None:
+        request = f"{os.path.join(pinned, '.python-version')}"
     if request:
         return Judged(None, f"{outside}: uv picks a Python matching {request}, not read here{tail(how)}")
     managed = _managed_pythons(env)

@@ -158,6 +158,15 @@ def test_uv_run_outside_a_project_without_a_venv_runs_the_first_python_on_path(t
     )
     assert ran.stdout.strip() == python, ran.stderr
     assert not (work / ".venv").exists()  # the project was ignored: no environment made for it
+    # a .python-version is a request for that version: which interpreter answers it is not read here
+    (work / ".python-version").write_text("3.12\n")
+    found = judge(["uv", "run", "x.py"], env, cwd=work)
+    assert found == (
+        None,
+        "uv run outside a project, no virtual environment: uv picks a Python matching "
+        f"{work}/.python-version, not read here",
+    )
+    (work / ".python-version").unlink()
     # uv's own Pythons come first: which one is not read here
     (tmp_path / "data" / "uv" / "python" / "cpython-3.12.6-linux-x86_64-gnu").mkdir(parents=True)
     found = judge(["uv", "run", "x.py"], env, cwd=work)
