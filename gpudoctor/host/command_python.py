@@ -16,8 +16,7 @@ None with why none is known (the caller then judges its default and says so). Th
   workspace the project in the working directory belongs to), or outside a project (or in one that says
   `[tool.uv] managed = false`) the active or nearest `.venv`, else the first `python`/`python3` on PATH
   (none where uv has Pythons of its own, which it prefers, or a `.python-version` asks for a version);
-  none where uv makes an environment for this
-  run alone (`--isolated`, a script with inline metadata, `uvx`);
+  none where uv makes an environment for this run alone (`--isolated`, a script with inline metadata, `uvx`);
 - a pyenv shim (`~/.pyenv/shims/python3`, `pip`, `torchrun`): the program of the version pyenv selects
   (host/command_pyenv.py);
 - `poetry run`, `pipenv run`, `hatch run`: none (the environment is theirs to pick; their own `#!` line
