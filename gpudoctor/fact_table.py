@@ -198,6 +198,8 @@ FACTS = (
     ('system.shm.uid', 'int', '', 'owner of /dev/shm (stat; read only for a user other than root)'),
     ('system.shm.writable', 'bool', '', "this user can create files in /dev/shm: it exists, its mount is not read-only, and its mode lets this process's uid, gid or groups (/proc/self/status) write there (root: always); ACLs and security modules are not read"),
     ('system.virtualization', 'str', '', 'none, or the hypervisor seen: kvm, vmware, hyperv, xen, ...'),
+    ('system.chassis', 'str', '', "the kind of machine, as systemd's hostnamectl names it: `laptop`, `desktop`, `convertible`, `tablet`, `server`, `embedded`, `handset` or `vm` (/etc/machine-info CHASSIS=, else a hypervisor seen, else the SMBIOS chassis type, else the ACPI power profile: gpudoctor/probes/chassis.py)"),
+    ('system.chassis_type', 'int', '', 'the SMBIOS chassis type code (/sys/class/dmi/id/chassis_type), e.g. 10 Notebook, 3 Desktop, 23 Rack Mount Chassis'),
     ('system.kernel_release', 'version', '', 'derived: the numeric part of system.kernel, e.g. 6.8.0 of 6.8.0-90-generic'),
     ('env.ld_library_path', 'str', '', 'LD_LIBRARY_PATH'),
     ('env.cuda_visible_devices', 'str', '', 'CUDA_VISIBLE_DEVICES'),
