@@ -264,3 +264,31 @@ def test_this_machine_offers_no_sleep(tmp_path):
     (tmp_path / "sys/power").mkdir(parents=True)
     (tmp_path / "sys/power/state").write_text("\n")
     assert power.probe(RootedHost(tmp_path))["power.sleep_states"].value == []
+
+
+def test_live_host_reads_what_the_files_say():
+    """On this machine, through the live Host: each fact is what its file says, or unknown with the reason."""
+    from gpudoctor.host.live import LiveHost
+
+    facts = power.probe(LiveHost())
+    try:
+        states = Path(power.SLEEP_STATE).read_text().split()
+    except OSError:
+        states = None
+    if states is None:
+        assert facts["power.sleep_states"].unknown
+    else:
+        assert facts["power.sleep_states"].value == states
+    try:
+        params = Path(power.PARAMS).read_text()
+    except FileNotFoundError:
+        assert facts["power.params_status"].value == NOT_FOUND
+        assert facts["power.preservation"].unknown == "the nvidia module is not loaded"
+    else:
+        preserve = power.parse_params(params).get("PreserveVideoMemoryAllocations")
+        assert facts["power.preserve_video_memory"].value == preserve
+    for name in ("power.unit_suspend", "power.unit_resume", "power.unit_hibernate"):
+        fact = facts[name]
+        assert (
+            fact.value in ("enabled", "disabled", "masked", "not installed") if fact.known else fact.unknown
+        )
