@@ -73,11 +73,8 @@ def _host(files: dict, errors: dict | None = None, virtualization_files: dict | 
     return fake_host(files={**files, **(virtualization_files or {})}, read_errors=read_errors)
 
 
-BARE_METAL = {
-    "/sys/class/dmi/id/sys_vendor": "LENOVO\n",
-    "/sys/class/dmi/id/product_name": "21CB0071GE\n",
-    "/proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu vme de pse tsc msr\n",
-}
+# No hypervisor flag and no DMI names of a hypervisor: virtualization "none" (as in test_system's host).
+BARE_METAL = {"/proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu vme sse2 avx512f\n"}
 
 
 def test_system_probe_states_a_laptop():

@@ -292,3 +292,69 @@ def test_live_host_reads_what_the_files_say():
         assert (
             fact.value in ("enabled", "disabled", "masked", "not installed") if fact.known else fact.unknown
         )
+
+
+# --- through the whole check ----------------------------------------------------------------------------
+
+
+def _as_a_machine(chassis_type: str):
+    """The H200 capture replayed as if it ran on bare metal with the given SMBIOS chassis type: no container,
+    no hypervisor flag, a kernel offering suspend and hibernation, NVIDIA's three units installed but not
+    enabled, and a kernel log with one deep sleep (the lines of test_kernel_log's sources)."""
+    from gpudoctor.host.snapshot import SnapshotHost, load
+
+    rec = load(str(H200))
+    rec.dirs["/"] = [n for n in rec.dirs.get("/", []) if n != ".dockerenv"]
+    rec.files.update({
+        "/sys/class/dmi/id/chassis_type": chassis_type,
+        "/proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu vme sse2 avx512f\n",
+        power.SLEEP_STATE: "freeze mem disk\n",
+        power.MODULES: DESKTOP_MODULES,
+        "/dev/kmsg": "6,1,0,-;Linux version 6.8.0-45-generic\n6,900,1200000100,-;PM: suspend entry (deep)\n"
+        "6,950,1201500000,-;PM: suspend exit\n",
+        "/proc/uptime": "3600.50 7000.00\n",
+    })  # fmt: skip
+    rec.read_errors.update({"/proc/1/cgroup": NOT_FOUND, "/etc/machine-info": NOT_FOUND})
+    rec.dirs.update({
+        "/etc/systemd/system": ["multi-user.target.wants", "getty.target.wants"],
+        "/usr/lib/systemd/system": list(ALL_UNITS),
+        "/lib/systemd/system": {"error": NOT_FOUND},
+    })  # fmt: skip
+    return SnapshotHost(rec, "h200-as-a-machine")
+
+
+def _check(host):
+    from gpudoctor.host.base import Deadline
+    from gpudoctor.pipeline.check import run_check
+    from gpudoctor.profiles import PROFILES
+
+    result = run_check(host, "test", Deadline(20), [], profile=PROFILES["workstation"])
+    return {r.rule.id: r for r in result.results}, result
+
+
+def test_a_desktop_with_the_580_defaults_gets_the_warning_and_its_fix():
+    by_id, result = _check(_as_a_machine("3\n"))  # Desktop
+    assert result.facts.value("system.chassis") == "desktop"
+    assert result.facts.value("suspend.count") == 1
+    assert by_id["GD-SUSPEND-002"].status == "fired"
+    assert by_id["GD-SUSPEND-001"].status == "passed"
+    assert by_id["GD-SUSPEND-003"].status == "passed"
+    finding = next(f for f in result.findings if f.rule.id == "GD-SUSPEND-002")
+    assert finding.message.startswith("This desktop can sleep, but the NVIDIA driver (580.159.04)")
+    assert [s.argv for s in finding.rule.fix if s.kind == "command"] == [
+        (
+            "sudo",
+            "systemctl",
+            "enable",
+            "nvidia-suspend.service",
+            "nvidia-resume.service",
+            "nvidia-hibernate.service",
+        )
+    ]
+
+
+def test_a_rack_server_never_gets_the_laptop_warning():
+    by_id, result = _check(_as_a_machine("23\n"))  # Rack Mount Chassis
+    assert result.facts.value("system.chassis") == "server"
+    for rule in ("GD-SUSPEND-001", "GD-SUSPEND-002", "GD-SUSPEND-003"):
+        assert by_id[rule].status == "not_applicable"
