@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from ..facts import Fact, Facts, FactSpec, Inputs, collected, known, unknown
 from ..host.base import NOT_FOUND, NOT_RECORDED, HostError
-from . import EVERY_PROFILE, ProbeSpec, env_pitfalls, shm
+from . import EVERY_PROFILE, ProbeSpec, chassis, env_pitfalls, shm
 from .shm import find_mount
 
 FACT_SPECS: tuple[FactSpec, ...] = (
@@ -61,6 +61,21 @@ FACT_SPECS: tuple[FactSpec, ...] = (
     ),
     FactSpec(
         "system.virtualization", "str", "", "none, or the hypervisor seen: kvm, vmware, hyperv, xen, ..."
+    ),
+    FactSpec(
+        "system.chassis",
+        "str",
+        "",
+        "the kind of machine, as systemd's hostnamectl names it: `laptop`, `desktop`, `convertible`, "
+        "`tablet`, `server`, `embedded`, `handset` or `vm` (/etc/machine-info CHASSIS=, else a hypervisor "
+        "seen, else the SMBIOS chassis type, else the ACPI power profile: gpudoctor/probes/chassis.py)",
+    ),
+    FactSpec(
+        "system.chassis_type",
+        "int",
+        "",
+        "the SMBIOS chassis type code (/sys/class/dmi/id/chassis_type), e.g. 10 Notebook, 3 Desktop, 23 Rack "
+        "Mount Chassis",
     ),
     FactSpec(
         "system.kernel_release",
@@ -405,6 +420,25 @@ def cpu_facts(cpuinfo: Optional[str], reason: Optional[str]) -> dict[str, Fact]:
     return out
 
 
+def _chassis(host: Any, virtualization: Fact) -> dict[str, Fact]:
+    read = chassis.read(host)
+    reasons, dmi = read["reasons"], read["dmi"]
+    kind, said = chassis.classify(read["machine_info"], virtualization.value, dmi, read["acpi"])
+    if kind is None and len(reasons) == 3 and set(reasons.values()) == {NOT_RECORDED}:
+        said = NOT_RECORDED  # a snapshot made before gpudoctor read these files
+    dmi_fact = (
+        known(dmi, chassis.DMI_CHASSIS)
+        if dmi is not None
+        else unknown(reasons.get(chassis.DMI_CHASSIS, UNPARSED), chassis.DMI_CHASSIS)
+    )
+    return {
+        "system.chassis": known(kind, said)
+        if kind
+        else unknown(said, "/sys/class/dmi/id, /etc/machine-info"),
+        "system.chassis_type": dmi_fact,
+    }
+
+
 def kernel_machine(host: Any) -> Fact:
     """The machine as the kernel reports it (uname -m: x86_64, aarch64): the kernel.arch sysctl, and
     `uname -m` on kernels without that file. An old snapshot has neither: unknown, not recorded."""
@@ -461,6 +495,7 @@ def probe(host: Any) -> dict[str, Fact]:
     cpuinfo, cpu_err = _read(host, CPUINFO)
     facts["system.virtualization"] = _virtualization(host, cpuinfo, cpu_err)
     facts.update(cpu_facts(cpuinfo, cpu_err))  # issue 26: NCCL's P2P level and CPU bandwidth follow it
+    facts.update(_chassis(host, facts["system.virtualization"]))  # issue 27: laptops sleep, servers do not
     facts["system.machine"] = kernel_machine(host)
     facts["system.glibc"] = _glibc(host)
     facts["env.ld_library_path"] = env_pitfalls.env_fact(host, "LD_LIBRARY_PATH")
