@@ -109,6 +109,15 @@ command(
     # `nice`, `timeout`, `sudo`), and so does `--`: whatever follows reaches the command untouched.
     context_settings={"allow_interspersed_args": False},
 )
+command(
+    app,
+    "which",
+    options.WHICH,
+    "Name the Python interpreter a command will run, and why; its environment's frameworks and builds. "
+    "Exit 0 named, 1 none can be known, 2 bad usage.",
+    # as for run: gpudoctor's options come first; the command's first word (or `--`) ends them
+    context_settings={"allow_interspersed_args": False},
+)
 command(rules_app, "list", options.RULES_LIST, "List every rule: id, severity, area and title.")
 command(rules_app, "show", options.RULES_SHOW, "Show one rule in full.")
 command(

@@ -399,6 +399,15 @@ RUN = (
     ),
 )
 
+WHICH = (
+    RUN[0].but(help="The command, as it would be run (nothing of it runs)."),
+    FORMAT,
+    TIMEOUT.but(
+        help="Deadline in seconds for reading the interpreter's environment (its distributions' metadata).",
+        default="5",
+    ),
+)
+
 NCCL = (
     SNAPSHOT,
     FORMAT,

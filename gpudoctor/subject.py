@@ -70,6 +70,10 @@ IMAGE_SIDE = (
     "image", "python", "frameworks", "extensions", "cuda", "cudnn", "nccl", "cuda_libs", "container", "env",
 )  # fmt: skip
 LOCK_SIDE = ("lock", "python", "frameworks")
+# Facts outside those sections that an image decides all the same: the C library its interpreter links
+# (platform.libc_ver() in the image; wheels' manylinux tags are judged against it). A lockfile is installed
+# with the node's own interpreter, so the node's stays.
+IMAGE_OWNED = ("system.glibc",)
 NEUTRAL = ("knowledge", "policy")
 # Derived facts that already weigh one side against the other (the runtime's verdict on the image's
 # requirements with this driver and these GPUs; a build's kernels against these GPUs): a mismatch.
@@ -194,8 +198,11 @@ def side(kind: str, fact_names: list) -> str:
     mine = IMAGE_SIDE if kind == "image" else LOCK_SIDE
     if any(_schema(name).startswith(MISMATCH) for name in fact_names):
         return "both"
-    heads = {name.split(".", 1)[0].split("[", 1)[0] for name in fact_names} - set(NEUTRAL)
-    own, host = bool(heads & set(mine)), bool(heads - set(mine))
+    owned = set(IMAGE_OWNED) if kind == "image" else set()
+    names = [name for name in fact_names if name not in owned]
+    heads = {name.split(".", 1)[0].split("[", 1)[0] for name in names} - set(NEUTRAL)
+    own = bool(heads & set(mine)) or len(names) < len(fact_names)
+    host = bool(heads - set(mine))
     if own and host:
         return "both"
     return ("image" if kind == "image" else "lockfile") if own else "host"

@@ -23,6 +23,7 @@ COMMANDS = {
     "explain": "explain",
     "fleet": "fleet",
     "run": "run",
+    "which": "which",
     "bench": "bench",
     "nccl": "nccl",
     "rules list": "rules",

@@ -15,7 +15,8 @@ a quoted `'logs/*.out'` works as an unquoted one). Which rank a line is of, the 
 A line's time is the first timestamp in its head: ISO 8601 and Python logging's `2024-01-05 10:02:03,123`
 (also NCCL's `[%F %T]` and torchrun's `2025-05-24_03:42:44`), torch's glog prefix `[E1205 10:02:03.123456`
 (no year), syslog's `Dec  5 10:02:03`. A line without one has the time of the last line before it in its
-file that had one ("at or after"). The node is the host of NCCL's prefix `host:pid:tid [dev]`.
+file that had one ("at or after"). The node is the host of NCCL's prefix `host:pid:tid [dev]` (or of a
+`[host:pid=N] NCCL` one).
 
 Only the lines the explain gate lets through and the matcher matches, and the lines that name another
 rank's failure (explain/triage.py's WAITING and NETWORK), become events: reading stays at the explain
@@ -43,6 +44,9 @@ SLURM_TASK = re.compile(r"slurm-\d+(?:_\d+)?-(\d+)\.(?:out|err|log)$")
 RANK_FILE = re.compile(r"(?:^|[-_.])rank[-_]?(\d+)(?:\.\w+)*$", re.IGNORECASE)
 TORCHRUN = re.compile(r"attempt_\d+[/\\](\d+)[/\\](?:stdout|stderr|error)\.(?:log|json)$")
 NCCL_HOST = re.compile(r"(?:^|[\s\]:>])([A-Za-z][\w.-]*):(\d+):(\d+) \[(\d+)\] ")
+# a site's own NCCL log format, `[0604/1024][2025-02-16 22:31:34,422] [misc/socket.cc:586]
+# [s12gn3064:pid=3942408] NCCL WARN ...` (NVIDIA/nccl#1618)
+PID_HOST = re.compile(r"\[([A-Za-z][\w.-]*):pid=\d+\] NCCL ")
 
 ISO = re.compile(r"(?<!\d)(\d{4})-(\d\d)-(\d\d)[T _](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")
 GLOG = re.compile(r"(?<![A-Za-z0-9])[EWIF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})")
@@ -132,7 +136,9 @@ def path_rank(path: str) -> tuple[Optional[int], Optional[int]]:
 
 
 def host_of(line: str) -> Optional[str]:
-    m = NCCL_HOST.search(line[: HEAD + 64])
+    """The node a line names in NCCL's prefix `host:pid:tid [dev]` (or `[host:pid=N] NCCL`)."""
+    head = line[: HEAD + 64]
+    m = NCCL_HOST.search(head) or PID_HOST.search(head)
     return m.group(1) if m else None
 
 

@@ -6,7 +6,9 @@ Each event line has a role, what it says about the job:
   timeout itself (GD-EXPLAIN-007): CUDA out of memory, an Xid (a kernel log line in the rank's log), an
   illegal memory access, an RDMA port error; or it names a crash or a NaN check no rule lists (SIGNS);
 - **network** (tier 1): the connection to another rank broke (`Connection reset by peer`, `Connection
-  closed by remote peer`, a socket timeout): what a rank sees when a peer dies, or a network fault;
+  closed by remote peer`, `Broken pipe`, NCCL's socket timeouts `Call to recv ... failed : Connection timed
+  out`, `NET/Socket : socket progress error`, `socketPollConnect ... no POLLOUT events`, `No route to host`):
+  what a rank sees when a peer dies, or a network fault;
 - **waiting** (tier 2): this rank timed out or was aborted because another did not answer: the watchdog's
   timeout, `NCCL communicator was aborted`, `Some NCCL operations have failed or timed out`, torchrun
   stopping the workers or its `ChildFailedError` summary.
@@ -43,6 +45,12 @@ WAITS = (
         r"some nccl operations have failed or timed out|detected by watchdog|timeout at nccl work",
         "watchdog timeout",
     ),
+    # modelscope/ms-swift#6301: what torch 2.8's watchdog prints on the ranks whose timeout line the paste has
+    # not (its flight recorder's dump, after the timeout): those ranks were waiting too, not silent
+    (
+        r"stack trace of the failed collective not found|first pg on this rank to signal dumping",
+        "watchdog timeout",
+    ),
     # lyulyul/shine-cluster#171
     (r"nccl communicator was aborted", "communicator aborted"),
     # modelscope/ms-swift#6301, #4340
@@ -55,6 +63,23 @@ NETS = (
     (r"connection closed by (?:remote peer|localrank)", "connection closed by a peer"),
     # hiyouga/LlamaFactory#3698
     (r"socket timeout", "socket timeout"),
+    # NCCL's own socket errors. NVIDIA/nccl#706: `Net : Call to recv from 100.96.188.199<41468> failed :
+    # Connection timed out`, then `NET/Socket : socket progress error`; NVIDIA/nccl#1618: `socketPollConnect
+    # poll() returned 1, no POLLOUT events` (a peer node dropping the TCP SYN: the connect timed out), `poll()
+    # failed, ret 1, error Connection timed out`, `connect returned Connection timed out, retrying`
+    (
+        r"socket progress error|no pollout events|failed : connection timed out|error connection timed out"
+        r"|connect returned connection timed out",
+        "socket timeout",
+    ),
+    # NVIDIA/nccl#795: `Net : Call to recv from 10.200.84.247<58355> failed : Broken pipe`
+    (r"failed : broken pipe", "connection closed by a peer"),
+    # hiyouga/LlamaFactory#8045: `socketPollConnect: connect returned No route to host, retrying (34/34)`;
+    # sgl-project/sglang#3820: `NCCL WARN socketPollConnect: Connect to 10.0.0.4<56849> returned 113(No route
+    # to host) errno 115(Operation now in progress)`
+    (r"no route to host", "no route to host"),
+    # NVIDIA/nccl#1235, NVIDIA/nccl-tests#166: after the peer's socket closed
+    (r"socket recv failed while polling", "connection closed by a peer"),
 )
 # Causes that no rule or explain entry lists the text of.
 SIGNS = (

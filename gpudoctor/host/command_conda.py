@@ -46,15 +46,14 @@ def conda_run(tool: str, argv: list, env: dict, cwd: str, files: Any, how: str) 
         )
     elif name:
         root = _conda_root(tool, argv, found, env, cwd, files)
-        prefix = _conda_env(name, root, env, files)
+        prefix, where = _conda_env(name, root, env, files)
         if prefix is None:
             dirs = ", ".join(_envs_dirs(root, env)) or "no envs directory known"
+            listed = f"; {where}" if where else " nor in ~/.conda/environments.txt"
             return Judged(
-                None,
-                f"{tool} run -n {name}: no environment of that name in {dirs} nor in "
-                f"~/.conda/environments.txt{tail(how)}",
+                None, f"{tool} run -n {name}: no environment of that name in {dirs}{listed}{tail(how)}"
             )
-        what = f"{tool} run -n {name}: the environment {prefix}"
+        what = f"{tool} run -n {name}: the environment {prefix} ({where})"
     elif env.get("CONDA_PREFIX"):
         prefix, what = env["CONDA_PREFIX"], f"{tool} run: the active environment"
     else:
@@ -104,16 +103,22 @@ def _envs_dirs(root: Optional[str], env: dict) -> list:
     return list(dict.fromkeys(dirs))
 
 
-def _conda_env(name: str, root: Optional[str], env: dict, files: Any) -> Optional[str]:
-    """conda's locate_prefix_by_name: base/root is the root prefix, else the first envs dir holding NAME;
-    then an environment of that name in conda's own list of the environments it made."""
+def _conda_env(name: str, root: Optional[str], env: dict, files: Any) -> tuple[Optional[str], str]:
+    """conda's locate_prefix_by_name (conda/conda@dab0333ab7a22310253b6b868c5405e49ab938f5:
+    conda/base/context.py): base/root is the root prefix, else the first envs dir holding NAME, else none
+    (EnvironmentNameNotFound). (prefix, where it was found), or (None, why). conda never looks a name up
+    in its list of the environments it made (~/.conda/environments.txt: an environment made with -p, or by
+    another installation, is reached by its path only, conda/conda#6449); that list is read only where
+    conda's installation, so its envs directories, cannot be found from the command."""
     if name in ("base", "root"):
-        return root
+        return root, "the base environment"
     for directory in _envs_dirs(root, env):
         if files.is_dir(os.path.join(directory, name)):
-            return os.path.join(directory, name)
-    listed = files.text(os.path.join(env.get("HOME", "~"), ".conda", "environments.txt")) or ""
-    for line in listed.splitlines():
+            return os.path.join(directory, name), f"in the envs directory {directory}"
+    path = os.path.join(env.get("HOME", "~"), ".conda", "environments.txt")
+    for line in (files.text(path) or "").splitlines():
         if line.strip() and os.path.basename(line.strip().rstrip(os.sep)) == name:
-            return line.strip()
-    return None
+            if root:
+                return None, f"{path} lists {line.strip()}, which conda runs by its path only (-p)"
+            return line.strip(), f"listed in {path}; conda's installation is not known from the command"
+    return None, ""

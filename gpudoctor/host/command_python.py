@@ -2,7 +2,7 @@
 ([docs/run.md](../../docs/run.md#which-python-is-judged), docs/architecture.md#which-python).
 
 `interpreter_of(argv, env, cwd, files)` is pure: the command line, the environment and working directory it
-runs with, and `files`, the only way it reads a file (command_words.LiveFiles; anything with the same five
+runs with, and `files`, the only way it reads a file (command_words.LiveFiles; anything with the same six
 methods in a test). It answers `Judged(interpreter, reason)`: the interpreter's path and why that one, or
 None with why none is known (the caller then judges its default and says so). The forms it knows:
 
@@ -13,12 +13,17 @@ None with why none is known (the caller then judges its default and says so). Th
   trampoline for a path too long for a shebang (or with a space) on its second line;
 - `env [NAME=VALUE]... CMD`, as argv[0] or in a shebang, and `nohup`, `nice`, `timeout`, `stdbuf` before it;
 - `uv run [OPTIONS] CMD...`: the project environment (UV_PROJECT_ENVIRONMENT, else `.venv` at the root of the
-  workspace the project in the working directory belongs to), or outside a project the active or nearest
-  `.venv`; none where uv makes an environment for this run alone (`--isolated`, a script with inline
-  metadata, `uvx`);
+  workspace the project in the working directory belongs to), or outside a project (or in one that says
+  `[tool.uv] managed = false`) the active or nearest `.venv`, else the first `python`/`python3` on PATH
+  (none where uv has Pythons of its own, which it prefers, or a `.python-version` asks for a version);
+  none where uv makes an environment for this run alone (`--isolated`, a script with inline metadata, `uvx`);
+- a pyenv shim (`~/.pyenv/shims/python3`, `pip`, `torchrun`): the program of the version pyenv selects
+  (host/command_pyenv.py);
+- `poetry run`, `pipenv run`, `hatch run`: none (the environment is theirs to pick; their own `#!` line
+  would name the launcher's interpreter);
 - `conda run`, `mamba run`, `micromamba run` (`-n NAME`, `-p PREFIX`, or the active environment): that
-  environment's python, the name looked up in the envs directories as conda does, then in conda's own list
-  of environments (~/.conda/environments.txt).
+  environment's python, the name looked up in the envs directories as conda does (conda's own list of
+  environments, ~/.conda/environments.txt, only where conda's installation cannot be found).
 Inside `uv run` and `conda run` the command is looked up with the environment's bin/ first on PATH, as they
 run it; a command there that is not a Python program (`bash train.sh`) gets the environment's python.
 """
@@ -31,6 +36,7 @@ import shlex
 from typing import Any, Optional, Union
 
 from .command_conda import CONDA_VALUES, conda_run
+from .command_pyenv import pyenv_exec, shim_root
 from .command_uv import UV_GLOBAL_VALUES, uv_run
 from .command_words import (
     DEFAULT_PATH,
@@ -50,42 +56,67 @@ from .command_words import (
 
 __all__ = ["Judged", "LiveFiles", "interpreter_of", "shebang"]
 
+# Python programs that run a command in a project environment of their choosing: their own #! line names
+# the launcher's interpreter, not the command's. `poetry run` "Runs a command in the appropriate
+# environment" (poetry's help, fig.io/manual/poetry/run), `pipenv run` "Spawns a command installed into the
+# virtualenv" (fig.io/manual/pipenv/run), `hatch run` executes commands "in an environment as if you had
+# already entered it" (hatch.pypa.io/latest/environment/); read 2026-12-05. Their options that take a value
+# before `run`.
+LAUNCHERS = {
+    "poetry": frozenset(("--directory", "-C", "--project", "-P")),
+    "pipenv": frozenset(("--python",)),
+    "hatch": frozenset(("-e", "--env", "-p", "--project", "--data-dir", "--cache-dir", "--config")),
+}
 MAX_DEPTH = 8  # wrappers within wrappers (a shebang naming env naming uv ...): more is a loop
 PYTHON = re.compile(r"python(\d+(\.\d+)?t?)?")  # python, python3, python3.11, python3.13t
 
 
-def interpreter_of(argv: Any, env: Any, cwd: str, files: Any) -> Judged:
-    """The interpreter `argv` will run with environment `env` in directory `cwd`, and why that one."""
+def interpreter_of(argv: Any, env: Any, cwd: str, files: Any, trail: Optional[list] = None) -> Judged:
+    """The interpreter `argv` will run with environment `env` in directory `cwd`, and why that one. `trail`,
+    when given, receives each command followed on the way, as (word, where it came from): `gpudoctor which`
+    shows them."""
     if not argv:
         return Judged(None, "no command")
-    return _judge(list(argv), dict(env), cwd, files, TOP, 0)
+    return _judge(list(argv), dict(env), cwd, files, TOP, [] if trail is None else trail)
 
 
-def _judge(argv: list, env: dict, cwd: str, files: Any, how: str, depth: int) -> Judged:
-    if depth > MAX_DEPTH:
+def _judge(argv: list, env: dict, cwd: str, files: Any, how: str, trail: list) -> Judged:
+    """`trail`: the commands followed so far (its length is the depth); this one is added to it."""
+    if len(trail) > MAX_DEPTH:
         return Judged(None, f"more than {MAX_DEPTH} wrappers or interpreters in a row ({how})")
+    trail.append((argv[0], how))
     name = argv[0]
     base = os.path.basename(name)
     if base == "env":
-        return _env(argv[1:], env, cwd, files, how, depth)
+        return _env(argv[1:], env, cwd, files, how, trail)
     if PYTHON.fullmatch(base):
         path = find(name, env, cwd, files)
         if path is None:
             return Judged(None, f"{subject(name, how)} is not on the command's PATH")
+        root = shim_root(files.head(path))
+        if root is not None:
+            return _pyenv(path, root, argv, env, cwd, files, how, trail)
         reason = how if os.sep in name else f"{name} on the command's PATH, {how}"
         return Judged(path, reason)
     if base in WRAPPERS:
-        return _wrapper(base, argv[1:], env, cwd, files, how, depth)
+        return _wrapper(base, argv[1:], env, cwd, files, how, trail)
     if base == "uv" and subcommand(argv[1:], UV_GLOBAL_VALUES) == "run":
-        return _enter(uv_run(argv[1:], env, cwd, files, how), env, cwd, files, depth)
+        return _enter(uv_run(argv[1:], env, cwd, files, how), env, cwd, files, trail)
     if base == "uvx" or (base == "uv" and subcommand(argv[1:], UV_GLOBAL_VALUES) == "tool"):
         return Judged(None, f"{base} runs a tool in an environment uv makes for it{tail(how)}")
     if base in ("conda", "mamba", "micromamba") and subcommand(argv[1:], CONDA_VALUES) == "run":
-        return _enter(conda_run(base, argv, env, cwd, files, how), env, cwd, files, depth)
+        return _enter(conda_run(base, argv, env, cwd, files, how), env, cwd, files, trail)
+    if base in LAUNCHERS and subcommand(argv[1:], LAUNCHERS[base]) == "run":
+        return Judged(
+            None, f"{base} run runs the command in an environment {base} picks, not read here{tail(how)}"
+        )
     path = find(name, env, cwd, files)
     if path is None:
         return Judged(None, f"{subject(name, how)} is not found")
     head = files.head(path)
+    root = shim_root(head)
+    if root is not None:
+        return _pyenv(path, root, argv, env, cwd, files, how, trail)
     line = shebang(head)
     if line is None:
         what = "cannot be read" if head is None else "is not a script"
@@ -100,10 +131,20 @@ def _judge(argv: list, env: dict, cwd: str, files: Any, how: str, depth: int) ->
                 cwd,
                 files,
                 f"named by the #!/bin/sh lines of {path}",
-                depth + 1,
+                trail,
             )
     words = [interpreter] + ([arg] if arg else []) + [path] + argv[1:]
-    return _judge(words, env, cwd, files, f"named by the #! line of {path}", depth + 1)
+    return _judge(words, env, cwd, files, f"named by the #! line of {path}", trail)
+
+
+def _pyenv(
+    shim: str, root: str, argv: list, env: dict, cwd: str, files: Any, how: str, trail: list
+) -> Judged:
+    """A pyenv shim: the program of the version pyenv selects, run as `pyenv exec` runs it."""
+    chosen = pyenv_exec(shim, root, env, cwd, files)
+    if isinstance(chosen, Judged):
+        return Judged(None, said(chosen.reason, how))
+    return _judge([chosen.program] + argv[1:], chosen.env, cwd, files, said(chosen.what, how), trail)
 
 
 def shebang(head: Optional[bytes]) -> Optional[tuple[str, str, Optional[str]]]:
@@ -145,7 +186,7 @@ def _trampoline(second: str, script: str, files: Any) -> Optional[str]:
     return words[1] if len(words) >= 2 and words[0] == "exec" else None
 
 
-def _env(args: list, env: dict, cwd: str, files: Any, how: str, depth: int) -> Judged:
+def _env(args: list, env: dict, cwd: str, files: Any, how: str, trail: list) -> Judged:
     """`env [OPTION]... [NAME=VALUE]... COMMAND`, GNU coreutils' options; `-S STRING` (what a shebang's one
     argument needs for more than one word) is split on blanks."""
     words, env = list(args), dict(env)
@@ -179,7 +220,7 @@ def _env(args: list, env: dict, cwd: str, files: Any, how: str, depth: int) -> J
             break
     if i >= len(words):
         return Judged(None, f"{NOT_PYTHON} ({subject('env', how)} names no command)")
-    return _judge(words[i:], env, cwd, files, how, depth + 1)
+    return _judge(words[i:], env, cwd, files, how, trail)
 
 
 # Programs that run the rest of their command line unchanged (GNU coreutils): their options that take a
@@ -192,26 +233,26 @@ WRAPPERS = {
 }
 
 
-def _wrapper(name: str, args: list, env: dict, cwd: str, files: Any, how: str, depth: int) -> Judged:
+def _wrapper(name: str, args: list, env: dict, cwd: str, files: Any, how: str, trail: list) -> Judged:
     with_values, skip = WRAPPERS[name]
     _found, at = read_options(args, with_values)
     command = args[at + skip :]
     if not command:
         return Judged(None, f"{NOT_PYTHON} ({subject(name, how)} names no command)")
-    return _judge(command, env, cwd, files, said(f"the command {name} runs", how), depth + 1)
+    return _judge(command, env, cwd, files, said(f"the command {name} runs", how), trail)
 
 
-def _enter(answer: Union[Judged, Inside], env: dict, cwd: str, files: Any, depth: int) -> Judged:
+def _enter(answer: Union[Judged, Inside], env: dict, cwd: str, files: Any, trail: list) -> Judged:
     """A wrapper's answer: final, or the command it runs, judged inside its environment or as it is."""
     if isinstance(answer, Judged):
         return answer
     if answer.prefix is None:
-        return _judge(answer.command, env, cwd, files, answer.what, depth + 1)
-    return _inside(answer.prefix, answer.command, answer.python_itself, env, cwd, files, answer.what, depth)
+        return _judge(answer.command, env, cwd, files, answer.what, trail)
+    return _inside(answer.prefix, answer.command, answer.python_itself, env, cwd, files, answer.what, trail)
 
 
 def _inside(
-    prefix: str, command: list, python_itself: bool, env: dict, cwd: str, files: Any, what: str, depth: int
+    prefix: str, command: list, python_itself: bool, env: dict, cwd: str, files: Any, what: str, trail: list
 ) -> Judged:
     """The command run inside an environment, its bin/ first on PATH: what it finds there, else (a command
     that is not a Python program, `bash job.sh`) the environment's own python."""
@@ -222,7 +263,7 @@ def _inside(
     inner_env[
         "VIRTUAL_ENV" if files.text(os.path.join(prefix, "pyvenv.cfg")) is not None else "CONDA_PREFIX"
     ] = prefix
-    found = _judge(command, inner_env, cwd, files, INNER, depth + 1)
+    found = _judge(command, inner_env, cwd, files, INNER, trail)
     if found.interpreter is None:
         return Judged(own, f"{what}; {found.reason}, so the environment's python")
     if found.reason.endswith(INNER) and found.reason.count(",") <= 1:  # `python`, `python3.11` itself

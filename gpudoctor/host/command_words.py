@@ -58,6 +58,13 @@ class LiveFiles:
         """The path with its symbolic links resolved (where a script or a conda install really is)."""
         return os.path.realpath(path)
 
+    def listdir(self, path: str) -> list:
+        """The names in a directory (pyenv's installed versions); [] when it cannot be read."""
+        try:
+            return sorted(os.listdir(path))
+        except OSError:
+            return []
+
 
 def _read(path: str, limit: int) -> Optional[bytes]:
     """At most `limit` bytes of a regular file. Opened non-blocking: a FIFO in its place cannot hang the

@@ -90,7 +90,7 @@ def _link(pred: Prediction, topo: Topology, i: int, j: int, kb: Knowledge) -> tu
                 return None, why
         value, why = min(bws)  # type: ignore[type-var]
         if t == "shm" and pair.path == "SYS":
-            cpu = cpu_bw(topo.cpu_vendor)
+            cpu = cpu_bw(topo.cpu_vendor, topo.cpu_model, topo.nccl_version)
             if cpu is None:
                 return None, "the CPU-to-CPU figure NCCL uses depends on the CPU vendor and model, not known"
             if cpu < value:

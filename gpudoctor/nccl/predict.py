@@ -27,7 +27,7 @@ What the topology does not say is "unknown" with the reason; nothing is assumed 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from .topology import RANK, Gpu, Nic, Topology, nccl_path
@@ -194,7 +194,10 @@ def _param(env: dict, name: str, default: int) -> int:
 
 _NVL_BW = ((90, 20.6), (87, 20.0), (86, 12.0), (80, 20.0), (70, 20.0), (60, 18.0))  # topo.h SM*_NVLINK_BW
 _PCI_GEN_SPEED = {1: 15, 2: 30, 3: 60, 4: 120, 5: 240, 6: 480}  # topo.cc kvDictPciGen, x100 Mbps per lane
-_CPU_BW = {"amd": 16.0, "arm": 6.0, "power": 32.0}  # topo.h AMD_BW, ARM_BW, P9_BW; Intel: QPI 6 / SKL 10
+_CPU_BW = {"amd": 16.0, "arm": 6.0, "power": 32.0, "x86": 5000.0}  # topo.h AMD_BW, ARM_BW, P9_BW, LOC_BW
+# Intel by CPU model: BDW_QPI_BW (QPI_BW before v2.26) 6, SKL_QPI_BW 10, and from v2.26.2 SRP_QPI_BW 22,
+# ERP_QPI_BW 40 (NVIDIA/nccl@v2.26.2-1:src/graph/topo.h); Zhaoxin: ZPI_BW 6, YONGFENG_ZPI_BW 9
+_MODEL_BW = {"bdw": 6.0, "skl": 10.0, "srp": 22.0, "erp": 40.0, "zx": 6.0, "yongfeng": 9.0}
 
 
 def _cc(gpu: Gpu) -> Optional[int]:
@@ -226,8 +229,20 @@ def pci_bw(gpu: Gpu) -> Optional[float]:
     return width * _PCI_GEN_SPEED[gpu.pcie_gen] / 80.0
 
 
-def cpu_bw(vendor: Optional[str]) -> Optional[float]:
-    return _CPU_BW.get(vendor or "")  # Intel depends on the CPU model (QPI 6, Skylake and later 10): unknown
+def cpu_bw(
+    vendor: Optional[str], model: Optional[str] = None, version: Optional[str] = None
+) -> Optional[float]:
+    """NCCL's CPU-to-CPU bandwidth (topo.cc ncclTopoGetInterCpuBw); an x86 vendor NCCL does not know keeps
+    LOC_BW. Intel and Zhaoxin depend on the model; Sapphire/Emerald Rapids on the release too (before
+    v2.26 they count as Skylake). None when that is not known."""
+    if vendor in ("intel", "zhaoxin"):
+        if model in ("srp", "erp"):
+            v = _version_tuple(version)
+            if v is None:
+                return None
+            return _MODEL_BW[model] if v >= (2, 26) else _MODEL_BW["skl"]
+        return _MODEL_BW.get(model or "")
+    return _CPU_BW.get(vendor or "")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -305,17 +320,15 @@ def _network(topo: Topology) -> tuple[Optional[str], tuple[str, ...], tuple[str,
     """(IB | Socket | None, reasons, cause codes)."""
     env = topo.env
     forced = env.get("NCCL_NET")
+    if forced is None or forced.lower() not in ("ib", "socket"):
+        plugin = _plugin_network(topo, forced)
+        if plugin is not None:
+            return plugin
     ib_disabled = _param(env, "NCCL_IB_DISABLE", 0) != 0
     active = [
         n for n in topo.nics or () if n.active and (n.link_layer or "").lower() in ("infiniband", "ethernet")
     ]
     why: list[str] = []
-    if forced is not None and forced.lower() not in ("ib", "socket"):
-        return (
-            None,
-            (f"NCCL_NET={forced} names a plugin; gpudoctor does not model plugins [{CITE['netinit']}]",),
-            (),
-        )
     if ib_disabled:
         why.append(f"NCCL_IB_DISABLE={env['NCCL_IB_DISABLE']}: IB is off [{CITE['ibinit']}]")
         codes = ("ib-disabled",) if active else ()
@@ -340,11 +353,47 @@ def _network(topo: Topology) -> tuple[Optional[str], tuple[str, ...], tuple[str,
     if forced and forced.lower() == "socket":
         return "Socket", (f"NCCL_NET=Socket chooses sockets over IB [{CITE['netinit']}]",), ("net-socket",)
     kinds = sorted({"RoCE" if (n.link_layer or "").lower() == "ethernet" else "IB" for n in active})
-    why.append(
-        f"{len(active)} ACTIVE RDMA port(s) ({'/'.join(kinds)}): 'Using network IB' [{CITE['netinit']}]; "
-        "a network plugin (libnccl-net.so) would come first and is not checked"
-    )
+    ports = f"{len(active)} ACTIVE RDMA port(s) ({'/'.join(kinds)})"
+    if topo.net_plugin == "" or forced:
+        why.append(f"{ports}: 'Using network IB' [{CITE['netinit']}]")
+    else:
+        why.append(
+            f"{ports}: 'Using network IB' [{CITE['netinit']}]; a network plugin (libnccl-net.so) would come "
+            "first: whether one is on the library path is not known"
+        )
     return "IB", tuple(why), ()
+
+
+def _plugin_network(topo: Topology, forced: Optional[str]):
+    """_network's answer where a network plugin decides it (NCCL_NET unset or naming neither IB nor Socket),
+    else None. NCCL tries the plugin first and takes it when it has a device (src/net.cc ncclNetInit, the
+    plugin in ncclNets[0] before IB and Socket); which network a plugin drives is not modelled here."""
+    plugin = topo.net_plugin
+    if forced is not None:  # NCCL_NET=X, X neither IB nor Socket: only a plugin named X will do
+        if plugin == "":
+            names = topo.env.get("NCCL_NET_PLUGIN") or "libnccl-net.so"
+            why = (
+                f"NCCL_NET={forced} names no built-in network and no network plugin ({names}) is on the "
+                f"library path: NCCL stops with 'network {forced} not found' [{CITE['netinit']}]"
+            )
+            return None, (why,), ()
+        where = f" {plugin}" if plugin else " (whether one is on the library path is not known)"
+        why = (
+            f"NCCL_NET={forced} names a network plugin: NCCL uses the plugin{where} if that is its name, "
+            f"else stops with 'network {forced} not found'; gpudoctor does not model plugins "
+            f"[{CITE['netinit']}]"
+        )
+        return None, (why,), ()
+    if not plugin:
+        return None
+    fallback, fallback_why, _ = _network(replace(topo, net_plugin=""))
+    then = f"without one, {fallback or 'unknown'}: {'; '.join(fallback_why)}"
+    why = (
+        f"NCCL loads the network plugin {plugin} first and uses it when it finds a device ('Using network "
+        f"<its name>', e.g. IBext for HPC-X's nccl-rdma-sharp plugin), a network gpudoctor does not model "
+        f"[{CITE['netinit']}]; {then}"
+    )
+    return None, (why,), ()
 
 
 def _nearest_nic(topo: Topology, g: int, nics: list[Nic]) -> tuple[Optional[Nic], Optional[str]]:
@@ -404,7 +453,10 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
                     f"PXN: through NVLink to GPU{k}, which is {kpath} from {nic.name} [{CITE['pxn']}]"
                 )
                 break
-    if topo.gdr_path is None:
+    level, var = user_level(env, None, "NCCL_NET_GDR_LEVEL", topo.nccl_version)
+    level = level or "PXB"  # v2.27+: P2C when NCCL_NET_GDR_C2C (default 1); same as PXB without C2C
+    # beyond the level, GPUDirect RDMA is off whatever the NIC can do (ncclTopoCheckGdr checks distance)
+    if topo.gdr_path is None and RANK[distance] <= RANK[level]:
         return NetPrediction(
             g,
             "unknown",
@@ -424,8 +476,6 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
         if RANK[distance] <= RANK["PXB"]:
             codes.append("peermem")
         return NetPrediction(g, "ib", "IB", nic.name, path, False, pxn_via, tuple(reasons), tuple(codes))
-    level, var = user_level(env, None, "NCCL_NET_GDR_LEVEL", topo.nccl_version)
-    level = level or "PXB"  # v2.27+: P2C when NCCL_NET_GDR_C2C (default 1); same as PXB without C2C
     if RANK[distance] > RANK[level]:
         reasons.append(
             f"GPUDirect RDMA off: distance {distance} > {var or 'default'} {level} [{CITE['checkgdr']}]"
@@ -616,7 +666,7 @@ def _through_cpu_bw(topo: Topology, i: int, j: int, path: _Path) -> Optional[flo
     if cross is None:
         return None
     if cross:
-        bws.append(cpu_bw(topo.cpu_vendor))
+        bws.append(cpu_bw(topo.cpu_vendor, topo.cpu_model, topo.nccl_version))
     return None if any(b is None for b in bws) else min(bws)  # type: ignore[type-var]
 
 

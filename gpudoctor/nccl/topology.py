@@ -88,18 +88,79 @@ class Topology:
     peermem: Optional[bool] = None
     gdr_path: Optional[str] = None  # nvidia-peermem | dma-buf | none
     acs_redirect: Optional[tuple[str, ...]] = ()  # None: not read (needs root)
-    cpu_vendor: Optional[str] = None  # intel | amd | arm | power
+    cpu_vendor: Optional[str] = None  # intel | amd | zhaoxin | x86 (another x86 vendor) | arm | power
+    # Intel: bdw | skl | srp | erp, Zhaoxin: yongfeng | zx, by CPUID family and model (cpu_model); else None
+    cpu_model: Optional[str] = None
+    # the network plugin NCCL would load (its path); "" none on the library path; None not looked for
+    net_plugin: Optional[str] = None
     sources: tuple[str, ...] = ()  # where the inputs came from, for the report
 
 
 # ---------------------------------------------------------------------------------------------------
 # from gpudoctor's facts
 
+# The NCCL variables gpudoctor/probes/system.py collects, each env.<its name in lower case>.
 ENV_FACTS = {
-    "env.nccl_p2p_disable": "NCCL_P2P_DISABLE",
-    "env.nccl_ib_disable": "NCCL_IB_DISABLE",
-    "env.nccl_socket_ifname": "NCCL_SOCKET_IFNAME",
+    f"env.{var.lower()}": var
+    for var in (
+        "NCCL_P2P_DISABLE",
+        "NCCL_IB_DISABLE",
+        "NCCL_SOCKET_IFNAME",
+        "NCCL_P2P_LEVEL",
+        "NCCL_SHM_DISABLE",
+        "NCCL_NET",
+        "NCCL_NET_PLUGIN",
+        "NCCL_NET_GDR_LEVEL",
+        "NCCL_NET_GDR_READ",
+        "NCCL_IB_HCA",
+        "NCCL_CROSS_NIC",
+        "NCCL_NVB_DISABLE",
+        "NCCL_PXN_DISABLE",
+        "NCCL_NVLS_ENABLE",
+        "NCCL_NET_DISABLE_INTRA",
+        "NCCL_IGNORE_DISABLED_P2P",
+        "NCCL_DMABUF_ENABLE",
+        "NCCL_TOPO_FILE",
+    )
 }
+
+# The CPU as NCCL names it (NVIDIA/nccl@v2.23.4-1:src/graph/xml.cc ncclTopoGetXmlFromCpu: arch from the
+# build, x86_64 | arm64 | ppc64, and on x86 CPUID's vendor string; topo.cc kvDictCpuVendor). An x86 vendor
+# not in that dictionary (HygonGenuine ...) falls back to no vendor (xml.h kvConvertToInt): "x86" here.
+_MACHINE_ARCH = {"x86_64": "x86", "amd64": "x86", "aarch64": "arm", "arm64": "arm"}
+_X86_VENDOR = {
+    "GenuineIntel": "intel",
+    "AuthenticAMD": "amd",
+    "CentaurHauls": "zhaoxin",
+    "Shanghai": "zhaoxin",  # "  Shanghai  " in CPUID; /proc/cpuinfo's value without the blanks
+}
+
+
+def cpu_vendor(machine: Optional[str], vendor_id: Optional[str]) -> Optional[str]:
+    """The CPU vendor as NCCL tells it, from `uname -m` and /proc/cpuinfo's vendor_id; None unknown."""
+    arch = _MACHINE_ARCH.get(machine or "") or ("power" if (machine or "").startswith("ppc64") else None)
+    if arch is None and machine is None and vendor_id:
+        arch = "x86"  # only x86 CPUs print vendor_id
+    if arch != "x86":
+        return arch
+    if vendor_id is None:
+        return None
+    return _X86_VENDOR.get(vendor_id.strip(), "x86")
+
+
+def cpu_model(vendor: Optional[str], family: Optional[int], model: Optional[int]) -> Optional[str]:
+    """NCCL's CPU model class (topo.cc ncclTopoAddCpu): Intel family 6 from model 0x55 Skylake (skl), 0x8F
+    Sapphire Rapids (srp), 0xCF Emerald Rapids (erp), else Broadwell (bdw) (srp/erp from v2.26.2,
+    NVIDIA/nccl@v2.26.2-1:src/graph/topo.cc); Zhaoxin family 7 model 0x5B Yongfeng. None when not known."""
+    if vendor == "intel":
+        if family is None or model is None:
+            return None
+        if family != 6:
+            return "bdw"
+        return "erp" if model >= 0xCF else "srp" if model >= 0x8F else "skl" if model >= 0x55 else "bdw"
+    if vendor == "zhaoxin" and family is not None and model is not None:
+        return "yongfeng" if (family, model) == (7, 0x5B) else "zx"
+    return None
 
 
 def _value(facts: Any, name: str) -> Any:
@@ -226,6 +287,11 @@ def from_facts(facts: Any) -> Topology:
     acs_fact = facts.get("interconnect.acs.redirect_bridges")
     acs = tuple(str(b) for b in acs_fact.value) if acs_fact.known and acs_fact.value is not None else None
     newest = facts.get("nccl.newest")
+    vendor = cpu_vendor(_value(facts, "system.machine"), _value(facts, "system.cpu.vendor"))
+    family, model = (_int(_value(facts, f"system.cpu.{k}")) for k in ("family", "model"))
+    found = _value(facts, "nccl.net_plugin.found")
+    path = _value(facts, "nccl.net_plugin.path")
+    net_plugin = "" if found is False else str(path) if found and path else None
     return Topology(
         gpus=gpus,
         nics=_nics_from_facts(facts, gpus),
@@ -234,6 +300,9 @@ def from_facts(facts: Any) -> Topology:
         peermem=facts.value("interconnect.peermem_loaded"),
         gdr_path=facts.value("interconnect.gdr_path"),
         acs_redirect=acs,
+        cpu_vendor=vendor,
+        cpu_model=cpu_model(vendor, family, model),
+        net_plugin=net_plugin,
         sources=("facts",),
     )
 

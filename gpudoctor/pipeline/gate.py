@@ -24,7 +24,7 @@ from ..facts import Fact, Facts, head, list_facts, unknown
 from ..host.base import Deadline
 from ..policy import Policy
 from ..profiles import PROFILES
-from ..subject import IMAGE_SIDE, LOCK_SIDE, NEUTRAL, Subject
+from ..subject import IMAGE_OWNED, IMAGE_SIDE, LOCK_SIDE, NEUTRAL, Subject
 from .check import Environment, choose_probes, choose_rules, judge
 from .result import Result, Target, Verdict
 from .verdict import decide
@@ -88,10 +88,19 @@ def subject_side(
     """The facts of the subject's own side (IMAGE_SIDE or LOCK_SIDE sections), collected once by those of
     the `chosen` probes that produce them."""
     sections = IMAGE_SIDE if subject.kind == "image" else LOCK_SIDE
-    mine = [p for p in chosen if any(head(prefix) in sections for prefix in p[1])]
+    owned = _owned(subject.kind)
+    heads = set(sections) | {head(name) for name in owned}
+    mine = [p for p in chosen if any(head(prefix) in heads for prefix in p[1])]
     items, missing, _statuses = Collection(subject.host, deadline, mine).gather()
-    keep = {k: v for k, v in items.items() if head(k) in sections and not k.startswith(NODE_OWNED)}
-    return keep, {k: v for k, v in missing.items() if k in sections}
+    keep = {
+        k: v for k, v in items.items() if (head(k) in sections and not k.startswith(NODE_OWNED)) or k in owned
+    }
+    return keep, {k: v for k, v in missing.items() if k in sections or k in owned}
+
+
+def _owned(kind: str) -> tuple[str, ...]:
+    """Facts outside the subject's sections that it decides (subject.IMAGE_OWNED for an image)."""
+    return IMAGE_OWNED if kind == "image" else ()
 
 
 def judge_fleet(
@@ -177,4 +186,7 @@ def node_side(facts: Any, kind: str) -> dict[str, Fact]:
     """The node's facts for the machine's side: not the subject's sections (its own environment's, from
     the report, are not what is judged) nor what was derived from them (knowledge.*, derived again)."""
     drop = set(IMAGE_SIDE if kind == "image" else LOCK_SIDE) | set(NEUTRAL)
-    return {k: v for k, v in facts.items() if head(k) not in drop or k.startswith(NODE_OWNED)}
+    owned = _owned(kind)
+    return {
+        k: v for k, v in facts.items() if (head(k) not in drop or k.startswith(NODE_OWNED)) and k not in owned
+    }

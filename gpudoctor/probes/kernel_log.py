@@ -11,7 +11,9 @@ Tried in order, the first that answers wins:
 Each is bounded: the newest MAX_LINES lines are kept (the live Host caps what /dev/kmsg and commands give),
 and commands run under the check's deadline. When none answers, every Xid fact is unknown with the reason
 and `kernel_log.error` says what each way answered and what grants access: an unreadable log is never "no
-Xid". Events are grouped by PCI address and code; times are seconds since boot, and `age_seconds` is
+Xid". The same lines give the sleeps since boot (suspend.*: how many, the last one's kind and time, and
+the driver's refusals to sleep), read over the whole log whatever --since says. Events are grouped by PCI
+address and code; times are seconds since boot, and `age_seconds` is
 /proc/uptime less that. With `check --since DURATION` only the events of that window are kept.
 
 The PCI address is mapped to a GPU index by derive.py (gpus[].bus_id), and the code's category and action
@@ -102,6 +104,29 @@ FACT_SPECS: tuple[FactSpec, ...] = (
     FactSpec(
         "xid[].action_text", "str", "", "derived: that action in words, with the command where there is one"
     ),
+    FactSpec(
+        "suspend.count",
+        "int",
+        "",
+        "sleeps the machine came back from since boot (`PM: suspend exit`, `PM: hibernation: hibernation "
+        "exit`), whatever --since says; unknown when none is seen and the log no longer reaches back to boot",
+    ),
+    FactSpec(
+        "suspend.last_kind",
+        "str",
+        "",
+        "the last one's kind: `s2idle`, `shallow`, `deep` (suspend to RAM) or `hibernate`",
+    ),
+    FactSpec("suspend.last_seconds", "float", "s", "time since boot the machine came back from it"),
+    FactSpec("suspend.last_age_seconds", "float", "s", "how long ago that was (/proc/uptime less it)"),
+    FactSpec(
+        "suspend.refused",
+        "int",
+        "",
+        "times the driver refused to sleep: `NVRM: ... PreserveVideoMemoryAllocations module parameter is "
+        "set. System Power Management attempted without driver procfs suspend interface.` (the "
+        "nvidia-suspend services did not run)",
+    ),
     FactSpec("sxid.count", "int", "", "distinct NVSwitch SXid events (by switch and code) in the window"),
     FactSpec("sxid[].code", "int", "", "the SXid code, e.g. 12028"),
     FactSpec("sxid[].device", "str", "", "the switch, e.g. nvidia-nvswitch0"),
@@ -150,6 +175,13 @@ _SXID = re.compile(
     r"(?P<device>nvidia-nvswitch\d+): SXid \(PCI:(?P<pci>[0-9a-fA-F]{1,8}:[0-9a-fA-F]{1,2}:[0-9a-fA-F]{1,2}"
     r"(?:\.[0-7])?)\): (?P<code>\d+)(?:, (?P<rest>.*))?$"
 )
+# Sleep and wake, as kernel/power/suspend.c and hibernate.c print them: "PM: suspend entry (deep)",
+# "PM: suspend exit", "PM: hibernation: hibernation exit"; ACPI's "ACPI: PM: Waking up from system sleep
+# state S3" ("ACPI: Waking up ..." on older kernels) names the state when the entry line is gone.
+_SLEEP_ENTRY = r"PM: suspend entry \((\w+)\)"
+_SLEEP_EXIT = ("PM: suspend exit", "PM: hibernation: hibernation exit")
+_ACPI_WAKE = r"ACPI: (?:PM: )?Waking up from system sleep state S([34])"
+_REFUSED = "PreserveVideoMemoryAllocations module parameter is set. System Power Management attempted without"
 _DURATION = r"^(\d+(?:\.\d+)?)([smhdw])$"
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -247,6 +279,37 @@ def parse_sxid(message: str) -> Optional[dict[str, Any]]:
         "fatal": fatal,
         "text": rest,
     }
+
+
+def sleeps(records: list[tuple[Optional[float], str]]) -> dict[str, Any]:
+    """The sleeps the records show: {"count": returns from a sleep, "last_seconds", "last_kind" (s2idle,
+    shallow, deep, hibernate or None), "refused": the driver's refusals to sleep without its procfs
+    interface}."""
+    count, refused = 0, 0
+    last: Optional[float] = None
+    last_kind: Optional[str] = None
+    pending: Optional[str] = None
+    for seconds, message in records:
+        if "PM: " not in message and _REFUSED not in message:
+            continue  # most lines: one substring test
+        if _REFUSED in message:
+            refused += 1
+            continue
+        entry = re.search(_SLEEP_ENTRY, message)
+        if entry:
+            pending = entry.group(1)
+            continue
+        wake = re.search(_ACPI_WAKE, message)
+        if wake:
+            pending = pending or ("deep" if wake.group(1) == "3" else "hibernate")
+            continue
+        for i, text in enumerate(_SLEEP_EXIT):
+            if message.endswith(text):
+                count += 1
+                last = seconds
+                last_kind = "hibernate" if i == 1 else pending
+                pending = None
+    return {"count": count, "last_seconds": last, "last_kind": last_kind, "refused": refused}
 
 
 def group_events(records: list[tuple[Optional[float], str]], parse: Any, key: tuple[str, ...]) -> list[dict]:
@@ -355,6 +418,8 @@ def probe(host: Any, since: Optional[float] = None) -> dict[str, Fact]:
             "kernel_log.earliest_seconds": unknown(reason, src),
             "xid.count": unknown(f"the kernel log could not be read: {reason}", src),
             "sxid.count": unknown(f"the kernel log could not be read: {reason}", src),
+            "suspend.count": unknown(f"the kernel log could not be read: {reason}", src),
+            "suspend.refused": unknown(f"the kernel log could not be read: {reason}", src),
         })  # fmt: skip
         return facts
     truncated = len(records) > MAX_LINES
@@ -372,11 +437,39 @@ def probe(host: Any, since: Optional[float] = None) -> dict[str, Fact]:
             known(round(min(stamps), 3), src) if stamps else unknown("no timestamps", src)
         ),
     })  # fmt: skip
+    facts.update(_suspend_facts(sleeps(records), uptime, min(stamps) if stamps else None, truncated, src))
     records = within(records, uptime, since)
     xids = group_events(records, parse_xid, ("pci", "code"))
     sxids = group_events(records, parse_sxid, ("device", "code"))
     facts.update(list_facts("xid", [_xid_member(e, uptime, src) for e in xids], src))
     facts.update(list_facts("sxid", [_sxid_member(e, uptime, src) for e in sxids], src))
+    return facts
+
+
+BOOT_REACH = 60.0  # seconds: a log whose oldest line is later than this no longer shows the whole boot
+
+
+def _suspend_facts(
+    seen: dict[str, Any], uptime: Optional[float], earliest: Optional[float], truncated: bool, src: str
+) -> dict[str, Fact]:
+    """suspend.*: since boot, not the --since window. No sleep seen in a log that lost its start is not
+    "none": the count is unknown then."""
+    lost = truncated or earliest is None or earliest > BOOT_REACH
+    facts = {"suspend.refused": known(seen["refused"], src)}
+    if seen["count"] == 0:
+        why = f"the kernel log no longer reaches back to boot (oldest line at {earliest} s)" if lost else ""
+        facts["suspend.count"] = unknown(why, src) if lost else known(0, src)
+        for name in ("last_kind", "last_seconds", "last_age_seconds"):
+            facts[f"suspend.{name}"] = unknown(why or "no sleep since boot", src)
+        return facts
+    last = seen["last_seconds"]
+    age = None if last is None or uptime is None else round(max(0.0, uptime - last), 1)
+    facts.update({
+        "suspend.count": known(seen["count"], src),
+        "suspend.last_kind": _opt(seen["last_kind"], src, "the log does not say which sleep"),
+        "suspend.last_seconds": _opt(last, src, "the line has no timestamp"),
+        "suspend.last_age_seconds": _opt(age, src, "no timestamp or no /proc/uptime"),
+    })  # fmt: skip
     return facts
 
 

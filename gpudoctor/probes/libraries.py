@@ -17,7 +17,7 @@ from packaging.version import Version
 
 from ..facts import Fact, Facts, FactSpec, collected, known, list_facts, unknown
 from ..host.base import NOT_FOUND, HostError, env_or_none
-from . import ProbeSpec
+from . import ProbeSpec, net_plugin
 from .ldcache import parse_ldconfig, versioned_name
 
 FACT_SPECS: tuple[FactSpec, ...] = (
@@ -35,6 +35,15 @@ FACT_SPECS: tuple[FactSpec, ...] = (
     FactSpec("nccl.installs[].path", "str", "", "where it lives"),
     FactSpec("nccl.installs[].origin", "str", "", "`system`, `pip` or `conda`"),
     FactSpec("nccl.versions", "list[str]", "", "the distinct NCCL versions found, newest first"),
+    FactSpec(
+        "nccl.net_plugin.found",
+        "bool",
+        "",
+        "a network plugin NCCL would load is there: libnccl-net.so (with NCCL_NET_PLUGIN=X: X or "
+        "libnccl-net-X.so) in an LD_LIBRARY_PATH directory, the loader cache or /lib, /usr/lib; NCCL "
+        "uses it before its own IB and sockets",
+    ),
+    FactSpec("nccl.net_plugin.path", "str", "", "where that plugin is (unknown when none was found)"),
     FactSpec(
         "cuda_libs.loader_sonames",
         "list[str]",
@@ -330,7 +339,23 @@ def probe(host: Any) -> dict[str, Fact]:
                 known(first.version, first.path) if first else unknown("not installed", "LD_LIBRARY_PATH")
             )
     facts.update(_cuda_libs(disk, entries, ldconfig_error, ld_dirs, dump))
+    facts.update(_net_plugin(host, entries, ldconfig_error, ld_dirs))
     return facts
+
+
+def _net_plugin(
+    host: Any, entries: list[tuple[str, str]], ldconfig_error: Optional[str], ld_dirs: list[str]
+) -> dict[str, Fact]:
+    """nccl.net_plugin.*: the network plugin NCCL would dlopen (gpudoctor/probes/net_plugin.py)."""
+    setting = env_or_none(host, "NCCL_NET_PLUGIN")
+    names = " or ".join(net_plugin.plugin_names(setting))
+    src = f"{names} in LD_LIBRARY_PATH, ldconfig -p, {', '.join(net_plugin.DEFAULT_DIRS)}"
+    path, why = net_plugin.find(host, setting, entries, ldconfig_error, ld_dirs)
+    if path:
+        return {"nccl.net_plugin.found": known(True, path), "nccl.net_plugin.path": known(path, path)}
+    if why:
+        return {"nccl.net_plugin.found": unknown(why, src), "nccl.net_plugin.path": unknown(why, src)}
+    return {"nccl.net_plugin.found": known(False, src), "nccl.net_plugin.path": unknown("none found", src)}
 
 
 def _cuda_libs(

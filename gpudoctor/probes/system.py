@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from ..facts import Fact, Facts, FactSpec, Inputs, collected, known, unknown
 from ..host.base import NOT_FOUND, NOT_RECORDED, HostError
-from . import EVERY_PROFILE, ProbeSpec, env_pitfalls, shm
+from . import EVERY_PROFILE, ProbeSpec, chassis, env_pitfalls, shm
 from .shm import find_mount
 
 FACT_SPECS: tuple[FactSpec, ...] = (
@@ -63,6 +63,21 @@ FACT_SPECS: tuple[FactSpec, ...] = (
         "system.virtualization", "str", "", "none, or the hypervisor seen: kvm, vmware, hyperv, xen, ..."
     ),
     FactSpec(
+        "system.chassis",
+        "str",
+        "",
+        "the kind of machine, as systemd's hostnamectl names it: `laptop`, `desktop`, `convertible`, "
+        "`tablet`, `server`, `embedded`, `handset` or `vm` (/etc/machine-info CHASSIS=, else a hypervisor "
+        "seen, else the SMBIOS chassis type, else the ACPI power profile: gpudoctor/probes/chassis.py)",
+    ),
+    FactSpec(
+        "system.chassis_type",
+        "int",
+        "",
+        "the SMBIOS chassis type code (/sys/class/dmi/id/chassis_type), e.g. 10 Notebook, 3 Desktop, 23 Rack "
+        "Mount Chassis",
+    ),
+    FactSpec(
         "system.kernel_release",
         "version",
         "",
@@ -74,6 +89,51 @@ FACT_SPECS: tuple[FactSpec, ...] = (
     FactSpec("env.nccl_p2p_disable", "str", "", "NCCL_P2P_DISABLE"),
     FactSpec("env.nccl_ib_disable", "str", "", "NCCL_IB_DISABLE"),
     FactSpec("env.nccl_socket_ifname", "str", "", "NCCL_SOCKET_IFNAME"),
+    # The other variables that change the path NCCL takes (gpudoctor/nccl/predict.py reads them through
+    # gpudoctor/nccl/topology.py ENV_FACTS), unknown "not set" when unset
+    FactSpec("env.nccl_p2p_level", "str", "", "NCCL_P2P_LEVEL: the farthest GPU-GPU path P2P is used on"),
+    FactSpec("env.nccl_shm_disable", "str", "", "NCCL_SHM_DISABLE: 1 turns shared-memory transport off"),
+    FactSpec("env.nccl_net", "str", "", "NCCL_NET: the network NCCL must use (IB, Socket, a plugin's name)"),
+    FactSpec(
+        "env.nccl_net_plugin",
+        "str",
+        "",
+        "NCCL_NET_PLUGIN: the network plugin library NCCL loads (X or libnccl-net-X.so)",
+    ),
+    FactSpec(
+        "env.nccl_net_gdr_level",
+        "str",
+        "",
+        "NCCL_NET_GDR_LEVEL: the farthest GPU-NIC path GPUDirect RDMA is used on",
+    ),
+    FactSpec("env.nccl_net_gdr_read", "str", "", "NCCL_NET_GDR_READ: GPUDirect RDMA for sends too"),
+    FactSpec("env.nccl_ib_hca", "str", "", "NCCL_IB_HCA: the RDMA devices and ports NCCL may use"),
+    FactSpec("env.nccl_cross_nic", "str", "", "NCCL_CROSS_NIC: rings and trees may change NIC between nodes"),
+    FactSpec(
+        "env.nccl_nvb_disable", "str", "", "NCCL_NVB_DISABLE: 1 turns P2P through an NVLink-connected GPU off"
+    ),
+    FactSpec(
+        "env.nccl_pxn_disable", "str", "", "NCCL_PXN_DISABLE: 1 turns PXN (a NIC reached through NVLink) off"
+    ),
+    FactSpec("env.nccl_nvls_enable", "str", "", "NCCL_NVLS_ENABLE: 0 turns NVLink SHARP off"),
+    FactSpec(
+        "env.nccl_net_disable_intra", "str", "", "NCCL_NET_DISABLE_INTRA: 1 keeps the network out of a node"
+    ),
+    FactSpec(
+        "env.nccl_ignore_disabled_p2p",
+        "str",
+        "",
+        "NCCL_IGNORE_DISABLED_P2P: 1 lets NCCL go on when the driver reports P2P off between NVLink GPUs",
+    ),
+    FactSpec(
+        "env.nccl_dmabuf_enable", "str", "", "NCCL_DMABUF_ENABLE: 0 turns GPUDirect RDMA over DMA-BUF off"
+    ),
+    FactSpec(
+        "env.nccl_topo_file",
+        "str",
+        "",
+        "NCCL_TOPO_FILE: an XML topology NCCL loads before it reads the machine's own",
+    ),
     FactSpec(
         "env.cuda_injection64_path",
         "str",
@@ -112,6 +172,24 @@ FACT_SPECS: tuple[FactSpec, ...] = (
         "derived: network interfaces NCCL_SOCKET_IFNAME selects, by NCCL's rules (prefixes, ^ to exclude, = "
         "for exact names)",
     ),
+    FactSpec(
+        "system.cpu.vendor",
+        "str",
+        "",
+        "the CPU vendor string of an x86 CPU (/proc/cpuinfo vendor_id: GenuineIntel, AuthenticAMD, ...), "
+        "which NCCL reads through CPUID; unknown on other CPUs",
+    ),
+    FactSpec(
+        "system.cpu.family", "int", "", "the x86 CPU family (/proc/cpuinfo `cpu family`): 6 for Intel Xeons"
+    ),
+    FactSpec("system.cpu.model", "int", "", "the x86 CPU model number (/proc/cpuinfo `model`)"),
+    FactSpec(
+        "system.cpu.implementer",
+        "str",
+        "",
+        "the implementer code of an ARM CPU (/proc/cpuinfo `CPU implementer`): 0x41 Arm (Grace's "
+        "Neoverse-V2 cores too), 0x4e NVIDIA, ...; unknown on other CPUs",
+    ),
     FactSpec("host.kind", "str", "", "`live` or `snapshot`: where the raw data came from"),
     FactSpec("host.hostname", "str", "", "the machine's hostname (redacted in snapshots unless --no-redact)"),
 )
@@ -123,6 +201,29 @@ MEMINFO = "/proc/meminfo"
 ARCH = "/proc/sys/kernel/arch"  # the kernel's utsname machine, as `uname -m` prints it
 UNAME_M = ("uname", "-m")
 UNPARSED = "could not parse"
+# NCCL variables that change the transport NCCL picks, beyond env_pitfalls.VARIABLES' NCCL_P2P_DISABLE,
+# NCCL_IB_DISABLE and NCCL_SOCKET_IFNAME: those gpudoctor/nccl/predict.py reads, and those NCCL's
+# environment-variable documentation describes as choosing devices or paths (NCCL_NET_GDR_READ,
+# NCCL_IB_HCA, NCCL_CROSS_NIC, NCCL_NET_PLUGIN, NCCL_DMABUF_ENABLE, NCCL_TOPO_FILE;
+# https://docs.nvidia.com/deeplearning/nccl/archives/nccl_2155/user-guide/docs lists them all, read
+# 2026-12-05). NCCL also reads them from /etc/nccl.conf and NCCL_CONF_FILE: not read here.
+NCCL_PATH_VARIABLES = (
+    "NCCL_P2P_LEVEL",
+    "NCCL_SHM_DISABLE",
+    "NCCL_NET",
+    "NCCL_NET_PLUGIN",
+    "NCCL_NET_GDR_LEVEL",
+    "NCCL_NET_GDR_READ",
+    "NCCL_IB_HCA",
+    "NCCL_CROSS_NIC",
+    "NCCL_NVB_DISABLE",
+    "NCCL_PXN_DISABLE",
+    "NCCL_NVLS_ENABLE",
+    "NCCL_NET_DISABLE_INTRA",
+    "NCCL_IGNORE_DISABLED_P2P",
+    "NCCL_DMABUF_ENABLE",
+    "NCCL_TOPO_FILE",
+)
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SIZE = re.compile(r"([0-9]{1,30})([kmgtpe]?)", re.IGNORECASE)  # longer is no size, and int() may refuse it
 
@@ -173,6 +274,20 @@ def parse_size(text: str) -> Optional[int]:
     if not m:
         return None
     return int(m.group(1)) * 1024 ** " kmgtpe".index(m.group(2).lower() or " ")
+
+
+def first_cpu(cpuinfo: str) -> dict[str, str]:
+    """The fields of the first processor block of /proc/cpuinfo ("key<tabs>: value" lines up to the first
+    blank line), keys as printed ("vendor_id", "cpu family", "CPU implementer"). x86 prints vendor_id,
+    `cpu family` and `model` per processor; arm64 prints `CPU implementer` and `CPU part` per processor."""
+    out: dict[str, str] = {}
+    for line in cpuinfo.strip().splitlines():
+        if not line.strip():
+            break
+        key, sep, value = line.partition(":")
+        if sep:
+            out.setdefault(key.strip(), value.strip())
+    return out
 
 
 def has_hypervisor_flag(cpuinfo: str) -> bool:
@@ -265,16 +380,63 @@ def _shm(mounts: Optional[str], reason: Optional[str], mem_total: Optional[int])
     return known(mem_total // 2 if size is None else mem_total, source)
 
 
-def _virtualization(host: Any) -> Fact:
+def _virtualization(host: Any, cpuinfo: Optional[str], cpu_err: Optional[str]) -> Fact:
     vendor, vendor_err = _read(host, "/sys/class/dmi/id/sys_vendor")
     product, product_err = _read(host, "/sys/class/dmi/id/product_name")
-    cpuinfo, cpu_err = _read(host, "/proc/cpuinfo")
     source = "/sys/class/dmi/id, /proc/cpuinfo"
     hypervisor = has_hypervisor_flag(cpuinfo) if cpuinfo is not None else None
     if vendor is None and product is None and {vendor_err, product_err} - {NOT_FOUND}:
         vendor = ""  # DMI is there but unreadable: not the no-DMI mark of Firecracker
     kind = classify_virtualization(vendor, product, hypervisor)
     return unknown(cpu_err or NOT_FOUND, source) if kind is None else known(kind, source)
+
+
+CPUINFO = "/proc/cpuinfo"
+# (fact, /proc/cpuinfo key, parse, the CPUs that print the key)
+_CPU_FIELDS = (
+    ("system.cpu.vendor", "vendor_id", str, "x86"),
+    ("system.cpu.family", "cpu family", int, "x86"),
+    ("system.cpu.model", "model", int, "x86"),
+    ("system.cpu.implementer", "CPU implementer", str, "ARM"),
+)
+
+
+def cpu_facts(cpuinfo: Optional[str], reason: Optional[str]) -> dict[str, Fact]:
+    """The CPU's vendor (x86: vendor_id, family and model; ARM: its implementer code) from /proc/cpuinfo's
+    first processor. A field the CPU does not print is unknown, saying which CPUs print it."""
+    if cpuinfo is None:
+        return {name: unknown(reason or NOT_FOUND, CPUINFO) for name, _, _, _ in _CPU_FIELDS}
+    fields = first_cpu(cpuinfo)
+    out: dict[str, Fact] = {}
+    for name, key, parse, kind in _CPU_FIELDS:
+        text = fields.get(key)
+        if not text:
+            out[name] = unknown(f"no `{key}` in {CPUINFO} (printed by {kind} CPUs)", CPUINFO)
+            continue
+        try:
+            out[name] = known(parse(text), CPUINFO)
+        except ValueError:
+            out[name] = unknown(f"{UNPARSED} {key}: {text[:40]}", CPUINFO)
+    return out
+
+
+def _chassis(host: Any, virtualization: Fact) -> dict[str, Fact]:
+    read = chassis.read(host)
+    reasons, dmi = read["reasons"], read["dmi"]
+    kind, said = chassis.classify(read["machine_info"], virtualization.value, dmi, read["acpi"])
+    if kind is None and len(reasons) == 3 and set(reasons.values()) == {NOT_RECORDED}:
+        said = NOT_RECORDED  # a snapshot made before gpudoctor read these files
+    dmi_fact = (
+        known(dmi, chassis.DMI_CHASSIS)
+        if dmi is not None
+        else unknown(reasons.get(chassis.DMI_CHASSIS, UNPARSED), chassis.DMI_CHASSIS)
+    )
+    return {
+        "system.chassis": known(kind, said)
+        if kind
+        else unknown(said, "/sys/class/dmi/id, /etc/machine-info"),
+        "system.chassis_type": dmi_fact,
+    }
 
 
 def kernel_machine(host: Any) -> Fact:
@@ -330,12 +492,17 @@ def probe(host: Any) -> dict[str, Fact]:
     text, reason = _read(host, MOUNTS)
     facts["system.shm_bytes"] = _shm(text, reason, facts["system.memory_bytes"].value)
     facts.update(shm.facts(host, text, reason, MOUNTS))  # issue 23: /dev/shm there and writable
-    facts["system.virtualization"] = _virtualization(host)
+    cpuinfo, cpu_err = _read(host, CPUINFO)
+    facts["system.virtualization"] = _virtualization(host, cpuinfo, cpu_err)
+    facts.update(cpu_facts(cpuinfo, cpu_err))  # issue 26: NCCL's P2P level and CPU bandwidth follow it
+    facts.update(_chassis(host, facts["system.virtualization"]))  # issue 27: laptops sleep, servers do not
     facts["system.machine"] = kernel_machine(host)
     facts["system.glibc"] = _glibc(host)
     facts["env.ld_library_path"] = env_pitfalls.env_fact(host, "LD_LIBRARY_PATH")
     facts["env.cuda_visible_devices"] = env_pitfalls.env_fact(host, "CUDA_VISIBLE_DEVICES")
     facts.update(env_pitfalls.facts(host))  # issue 11, part C: variables that slow or break jobs
+    for name in NCCL_PATH_VARIABLES:  # issue 26: what steers NCCL's transport choice
+        facts[f"env.{name.lower()}"] = env_pitfalls.env_fact(host, name)
     return facts
 
 

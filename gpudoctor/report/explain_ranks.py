@@ -9,6 +9,8 @@ from typing import Any
 
 from .safe import terminal_lines
 
+NETWORK = 1  # explain/triage.NETWORK: a role's tier (the report reads the triage, it does not import it)
+
 # The findings that say a node is unwell (explain/triage.NODE_CAUSES): shown one by one, the others counted.
 HEALTH = ("GD-XID-", "GD-GPU-004", "GD-GPU-005", "GD-IB-", "GD-NVLINK-", "GD-ECC-")
 SHOWN = 12  # waiting ranks shown one by one; the rest grouped by what they said
@@ -19,16 +21,21 @@ def _name(p: Any) -> str:
     return p.key + (f" on {p.host}" if p.host else "")
 
 
-def _ranks(processes: list) -> str:
-    """`rank 0-3, 7` for ranks, the keys for the others."""
-    ranks = sorted(p.rank for p in processes if p.rank is not None)
+def _runs(ranks: list) -> str:
+    """`0-3, 7` for 0, 1, 2, 3, 7 (sorted)."""
     runs: list[str] = []
-    for r in ranks:
+    for r in sorted(ranks):
         if runs and runs[-1].split("-")[-1] == str(r - 1):
             runs[-1] = f"{runs[-1].split('-')[0]}-{r}"
         else:
             runs.append(str(r))
-    named = [("rank " if len(ranks) == 1 else "ranks ") + ", ".join(runs)] if runs else []
+    return ", ".join(runs)
+
+
+def _ranks(processes: list) -> str:
+    """`rank 0-3, 7` for ranks, the keys for the others."""
+    ranks = [p.rank for p in processes if p.rank is not None]
+    named = [("rank " if len(ranks) == 1 else "ranks ") + _runs(ranks)] if ranks else []
     return ", ".join(named + [p.key for p in processes if p.rank is None])
 
 
@@ -63,6 +70,11 @@ def _first(t: Any) -> list[str]:
         out = [f"First failure: node {f.node} ({why})"]
     cause = f"{e.role.cause} · {e.role.kind}" if e.role.cause else e.role.kind
     out.append(f"{INDENT}cause: {cause}")
+    if e.role.tier == NETWORK:
+        out.append(
+            f"{INDENT}a network error, seen from this side: the peer it talked to, or the network between "
+            "them, may be where the fault is"
+        )
     if f.process is not None and e.text:
         out += [_line(e), f"{INDENT}  {e.file}:{e.line_no}"]
     health = [n for n in f.findings if n.rule.startswith(HEALTH)]
@@ -96,18 +108,20 @@ def text(t: Any) -> str:
                 f"{INDENT}the nodes' reports (--reports DIR, from gpudoctor check --format json) would show "
                 "an Xid or a port down on one of them"
             )
-        out += _waiting(t, with_events, "Waiting")
+        if with_events:
+            out += _waiting(t, with_events, "Waiting")
     else:
         out += _first(t)
         waiting = [r for r in t.ranks if r.waiting_for is not None]
         if waiting:
             out += _waiting(t, waiting, f"Waiting for {t.first.key}")
     if t.absent:
-        out += [
-            "",
-            f"No log from rank(s) {', '.join(map(str, t.absent))} (below the highest rank seen): look there "
-            "first, a rank that died or hung without a word leaves no line",
-        ]
+        absent = f"No log from rank(s) {_runs(t.absent)} (below the highest rank seen)"
+        if t.first is None or t.first.process is None:
+            absent += ": look there first, a rank that died or hung without a word leaves no line"
+        else:  # a rank's own log names the cause: the logs not given are not suspects
+            absent += ": not among the logs read"
+        out += ["", absent]
     if t.silent:
         out += ["", f"Logged no error: {_ranks(t.silent)}"]
     return terminal_lines("\n".join(out) + "\n")

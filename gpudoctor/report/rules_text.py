@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..engine.model import Rule
+from .rule_docs import condition_lines
 from .safe import terminal_lines
 
 
@@ -24,6 +25,12 @@ def rule_detail(rule: Rule) -> str:
         f"message: {rule.message}",
         f"why: {rule.why}",
     ]
+    if rule.applies is not None:
+        out += ["", "applies only where (else not applicable):"] + [
+            f"  {x}" for x in condition_lines(rule.applies)
+        ]
+    if rule.when is not None:
+        out += ["", "fires when:"] + [f"  {x}" for x in condition_lines(rule.when)]
     if rule.errors:
         out += ["", "errors users meet:"] + [f"  {e.text}" for e in rule.errors]
     if rule.silent:

@@ -90,3 +90,27 @@ def test_nccls_own_log_agrees_and_a_disagreement_is_reported(fake_lib, tmp_path)
         "    GPU0 -> GPU4: predicted p2p-nvlink, NCCL used shm (SHM/direct/direct)"
         in other.stdout.splitlines()
     )
+
+
+def test_nccl_variables_and_a_network_plugin_reach_the_prediction(fake_lib, tmp_path):
+    """The 8x L20 node of NVIDIA/nccl#1817 with NCCL_SHM_DISABLE=1 and NCCL_NET_PLUGIN naming a plugin file
+    (named as microsoft/mrc-nccl-plugin's README sets it, `NCCL_NET_PLUGIN=$PWD/libnccl-net-mrc.so`): the
+    pairs that went through host memory go over the network, a finding, and the network is the plugin's,
+    which the prediction says it does not model."""
+    plugin = tmp_path / "libnccl-net-mrc.so"
+    plugin.write_bytes(b"")
+    run = gpudoctor(
+        fake_lib,
+        "pcie-l20-8",
+        "nccl",
+        "--format",
+        "json",
+        extra_env={"NCCL_SHM_DISABLE": "1", "NCCL_NET_PLUGIN": str(plugin)},
+    )
+    assert run.rc == 1, run.stderr
+    data = run.json()
+    transports = {(p["src"], p["dst"]): p["transport"] for p in data["pairs"]}
+    assert (transports[(0, 1)], transports[(0, 2)], transports[(0, 4)]) == ("p2p-pcie", "net", "net")
+    assert [f["code"] for f in data["findings"]] == ["env-shm-disable"]
+    assert data["network"]["name"] is None
+    assert data["network"]["reasons"][0].startswith(f"NCCL loads the network plugin {plugin} first")

@@ -14,6 +14,10 @@ def test_a_finding_is_the_images_the_hosts_or_a_mismatch_between_them():
     assert side("image", ["image.machine", "system.machine"]) == "both"
     assert side("lock", ["frameworks[].cuda_major", "knowledge.torch_min_driver"]) == "lockfile"
     assert side("lock", ["cuda_libs[].path"]) == "host"  # a lockfile installs no system library
+    # the C library an image's interpreter links is the image's; with a lockfile, the node's
+    assert side("image", ["system.glibc", "frameworks[].version"]) == "image"
+    assert side("image", ["system.glibc", "driver.version"]) == "both"
+    assert side("lock", ["system.glibc", "frameworks[].version"]) == "both"
 
 
 def test_image_architectures_map_to_the_kernels_names_both_ways():

@@ -131,6 +131,8 @@ def test_a_message_names_its_rank_where_no_prefix_does():
         ("logs/slurm-4567_2-13.err", (13, None)),
         ("logs/rank11.log", (11, None)),
         ("logs/train_rank_3.txt", (3, None)),
+        # a site's per-rank files, rank.host.job (NVIDIA/nccl#1618, the file names its grep printed)
+        ("logs/rank_604.s12gn3064.4031852.log", (604, None)),
         # torchrun --log-dir: <run>/attempt_<n>/<local rank>/stdout.log, stderr.log, error.json
         # (pytorch torch/distributed/elastic/multiprocessing/api.py, DefaultLogsSpecs.reify)
         ("torchrun/none_abc/attempt_0/3/stderr.log", (None, 3)),
@@ -145,6 +147,14 @@ def test_a_file_path_names_its_rank(path, ranks):
 def test_the_node_is_the_host_of_ncc_ls_prefix():
     assert host_of("kolyoz2:25146:25854 [0] ib_plugin.c:1105 NCCL WARN NET/IB : Got completion") == "kolyoz2"
     assert host_of("[rank11]: torch.OutOfMemoryError: CUDA out of memory.") is None
+    # a site's own NCCL log format, `[host:pid=N] NCCL` (NVIDIA/nccl#1618)
+    line = (
+        "[0607/1024][2025-02-16 22:31:34,418] [misc/socket.cc:586] [s12gn3064:pid=3942411] NCCL WARN "
+        "socketPollConnect poll() returned 1, no POLLOUT events"
+    )
+    assert host_of(line) == "s12gn3064"
+    assert stamp(line) == Stamp(2025, 2, 16, 22 * 3600 + 31 * 60 + 34.418)
+    assert line_rank(line) == (None, None)  # `[0607/1024]` is not read as a rank: the file name says it
 
 
 def test_directories_and_globs_give_their_files_sorted_each_once(tmp_path):

@@ -35,15 +35,31 @@ def _hoth() -> dict:
     return {"hoth": parse_report(json.dumps(doc).encode(), "reports/hoth.json")}
 
 
-def test_the_rank_that_ran_out_of_memory_is_named_and_torchrun_stopping_the_others_is_folded(classify):
+def test_the_rank_out_of_memory_is_named_and_the_other_ranks_watchdog_timeouts_are_folded(classify):
+    # 4 nodes x 4 A100: rank 11 runs out of memory (its line has no time), torchrun's agent on its node stops
+    # the node's other workers at 03:51:31, and ranks 0-5 on the other nodes time out in the same
+    # reduce-scatter ten minutes later (Timeout(ms)=600000), at 04:01:29
     t = _triage("oom-ms-swift-6301", classify)
     f = t.first
     assert (f.process.rank, f.node, f.event.role.cause, f.how) == (11, None, "GD-EXPLAIN-003", "only one")
     assert f.event.text.startswith("[rank11]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate")
-    assert f.event.line_no == 5
+    assert f.event.line_no == 5 and f.event.stamp is None
+    others = [r for r in t.ranks if r.process is not f.process]
+    assert [(r.process.key, r.first.role.kind, r.waiting_for) for r in others] == [
+        ("rank 0", "watchdog timeout", "rank 11"),
+        ("rank 2", "watchdog timeout", "rank 11"),
+        ("rank 3", "watchdog timeout", "rank 11"),
+        ("rank 4", "watchdog timeout", "rank 11"),
+        ("rank 5", "watchdog timeout", "rank 11"),
+        (str(LOGS / "oom-ms-swift-6301" / "torchrun-agent.log"), "stopped by torchrun", "rank 11"),
+    ]
     agent = next(r for r in t.ranks if r.process.rank is None)
-    assert (agent.waiting_for, agent.first.role.kind) == ("rank 11", "stopped by torchrun")
     assert agent.first.stamp.text() == "10-26 03:51:31.222000"
+    rank3 = next(r for r in t.ranks if r.process.rank == 3)
+    assert rank3.first.stamp.text() == "10-26 04:01:29.510594" and rank3.lead is None
+    # ranks 0 and 2 logged only what the watchdog prints after its timeout (the flight recorder's dump): they
+    # waited too, they are not silent
+    assert t.silent == [] and t.absent == [1, 6, 7, 8, 9, 10]
 
 
 def test_an_rdma_completion_error_on_one_node_comes_before_the_peers_that_saw_connections_close(classify):
@@ -60,11 +76,35 @@ def test_the_process_that_ran_out_of_memory_comes_before_the_one_whose_socket_cl
     t = _triage("nccl-oom-socket-1235", classify)
     f = t.first
     assert f.process.key.endswith("ng30903-pid3063028.log") and f.node == "ng30903" and f.how == "by kind"
-    # "Cuda failure 'out of memory'" in NCCL's setup: the explain matcher's first confident cause for it is a
-    # process outside the job holding the GPU's memory (GD-PROC-001), before CUDA out of memory itself.
-    assert (f.event.role.tier, f.event.role.cause) == (CAUSE, "GD-PROC-001")
+    # "Cuda failure 'out of memory'" in NCCL's setup (NCCL allocating its own buffers, inside the job): CUDA
+    # out of memory, not a process outside the job (GD-PROC-001, the raw "CUDA error: out of memory")
+    assert (f.event.role.tier, f.event.role.cause) == (CAUSE, "GD-EXPLAIN-003")
     other = next(r for r in t.ranks if r.process is not f.process)
     assert other.first.role.kind == "connection closed by a peer" and other.waiting_for == f.process.key
+
+
+def test_of_two_ranks_whose_sockets_timed_out_the_earlier_is_named_on_its_node(classify):
+    # NVIDIA/nccl#1618: ranks 604 and 607 of 1024, both on s12gn3064, time out connecting to a peer node that
+    # dropped their TCP SYNs; the rank is read from the file name, the node from `[s12gn3064:pid=N]`
+    t = _triage("socket-timeout-nccl-1618", classify)
+    f = t.first
+    assert (f.process.rank, f.node, f.event.role.tier, f.event.role.kind, f.how) == (
+        607,
+        "s12gn3064",
+        NETWORK,
+        "socket timeout",
+        "earliest",
+    )
+    assert f.event.stamp.text() == "2025-02-16 22:31:34.418000"
+    other = next(r for r in t.ranks if r.process.rank == 604)
+    assert (other.process.host, other.first.role.kind, other.waiting_for) == (
+        "s12gn3064",
+        "socket timeout",
+        "rank 607",
+    )
+    doc = as_json(t)
+    assert doc["first_failure"]["cause"] == {"id": None, "title": "socket timeout", "role": "network"}
+    assert doc["absent_ranks"] == [r for r in range(607) if r != 604]
 
 
 def test_when_every_rank_timed_out_none_is_named_and_the_ranks_without_a_log_are(classify):
@@ -189,6 +229,64 @@ def test_a_cause_a_rank_logs_after_its_own_timeout_is_not_its_lead():
             "might run on corrupted/incomplete data.",
             WAITING,
             "watchdog timeout",
+        ),
+        # modelscope/ms-swift#6301 (torch 2.8): what the watchdog prints after a timeout, on a rank whose
+        # timeout line the paste does not have
+        (
+            "[rank0]:[E1026 04:01:29.500953846 ProcessGroupNCCL.cpp:730] Stack trace of the failed "
+            "collective not found, potentially because FlightRecorder is disabled. You can enable it by "
+            "setting TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.",
+            WAITING,
+            "watchdog timeout",
+        ),
+        (
+            "[rank2]:[E1026 04:01:29.444150962 ProcessGroupNCCL.cpp:2573] [PG ID 1 PG GUID 1 Rank 2] "
+            "First PG on this rank to signal dumping.",
+            WAITING,
+            "watchdog timeout",
+        ),
+        # NCCL's socket errors (NVIDIA/nccl#706, #795, #1235, #1618)
+        (
+            "[15]worker-23:83:2526 [0] misc/socket.cc:503 NCCL WARN Net : Call to recv from "
+            "100.96.188.199<41468> failed : Connection timed out",
+            NETWORK,
+            "socket timeout",
+        ),
+        (
+            "[15]23:83:2526 [0] transport/net_socket.cc:219 NCCL WARN NET/Socket : socket progress error",
+            NETWORK,
+            "socket timeout",
+        ),
+        (
+            "[03/16][2025-02-25 15:46:48,389] [misc/socket.cc:602] [s11gn1268:pid=3987720] NCCL WARN "
+            "socketPollConnect poll() failed, ret 1, error Connection timed out, revents 8, connect to "
+            "172.16.30.229:39953",
+            NETWORK,
+            "socket timeout",
+        ),
+        (
+            "a100-st-p4d24xlarge-22:183006:183220 [1] misc/socket.cc:518 NCCL WARN Net : Call to recv from "
+            "10.200.84.247<58355> failed : Broken pipe",
+            NETWORK,
+            "connection closed by a peer",
+        ),
+        (  # sgl-project/sglang#3820 (the title)
+            "NCCL WARN socketPollConnect: Connect to 10.0.0.4<56849> returned 113(No route to host) errno "
+            "115(Operation now in progress)",
+            NETWORK,
+            "no route to host",
+        ),
+        (  # hiyouga/LlamaFactory#8045
+            "zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, "
+            "retrying (34/34) after sleep for 3400 msec",
+            NETWORK,
+            "no route to host",
+        ),
+        (
+            "ng30903:3063025:3066048 [0] proxy.cc:1143 NCCL WARN Socket recv failed while polling for "
+            "opId=0x55a51966cc80",
+            NETWORK,
+            "connection closed by a peer",
         ),
         # vllm-project/vllm#6042: the watchdog reports another error than its timeout: that error is the cause
         (

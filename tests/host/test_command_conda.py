@@ -38,12 +38,25 @@ def test_conda_run_dash_n_judges_that_environment(conda):
         assert found.interpreter == python, argv
         assert found.reason.startswith(f"conda run -n train: the environment {root}/envs/train")
     assert judge(["conda", "run", "-n", "train", "python"], env).reason == (
-        f"conda run -n train: the environment {root}/envs/train"
+        f"conda run -n train: the environment {root}/envs/train (in the envs directory {root}/envs)"
     )
     assert judge(["conda", "run", "-p", str(root / "envs" / "train"), "python"], env).interpreter == python
-    # a name conda's envs directories do not hold, but its list of environments does
-    listed = judge(["conda", "run", "-n", "listed", "python"], env)
-    assert listed.interpreter == f"{conda['home']}/elsewhere/envs/listed/bin/python"
+    # a name conda's envs directories do not hold, but its list of environments does: conda does not find it
+    # by name (conda/conda#6449; locate_prefix_by_name reads the envs directories only) ...
+    listed = conda["home"] / "elsewhere" / "envs" / "listed"
+    found = judge(["conda", "run", "-n", "listed", "python"], env)
+    assert found.interpreter is None
+    assert found.reason.endswith(
+        f"{conda['home']}/.conda/environments.txt lists {listed}, which conda runs by its path only (-p)"
+    )
+    # ... unless where conda is cannot be known from the command (a shell function, no CONDA_EXE): the list
+    # is the best evidence left
+    found = judge(["conda", "run", "-n", "listed", "python"], dict(env, PATH=SYSTEM_PATH))
+    assert found.interpreter == f"{listed}/bin/python"
+    assert found.reason == (
+        f"conda run -n listed: the environment {listed} (listed in {conda['home']}/.conda/environments.txt; "
+        "conda's installation is not known from the command)"
+    )
     unknown = judge(["conda", "run", "-n", "nope", "python"], env)
     assert unknown.interpreter is None and f"{root}/envs" in unknown.reason
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.host.command_python import shebang
+from gpudoctor.host.command_python import LiveFiles, interpreter_of, shebang
 from gpudoctor.host.command_words import NOT_PYTHON
 
 from .conftest import SYSTEM_PATH, first_line, judge
@@ -144,3 +144,33 @@ def test_a_program_that_is_not_python_names_no_interpreter():
     interpreter = first_line(Path(ldd))[2:].decode().split()[0]
     found = judge(["ldd", "/bin/sh"])
     assert found == (None, f"{NOT_PYTHON} ({interpreter}, named by the #! line of {ldd}, is not a script)")
+
+
+def test_the_trail_lists_each_command_followed(envs):
+    # what `gpudoctor which` shows: the wrapper, the console script found on PATH, its #! interpreter
+    bin_dir = envs["venv"].parent
+    trail: list = []
+    found = interpreter_of(
+        ["nohup", "torchrun", "train.py"], {"PATH": f"{bin_dir}:{SYSTEM_PATH}"}, "/", LiveFiles(), trail
+    )
+    assert found.interpreter == first_line(bin_dir / "torchrun")[2:].decode()
+    assert trail == [
+        ("nohup", "argv[0] of the command"),
+        ("torchrun", "the command nohup runs"),
+        (found.interpreter, f"named by the #! line of {bin_dir}/torchrun"),
+    ]
+
+
+def test_a_launcher_that_picks_its_own_environment_names_none(envs, tmp_path):
+    # `poetry` installed by pip: its #! line names poetry's own interpreter, not the project's environment
+    # that `poetry run` runs the command in
+    poetry = tmp_path / "poetry"
+    poetry.write_text(f"#!{envs['venv']}\nimport sys\n")
+    poetry.chmod(0o755)
+    env = {"PATH": f"{tmp_path}:{SYSTEM_PATH}"}
+    for argv in (["poetry", "run", "python", "x.py"], ["poetry", "--directory", "proj", "run", "torchrun"]):
+        assert judge(argv, env) == (
+            None,
+            "poetry run runs the command in an environment poetry picks, not read here",
+        )
+    assert judge(["poetry", "install"], env).interpreter == str(envs["venv"])  # poetry itself runs

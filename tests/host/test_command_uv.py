@@ -38,13 +38,16 @@ def test_uv_run_judges_the_project_environment_that_uv_runs(envs):
     env = {"PATH": f"{Path(uv()).parent}:{SYSTEM_PATH}", "HOME": str(envs["root"])}
     found = judge(argv, env, cwd=sub)
     assert found.interpreter == uv_runs(argv[1:], sub) == str(proj / ".venv" / "bin" / "python")
-    assert found.reason == f"uv run: the project environment of {proj}"
+    assert found.reason == (
+        f"uv run: the project environment of {proj} (.venv; pyproject.toml found at {proj}/pyproject.toml)"
+    )
     # --directory names the project from elsewhere; a console script of the env runs with its python
     other = ["uv", "--directory", str(proj), "run", "--offline", "--no-sync", "torchrun", "x.py"]
     torchrun = envs["venv"].parent / "torchrun"
     assert judge(other, env, cwd=envs["root"]) == (
         first_line(torchrun)[2:].decode(),
-        f"uv run: the project environment of {proj}; named by the #! line of {torchrun}",
+        f"uv run: the project environment of {proj} (.venv; pyproject.toml found at {proj}/pyproject.toml); "
+        f"named by the #! line of {torchrun}",
     )
     # `uv run train.py` and `uv run -m`: the environment's python
     for command in (["train.py"], ["-m", "torch.distributed.run"], ["--with", "rich", "python"]):
@@ -77,7 +80,10 @@ def test_uv_run_follows_uv_project_environment_and_workspaces(envs, tmp_path):
     found = judge(argv, env, cwd=member)
     assert found.interpreter == uv_runs(argv[1:], member, UV_PROJECT_ENVIRONMENT="elsewhere")
     assert found.interpreter == str(ws / "elsewhere" / "bin" / "python")
-    assert "(UV_PROJECT_ENVIRONMENT)" in found.reason
+    assert found.reason == (
+        f"uv run: the project environment of {ws} (elsewhere, from UV_PROJECT_ENVIRONMENT; pyproject.toml "
+        f"found at {member}/pyproject.toml, a member of the workspace at {ws})"
+    )
 
 
 def test_uv_run_outside_a_project_and_in_environments_of_its_own(envs, tmp_path):
@@ -124,3 +130,48 @@ def test_a_uv_script_with_inline_metadata_runs_in_an_environment_of_its_own(tmp_
     script.chmod(0o755)
     found = judge([str(script)], {"PATH": f"{Path(uv()).parent}:{SYSTEM_PATH}"})
     assert found.interpreter is None and "inline metadata" in found.reason
+
+
+def test_uv_run_outside_a_project_without_a_venv_runs_the_first_python_on_path(tmp_path):
+    """uv's discovery (docs.astral.sh/uv/concepts/python-versions/#discovery-of-python-versions): its managed
+    Pythons first (none in this home), then `python`, `python3` on PATH. A pyproject.toml with `[tool.uv]
+    managed = false` is no project to uv run (docs.astral.sh/uv/reference/settings/#managed)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(sys.executable)
+    work = tmp_path / "unmanaged"
+    work.mkdir()
+    (work / "pyproject.toml").write_text(
+        '[project]\nname = "unmanaged"\nversion = "0.1"\nrequires-python = ">=3.9"\ndependencies = []\n\n'
+        "[tool.uv]\nmanaged = false\n"
+    )
+    (work / "x.py").write_text("import sys\nprint(sys.executable)\n")
+    env = {"PATH": f"{bin_dir}:/nonexistent", "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
+    real = dict(env, UV_PYTHON_DOWNLOADS="never", PATH=f"{bin_dir}:{os.environ['PATH']}")
+    python = str(bin_dir / "python3")
+    reason = "uv run outside a project, no virtual environment: the first python3 on the command's PATH"
+    for argv in (["uv", "run", "--offline", "python"], ["uv", "run", "--offline", "x.py"]):
+        assert judge(argv, env, cwd=work) == (python, reason)
+    assert uv_runs(["run", "--offline", "python"], work, **real) == python
+    ran = subprocess.run(
+        [uv(), "run", "--offline", "x.py"], cwd=work, env=real, capture_output=True, text=True, timeout=120
+    )
+    assert ran.stdout.strip() == python, ran.stderr
+    assert not (work / ".venv").exists()  # the project was ignored: no environment made for it
+    # a .python-version is a request for that version: which interpreter answers it is not read here
+    (work / ".python-version").write_text("3.12\n")
+    found = judge(["uv", "run", "x.py"], env, cwd=work)
+    assert found == (
+        None,
+        "uv run outside a project, no virtual environment: uv picks a Python matching "
+        f"{work}/.python-version, not read here",
+    )
+    (work / ".python-version").unlink()
+    # uv's own Pythons come first: which one is not read here
+    (tmp_path / "data" / "uv" / "python" / "cpython-3.12.6-linux-x86_64-gnu").mkdir(parents=True)
+    found = judge(["uv", "run", "x.py"], env, cwd=work)
+    assert found.interpreter is None
+    assert found.reason.startswith(
+        "uv run outside a project, no virtual environment: uv picks among its own Pythons in "
+        f"{tmp_path}/data/uv/python"
+    )

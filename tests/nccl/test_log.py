@@ -55,6 +55,20 @@ TRANSPORTS = {
         p: {"SHM/direct/direct"}
         for p in [(0, 4), (1, 5), (2, 6), (3, 7), (4, 0), (5, 1), (6, 2), (7, 2), (7, 3)]
     },
+    "nccl1817_l20_ring": {
+        (1, 2): {"SHM/direct/direct"},
+        (2, 3): {"P2P/direct pointer"},
+        (3, 4): {"SHM/direct/direct"},
+        (4, 5): {"P2P/direct pointer"},
+        (5, 6): {"SHM/direct/direct"},
+        (7, 0): {"SHM/direct/direct"},
+    },
+    "nccl1259_hgx_h100": {p: {"P2P/direct pointer"} for p in [(1, 0), (4, 3), (7, 6)]},
+    "nccl1453_h100_nvswitch": {(0, 7): {"P2P/CUMEM"}, (0, 15): {"NET/IBext_v8/GDRDMA"}},
+    "nccltests307_4090_shm": {
+        p: {"SHM/direct/direct"} for p in [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 6), (6, 7), (7, 0)]
+    },
+    "nccltests228_p2p_level_loc": {(b, a): {"SHM/direct/direct"} for a, b in [(i, i + 1) for i in range(7)]},
     "nccl367_ring_old": {
         (1, 2): {"direct shared memory"},
         (2, 3): {"direct shared memory"},

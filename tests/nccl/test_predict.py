@@ -13,7 +13,7 @@ import dataclasses
 import pytest
 
 from gpudoctor.facts import Facts, known
-from gpudoctor.nccl.predict import disagreements, observed_transport, predict, user_level
+from gpudoctor.nccl.predict import cpu_bw, disagreements, observed_transport, predict, user_level
 from gpudoctor.nccl.topology import Nic, from_facts, from_topo_matrix
 
 from .test_topology import _facts
@@ -181,6 +181,38 @@ def test_cross_socket_pair_on_intel_is_unknown():
     assert predict(_dgxa100_ib("intel")).pair(0, 2).transport == "unknown"
 
 
+@pytest.mark.parametrize(
+    "model, version, transport",
+    [
+        ("skl", "2.23.4", "net"),  # through the CPUs min(24, SKL_QPI_BW 10) = 10 < 24 to the NIC
+        ("srp", "2.23.4", "net"),  # before v2.26 a Sapphire Rapids is a Skylake to NCCL: 10
+        ("erp", "2.26.2", "shm"),  # min(24, ERP_QPI_BW 40) = 24, the NIC's 24 is not faster
+        ("srp", None, "unknown"),  # 10 or 22 by release
+    ],
+)
+def test_cross_socket_pair_on_intel_by_model(model, version, transport):
+    topo = dataclasses.replace(_dgxa100_ib("intel"), cpu_model=model, nccl_version=version)
+    assert predict(topo).pair(0, 2).transport == transport
+
+
+@pytest.mark.parametrize(
+    "vendor, model, version, bw",
+    [
+        ("intel", "bdw", None, 6.0),
+        ("intel", "skl", None, 10.0),
+        ("intel", "srp", "2.26.2", 22.0),
+        ("intel", "erp", "2.25.1", 10.0),
+        ("intel", None, None, None),
+        ("zhaoxin", "yongfeng", None, 9.0),
+        ("amd", None, None, 16.0),
+        ("x86", None, None, 5000.0),  # an x86 vendor NCCL does not know keeps LOC_BW
+        ("arm", None, None, 6.0),
+    ],
+)
+def test_inter_cpu_bandwidth(vendor, model, version, bw):
+    assert cpu_bw(vendor, model, version) == bw
+
+
 def test_net_disable_intra_keeps_shm():
     topo = _dgxa100_ib("amd")
     topo = dataclasses.replace(topo, env={"NCCL_NET_DISABLE_INTRA": "1"})
@@ -230,6 +262,18 @@ def test_far_gpu_without_pxn_loses_gdr():
     assert [(f.code, f.subjects) for f in pred.findings] == [("distance", ("GPU1 -> mlx5_0",))]
 
 
+def test_a_far_nic_is_ib_without_gdr_even_when_peermem_is_unknown():
+    # ncclTopoCheckGdr turns GPUDirect RDMA off by distance whatever the NIC can reach: with the GDR path
+    # unknown, the near GPU stays unknown, the far one (PXN off) is IB without it
+    topo = dataclasses.replace(from_facts(_ib_facts()), env={"NCCL_PXN_DISABLE": "1"}, gdr_path=None)
+    near, far = predict(topo).network
+    assert (near.transport, near.reasons[-1]) == (
+        "unknown",
+        "whether the NIC can reach GPU memory is unknown",
+    )
+    assert (far.transport, far.gdr) == ("ib", False) and "distance SYS > default PXB" in far.reasons[-1]
+
+
 def test_peermem_missing_means_ib_without_gdr():
     pred = predict(from_facts(_ib_facts(**{"interconnect.gdr_path": known("none", "derived")})))
     assert {q.transport for q in pred.network} == {"ib"}
@@ -267,6 +311,100 @@ def test_rdma_devices_not_read_is_unknown():
 def test_nccl_net_plugin_is_unknown():
     topo = dataclasses.replace(from_facts(_ib_facts()), env={"NCCL_NET": "AWS Libfabric"})
     assert predict(topo).net_name is None
+
+
+# The HPC-X plugin where NVIDIA/nccl#952's log found it (`Plugin Path : ...`); that log then printed
+# `P2P plugin IBext` and used NET/Socket between nodes, in a thread titled "NCCL INFO NET/IB : No device
+# found" (tests/nccl/data/nccl952_ib_nodev_socket).
+HPCX_PLUGIN = "/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so"
+
+
+def test_a_network_plugin_found_comes_first_and_is_not_modelled():
+    pred = predict(
+        from_facts(
+            _ib_facts(
+                **{
+                    "nccl.net_plugin.found": known(True, HPCX_PLUGIN),
+                    "nccl.net_plugin.path": known(HPCX_PLUGIN, HPCX_PLUGIN),
+                }
+            )
+        )
+    )
+    assert pred.net_name is None and {q.transport for q in pred.network} == {"unknown"}
+    (why,) = pred.net_reasons
+    assert why.startswith(
+        f"NCCL loads the network plugin {HPCX_PLUGIN} first and uses it when it finds a device"
+    )
+    # what NCCL falls back to when the plugin has no device: its own IB on the ACTIVE port
+    assert "; without one, IB: 1 ACTIVE RDMA port(s) (IB): 'Using network IB'" in why
+    assert pred.findings == ()
+
+
+def test_a_plugin_without_rdma_ports_falls_back_to_sockets_as_nccl952s_log_did():
+    facts = _ib_facts(
+        **{
+            "nccl.net_plugin.found": known(True, HPCX_PLUGIN),
+            "nccl.net_plugin.path": known(HPCX_PLUGIN, HPCX_PLUGIN),
+            "interconnect.ib_ports.count": known(0, "sysfs"),
+        }
+    )
+    (why,) = predict(from_facts(facts)).net_reasons
+    assert why.endswith(
+        "without one, Socket: no RDMA device: 'NET/IB : No device found.' "
+        "[NVIDIA/nccl@v2.23.4-1:src/transport/net_ib.cc:ncclIbInit]"
+    )
+
+
+def test_no_plugin_on_the_library_path_leaves_ib_without_the_caveat():
+    absent = predict(from_facts(_ib_facts(**{"nccl.net_plugin.found": known(False, "search")})))
+    assert absent.net_name == "IB"
+    assert absent.net_reasons[-1].endswith(
+        "'Using network IB' [NVIDIA/nccl@v2.23.4-1:src/net.cc:ncclNetInit]"
+    )
+    unread = predict(from_facts(_ib_facts()))  # nccl.net_plugin.* not collected
+    assert unread.net_name == "IB"
+    assert unread.net_reasons[-1].endswith("whether one is on the library path is not known")
+
+
+def test_nccl_net_ib_takes_nccls_own_ib_over_a_plugin():
+    facts = _ib_facts(
+        **{
+            "nccl.net_plugin.found": known(True, HPCX_PLUGIN),
+            "nccl.net_plugin.path": known(HPCX_PLUGIN, HPCX_PLUGIN),
+            "env.nccl_net": known("IB", "env:NCCL_NET"),
+        }
+    )
+    assert predict(from_facts(facts)).net_name == "IB"
+
+
+def test_nccl_net_naming_a_plugin_found_is_that_plugin_or_an_error():
+    facts = _ib_facts(
+        **{
+            "nccl.net_plugin.found": known(True, HPCX_PLUGIN),
+            "nccl.net_plugin.path": known(HPCX_PLUGIN, HPCX_PLUGIN),
+            "env.nccl_net": known("IBext", "env:NCCL_NET"),
+        }
+    )
+    pred = predict(from_facts(facts))
+    assert pred.net_name is None
+    assert pred.net_reasons[0].startswith(
+        f"NCCL_NET=IBext names a network plugin: NCCL uses the plugin {HPCX_PLUGIN} if that is its name, "
+        "else stops with 'network IBext not found'"
+    )
+
+
+def test_nccl_net_naming_a_plugin_that_is_not_there_stops_nccl():
+    # the CSCS documentation's setting (NCCL_NET="AWS Libfabric": "if the plugin can not be found,
+    # applications will fail to start", https://github.com/msimberg/cscs-docs/pull/1)
+    facts = _ib_facts(
+        **{
+            "nccl.net_plugin.found": known(False, "search"),
+            "env.nccl_net": known("AWS Libfabric", "env:NCCL_NET"),
+        }
+    )
+    pred = predict(from_facts(facts))
+    assert pred.net_name is None
+    assert "NCCL stops with 'network AWS Libfabric not found'" in pred.net_reasons[0]
 
 
 # --- NCCL's environment parsing (paths.cc ncclGetLevel, misc/param.cc ncclLoadParam) ------------------

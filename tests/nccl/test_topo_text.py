@@ -32,6 +32,12 @@ EXPECTED = {
         ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID"),
         ("GPU0", "GPU4", "SYS"),
     ),
+    "nccl1453_h100_nvswitch": (
+        gpus(8) + tuple(f"NIC{i}" for i in range(9)),
+        gpus(8),
+        ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID"),
+        ("GPU0", "NIC8", "PIX"),
+    ),
     "nccl428_t4_socket": (gpus(4), gpus(4), ("CPU Affinity",), ("GPU1", "GPU2", "NODE")),
     "nccltests29_dgx1_v100": (
         gpus(8) + ("mlx5_0", "mlx5_1"),

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gpudoctor.facts import Facts, known, unknown
-from gpudoctor.nccl.topology import from_facts, from_topo_matrix, nccl_path
+from gpudoctor.nccl.topology import ENV_FACTS, cpu_model, cpu_vendor, from_facts, from_topo_matrix, nccl_path
+from gpudoctor.probes import env_pitfalls, system
 
 from .topo_texts import HGX_H100, K80_SOC, RTX4090_X5, RTX4090_X8, read_matrix
 
@@ -157,3 +160,89 @@ def test_older_soc_label_is_sys():
     topo = _topo(K80_SOC)
     assert topo.gpus[0].paths == ("X", "PIX", "SYS", "SYS", "SYS", "SYS")
     assert topo.gpus[2].paths[4] == "PHB"
+
+
+# --- the CPU and the network plugin, from the system and libraries probes' facts -------------------------
+# vendor_id, family and model as /proc/cpuinfo printed them in tests/probes/test_system.py's real captures
+# (Intel Xeon 6972P, AMD EPYC 9654P, a Grace's `CPU implementer : 0x41`, which has no vendor_id); the
+# machine names are `uname -m`'s (the H200 capture's x86_64; aarch64 on Grace, whose lscpu the same mail
+# shows as "Vendor ID: ARM").
+
+
+@pytest.mark.parametrize(
+    "machine, vendor_id, expected",
+    [
+        ("x86_64", "GenuineIntel", "intel"),
+        ("x86_64", "AuthenticAMD", "amd"),
+        ("x86_64", "HygonGenuine", "x86"),  # not in NCCL's dictionary: no vendor, P2P up to PXB
+        ("x86_64", None, None),
+        ("aarch64", None, "arm"),
+        ("ppc64le", None, "power"),
+        (None, "AuthenticAMD", "amd"),  # only x86 prints vendor_id
+        (None, None, None),
+        ("riscv64", None, None),
+    ],
+)
+def test_cpu_vendor_as_nccl_tells_it(machine, vendor_id, expected):
+    assert cpu_vendor(machine, vendor_id) == expected
+
+
+@pytest.mark.parametrize(
+    "vendor, family, model, expected",
+    [
+        ("intel", 6, 173, "srp"),  # Xeon 6972P (Granite Rapids): 0xAD >= 0x8F
+        ("intel", 6, 143, "srp"),  # Xeon Platinum 8480+ (Sapphire Rapids): 0x8F
+        ("intel", 6, 0x55, "skl"),
+        ("intel", 6, 0xCF, "erp"),
+        ("intel", 6, 0x4F, "bdw"),
+        ("intel", None, None, None),
+        ("amd", 25, 17, None),  # NCCL gives AMD one figure whatever the model
+        ("zhaoxin", 7, 0x5B, "yongfeng"),
+    ],
+)
+def test_cpu_model_class(vendor, family, model, expected):
+    assert cpu_model(vendor, family, model) == expected
+
+
+def test_from_facts_reads_the_cpu_the_nccl_variables_and_the_plugin():
+    hpcx = "/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so"  # NVIDIA/nccl#952's `Plugin Path`
+    topo = from_facts(
+        _facts(
+            **{
+                "system.machine": known("x86_64", "/proc/sys/kernel/arch"),
+                "system.cpu.vendor": known("GenuineIntel", "/proc/cpuinfo"),
+                "system.cpu.family": known(6, "/proc/cpuinfo"),
+                "system.cpu.model": known(173, "/proc/cpuinfo"),
+                "env.nccl_p2p_level": known("NVL", "env:NCCL_P2P_LEVEL"),
+                "env.nccl_shm_disable": known("1", "env:NCCL_SHM_DISABLE"),
+                "env.nccl_net_gdr_level": unknown("not set", "env:NCCL_NET_GDR_LEVEL"),
+                "nccl.net_plugin.found": known(True, hpcx),
+                "nccl.net_plugin.path": known(hpcx, hpcx),
+            }
+        )
+    )
+    assert (topo.cpu_vendor, topo.cpu_model, topo.net_plugin) == ("intel", "srp", hpcx)
+    assert topo.env == {"NCCL_IB_DISABLE": "1", "NCCL_P2P_LEVEL": "NVL", "NCCL_SHM_DISABLE": "1"}
+
+
+def test_from_facts_no_plugin_and_unknown_ones():
+    none = from_facts(_facts(**{"nccl.net_plugin.found": known(False, "search")}))
+    assert none.net_plugin == ""
+    unread = from_facts(_facts(**{"nccl.net_plugin.found": unknown("the loader cache: no permission")}))
+    assert unread.net_plugin is None and unread.cpu_vendor is None and unread.cpu_model is None
+    grace = from_facts(
+        _facts(
+            **{
+                "system.machine": known("aarch64", "uname -m"),
+                "system.cpu.vendor": unknown("no `vendor_id` in /proc/cpuinfo (printed by x86 CPUs)"),
+                "system.cpu.implementer": known("0x41", "/proc/cpuinfo"),
+            }
+        )
+    )
+    assert (grace.cpu_vendor, grace.cpu_model) == ("arm", None)
+
+
+def test_env_facts_are_every_variable_the_system_probe_collects():
+    nccl = {v for v in env_pitfalls.VARIABLES if v.startswith("NCCL_")} | set(system.NCCL_PATH_VARIABLES)
+    assert set(ENV_FACTS.values()) == nccl
+    assert all(name == f"env.{var.lower()}" for name, var in ENV_FACTS.items())

@@ -45,6 +45,9 @@ def test_a_node_gives_its_machine_not_its_own_python_environment():
         k for k in dict(facts.items()) if k.startswith("container.toolkit_")
     ]
     assert "cuda.toolkit.version" in node_side(facts, "lock")  # a lockfile brings no CUDA toolkit
+    # the image's interpreter links the image's C library; a lockfile installs with the node's
+    assert "system.glibc" in facts
+    assert "system.glibc" not in mine and "system.glibc" in node_side(facts, "lock")
 
 
 def test_the_weakest_node_has_the_lowest_driver_and_every_gpu_model():

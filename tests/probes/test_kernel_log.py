@@ -295,3 +295,87 @@ def test_live_kmsg_does_not_block():
     assert time.monotonic() - started < 2.0
     records = kl.parse_kmsg(text)
     assert records and all(isinstance(s, float) for s, _ in records)
+
+
+# --- sleeps since boot (issue 27) -----------------------------------------------------------------------
+# Where each line was seen:
+# - "PM: suspend entry (deep)" and "ACPI: Preparing to enter system sleep state S3": a NixOS user's journal
+#   of a working resume, https://github.com/NixOS/nixpkgs/issues/119843
+# - "PM: suspend exit": a Bazzite user's journal, https://github.com/ublue-os/bazzite/issues/4297
+# - "[   61.010440] PM: suspend entry (s2idle)": a Surface Book's dmesg,
+#   https://github.com/jakeday/linux-surface/issues/554
+# - "ACPI: PM: Waking up from system sleep state S4" then "PM: hibernation: hibernation exit": a Lenovo
+#   YOGA's journal (code corpus), printed by kernel/power/hibernate.c's `pr_info("hibernation exit\n")`
+#   under pr_fmt "PM: hibernation: " (the kernel source, code corpus)
+# - "[14902.841326] NVRM: GPU 0000:01:00.0: PreserveVideoMemoryAllocations module parameter is set. ...":
+#   a Pop!_OS laptop on 580.82.07 that could not suspend, https://github.com/pop-os/pop/issues/3590
+REFUSED = (
+    "NVRM: GPU 0000:01:00.0: PreserveVideoMemoryAllocations module parameter is set. System Power Management "
+    "attempted without driver procfs suspend interface. Please refer to the 'Configuring Power Management "
+    "Support' section in the driver README."
+)
+SLEEPY_DMESG = f"""[    0.000000] Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075)
+[ 1200.000100] PM: suspend entry (deep)
+[ 1200.100000] ACPI: Preparing to enter system sleep state S3
+[ 1201.500000] PM: suspend exit
+[ 2000.000000] PM: suspend entry (s2idle)
+[ 2002.250000] PM: suspend exit
+[ 2500.200000] {XID_79_NO_PID}
+[ 3000.000000] ACPI: PM: Waking up from system sleep state S4
+[ 3000.500000] PM: hibernation: hibernation exit
+[ 3300.000000] {REFUSED}
+"""
+
+
+def test_sleeps_are_counted_with_their_kind():
+    seen = kl.sleeps(kl.parse_dmesg(SLEEPY_DMESG))
+    assert seen == {"count": 3, "last_seconds": 3000.5, "last_kind": "hibernate", "refused": 1}
+    first_two = kl.parse_dmesg(SLEEPY_DMESG)[:6]
+    assert kl.sleeps(first_two) == {"count": 2, "last_seconds": 2002.25, "last_kind": "s2idle", "refused": 0}
+
+
+def test_probe_states_the_sleeps_since_boot_whatever_since_says():
+    host = fake_host(
+        files={"/proc/uptime": UPTIME},
+        read_errors={"/dev/kmsg": "no permission"},
+        commands=[{"argv": ["dmesg"], "rc": 0, "stdout": SLEEPY_DMESG, "stderr": ""}],
+    )
+    facts = kl.probe(host, since=60.0)
+    assert _values(facts, "suspend.") == {
+        "suspend.count": 3,
+        "suspend.last_kind": "hibernate",
+        "suspend.last_seconds": 3000.5,
+        "suspend.last_age_seconds": 600.0,
+        "suspend.refused": 1,
+    }
+    assert facts["xid.count"].value == 0  # the window still applies to Xid
+
+
+def test_no_sleep_in_a_log_that_reaches_boot_is_zero():
+    facts = kl.probe(fake_host(files={"/dev/kmsg": KMSG, "/proc/uptime": UPTIME}))
+    assert facts["suspend.count"].value == 0
+    assert facts["suspend.last_kind"].unknown == "no sleep since boot"
+    assert facts["suspend.refused"].value == 0
+
+
+def test_no_sleep_in_a_log_that_lost_its_start_is_unknown():
+    late = "\n".join(DMESG.splitlines()[2:]) + "\n"  # a ring buffer that begins at 1936 s
+    host = fake_host(
+        files={"/proc/uptime": UPTIME},
+        read_errors={"/dev/kmsg": "not found"},
+        commands=[{"argv": ["dmesg"], "rc": 0, "stdout": late, "stderr": ""}],
+    )
+    facts = kl.probe(host)
+    assert facts["suspend.count"].unknown == (
+        "the kernel log no longer reaches back to boot (oldest line at 1936.510073 s)"
+    )
+
+
+def test_unreadable_log_leaves_sleeps_unknown():
+    host = fake_host(
+        read_errors={"/dev/kmsg": "no permission"},
+        commands=[{"argv": ["dmesg"], "rc": 1, "stdout": "", "stderr": "dmesg: read kernel buffer failed: "
+                   "Operation not permitted\n"}, {"argv": list(kl.JOURNAL), "error": "not found"}],
+    )  # fmt: skip
+    facts = kl.probe(host)
+    assert facts["suspend.count"].unknown == "the kernel log could not be read: no permission"

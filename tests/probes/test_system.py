@@ -103,6 +103,14 @@ def test_h200_capture():
         "system.shm.uid": 0,
         "system.shm.writable": ("unknown", "not recorded in snapshot"),
         "system.virtualization": "firecracker",
+        # the capture's lscpu (reference/torch_collect_env.txt) says "Vendor ID: GenuineIntel", "CPU
+        # family: 6"; VM_CPUINFO carries the vendor alone
+        "system.cpu.vendor": "GenuineIntel",
+        "system.cpu.family": ("unknown", "no `cpu family` in /proc/cpuinfo (printed by x86 CPUs)"),
+        "system.cpu.model": ("unknown", "no `model` in /proc/cpuinfo (printed by x86 CPUs)"),
+        "system.cpu.implementer": ("unknown", "no `CPU implementer` in /proc/cpuinfo (printed by ARM CPUs)"),
+        "system.chassis": "vm",  # a hypervisor seen names a VM whatever the firmware says (hostnamed's order)
+        "system.chassis_type": ("unknown", "not recorded in snapshot"),
         "system.machine": "x86_64",
         "system.glibc": "2.39",
         "env.ld_library_path": "/usr/local/nvidia/lib64:/usr/local/nvidia/lib",
@@ -116,6 +124,8 @@ def test_h200_capture():
         "env.nccl_socket_ifname": ("unknown", "not set"),
         "env.profiler_injection": [],
         "env.profiler_injection_count": 0,
+        # env_nv.txt has no NCCL_ variable
+        **{f"env.{name.lower()}": ("unknown", "not set") for name in system.NCCL_PATH_VARIABLES},
     }
     assert facts["system.os"].source == "/etc/os-release"
     assert facts["system.shm_bytes"].source == "/proc/self/mounts"
@@ -427,3 +437,140 @@ def test_environment_values_are_kept_verbatim():
     assert facts["env.ld_library_path"].value == ""  # set but empty is not the same as unset
     assert facts["env.cuda_visible_devices"].value == "GPU-1,2"
     assert facts["env.cuda_visible_devices"].source == "env:CUDA_VISIBLE_DEVICES"
+
+
+# --- CPU vendor (issue 26: NCCL's P2P level and its inter-CPU bandwidth follow it) -----------------------
+
+# archspec/archspec-json@a1e9ed31326dcc788f6caced551776302304d8de:tests/targets/linux-rhel9-graniterapids
+# (an Intel Xeon 6972P's /proc/cpuinfo), its first lines (flags and the lines after them cut)
+INTEL_GRANITE_RAPIDS = """\
+processor       : 0
+vendor_id       : GenuineIntel
+cpu family      : 6
+model           : 173
+model name      : Intel(R) Xeon(R) 6972P
+stepping        : 1
+microcode       : 0x1000380
+cpu MHz         : 2400.000
+cache size      : 491520 KB
+physical id     : 0
+siblings        : 96
+core id         : 0
+cpu cores       : 96
+apicid          : 0
+initial apicid  : 0
+fpu             : yes
+fpu_exception   : yes
+cpuid level     : 36
+wp              : yes
+"""
+# https://github.com/ansible/ansible/issues/82244 (turn 6 by niharrp: /proc/cpuinfo of an AMD EPYC 9654P,
+# its processor 4 as posted there; flags and the lines after them cut)
+AMD_EPYC_9654P = """\
+processor       : 4
+vendor_id       : AuthenticAMD
+cpu family      : 25
+model           : 17
+model name      : AMD EPYC 9654P 96-Core Processor
+stepping        : 1
+microcode       : 0xa10113e
+cpu MHz         : 1500.000
+cache size      : 1024 KB
+physical id     : 0
+siblings        : 191
+core id         : 4
+cpu cores       : 96
+apicid          : 8
+initial apicid  : 8
+fpu             : yes
+fpu_exception   : yes
+cpuid level     : 16
+wp              : yes
+"""
+# archspec/archspec-json@21bff09eaacc224e1937e81a766b5b369dafc6b2:tests/targets/linux-ubuntu20.04-znver3
+# (an AMD Ryzen 9 5950X, the kernel's own tab layout), its first two processors' first lines
+AMD_RYZEN_TABS = (
+    "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 33\n"
+    "model name\t: AMD Ryzen 9 5950X 16-Core Processor\nstepping\t: 0\n\n"
+    "processor\t: 1\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 33\n"
+)
+# A Grace (Neoverse-V2) machine's /proc/cpuinfo, processor 71 as posted to linux-serial by Breno Leitao,
+# 2025-07-03, https://lore.kernel.org/all/aGaQBghdAl8VGWmV@gmail.com/ (the mail's two-tab indent removed)
+GRACE = """\
+processor\t: 71
+BogoMIPS\t: 2000.00
+Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma \
+lrcpc dcpop sha3 sm3 sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm sb paca pacg dcpodp sve2 sveaes \
+svepmull svebitperm svesha3 svesm4 flagm2 frint svei8mm svebf16 i8mm bf16 dgh bti
+CPU implementer\t: 0x41
+CPU architecture: 8
+CPU variant\t: 0x0
+CPU part\t: 0xd4f
+CPU revision\t: 0
+"""
+CPU_FACTS = ("system.cpu.vendor", "system.cpu.family", "system.cpu.model", "system.cpu.implementer")
+
+
+def cpu(text):
+    facts = system.probe(h200(files={"/proc/cpuinfo": text}))
+    return tuple(facts[n].value if facts[n].known else ("unknown", facts[n].unknown) for n in CPU_FACTS)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (INTEL_GRANITE_RAPIDS, ("GenuineIntel", 6, 173)),
+        (AMD_EPYC_9654P, ("AuthenticAMD", 25, 17)),
+        (AMD_RYZEN_TABS, ("AuthenticAMD", 25, 33)),
+    ],
+)
+def test_x86_vendor_family_and_model(text, expected):
+    assert cpu(text) == (
+        *expected,
+        ("unknown", "no `CPU implementer` in /proc/cpuinfo (printed by ARM CPUs)"),
+    )
+
+
+def test_grace_has_an_implementer_and_no_x86_vendor():
+    assert cpu(GRACE) == (
+        ("unknown", "no `vendor_id` in /proc/cpuinfo (printed by x86 CPUs)"),
+        ("unknown", "no `cpu family` in /proc/cpuinfo (printed by x86 CPUs)"),
+        ("unknown", "no `model` in /proc/cpuinfo (printed by x86 CPUs)"),
+        "0x41",
+    )
+
+
+def test_first_cpu_stops_at_the_first_blank_line():
+    assert system.first_cpu(AMD_RYZEN_TABS)["processor"] == "0"
+    assert system.first_cpu(GRACE)["CPU part"] == "0xd4f"
+
+
+def test_cpu_unread_is_unknown_with_the_reason_and_an_unparsable_model_says_so():
+    host = h200(drop=["/proc/cpuinfo"], read_errors={"/proc/cpuinfo": "no permission"})
+    facts = system.probe(host)
+    assert {facts[n].unknown for n in CPU_FACTS} == {"no permission"}
+    broken = AMD_EPYC_9654P.replace("model           : 17", "model           : x17")
+    assert cpu(broken)[2] == ("unknown", "could not parse model: x17")
+
+
+# --- NCCL variables that change its path ---------------------------------------------------------------
+
+
+def test_nccl_path_variables_are_read_by_name_and_unset_ones_say_so():
+    host = h200(env={"NCCL_P2P_LEVEL": "NVL", "NCCL_NET": "Socket", "NCCL_IB_HCA": "=mlx5_0:1"})
+    facts = system.probe(host)
+    assert (facts["env.nccl_p2p_level"].value, facts["env.nccl_p2p_level"].source) == (
+        "NVL",
+        "env:NCCL_P2P_LEVEL",
+    )
+    assert facts["env.nccl_net"].value == "Socket"
+    assert facts["env.nccl_ib_hca"].value == "=mlx5_0:1"
+    assert facts["env.nccl_shm_disable"].unknown == "not set"
+
+
+def test_nccl_variables_a_snapshot_did_not_record_are_unknown_as_such():
+    host = h200(env={"NCCL_P2P_LEVEL": "NVL"})
+    host.rec.env = {"NCCL_P2P_LEVEL": "NVL"}  # an older snapshot: only the variables it knew
+    facts = system.probe(host)
+    assert facts["env.nccl_p2p_level"].value == "NVL"
+    assert facts["env.nccl_net_plugin"].unknown == "not recorded in snapshot"

@@ -1,6 +1,6 @@
 """What explain prints for a job's rank logs (report/explain_ranks.py), in full, for two real failures
 (tests/explain/ranklogs/SOURCES.md): an RDMA error on one node; a node whose GPU fell off the bus, named by
-its report while its ranks only timed out."""
+its report while its ranks only timed out; one rank out of memory while the others timed out."""
 
 from __future__ import annotations
 
@@ -73,6 +73,49 @@ def test_a_node_named_by_its_report_and_the_rank_no_log_was_kept_of(classify):
         "\n"
         "No log from rank(s) 0 (below the highest rank seen): look there first, a rank that died or hung "
         "without a word leaves no line\n"
+    )
+
+
+def test_one_rank_out_of_memory_and_the_others_timed_out_waiting_for_it(classify):
+    # modelscope/ms-swift#6301: the ranks not in the paste are named, not as suspects: rank 11's log says why
+    out = text(_triage("oom-ms-swift-6301", classify)).splitlines()
+    assert out[0] == "Read 7 log(s), 18 line(s): 7 process(es), 7 with an error line."
+    assert out[2:4] == [
+        "First failure: rank 11 (the only rank that logged a cause)",
+        "   cause: GD-EXPLAIN-003 · CUDA out of memory (the program asked for more GPU memory than was free)",
+    ]
+    assert out[8:] == [
+        "Waiting for rank 11 (6):",
+        "   rank 0: watchdog timeout at 10-26 04:01:29.500954",
+        "   rank 2: watchdog timeout at 10-26 04:01:29.444125",
+        "   rank 3: watchdog timeout at 10-26 04:01:29.510594",
+        "   rank 4: watchdog timeout at 10-26 04:01:29.476087",
+        "   rank 5: watchdog timeout at 10-26 04:01:29.465823",
+        "   oom-ms-swift-6301/torchrun-agent.log: stopped by torchrun at 10-26 03:51:31.222000",
+        "",
+        "No log from rank(s) 1, 6-10 (below the highest rank seen): not among the logs read",
+    ]
+
+
+def test_a_socket_timeout_first_is_named_as_a_network_error_and_the_ranks_not_read_as_runs(classify):
+    # NVIDIA/nccl#1618: two ranks of a 1024-rank job, both on s12gn3064, time out connecting (a peer node
+    # dropped the TCP SYN); rank 607's line is the earlier by 4 ms
+    assert text(_triage("socket-timeout-nccl-1618", classify)) == (
+        "Read 2 log(s), 2 line(s): 2 process(es), 2 with an error line.\n"
+        "\n"
+        "First failure: rank 607 on s12gn3064 at 2025-02-16 22:31:34.418000 (the earliest of the ranks that "
+        "logged a cause)\n"
+        "   cause: socket timeout\n"
+        "   a network error, seen from this side: the peer it talked to, or the network between them, may be "
+        "where the fault is\n"
+        "   | [0607/1024][2025-02-16 22:31:34,418] [misc/socket.cc:586] [s12gn3064:pid=3942411] NCCL WARN "
+        "socketPollConnect poll() returned 1, no POLLOUT events\n"
+        "     socket-timeout-nccl-1618/rank_607.s12gn3064.4031852.log:1\n"
+        "\n"
+        "Waiting for rank 607 (1):\n"
+        "   rank 604 on s12gn3064: socket timeout at 2025-02-16 22:31:34.422000\n"
+        "\n"
+        "No log from rank(s) 0-603, 605-606 (below the highest rank seen): not among the logs read\n"
     )
 
 

@@ -44,6 +44,8 @@ def test_h200_golden_parses_with_help_and_type_for_every_metric():
     statuses = _samples(families, "gpudoctor_rule_status")
     # not evaluated without --deep: the runtime rules and GD-EXT-001 (the extension scan)
     deep = [r for r in load_rules([]) if r.file.endswith(("runtime.yaml", "extensions.yaml"))]
+    # and the suspend rules that read the cuInit result (rules/suspend.yaml)
+    deep += [r for r in load_rules([]) if r.id in ("GD-SUSPEND-004", "GD-SUSPEND-005")]
     # no policy, no image: none of their rules
     given = [r for r in load_rules([]) if r.file.endswith(("policy.yaml", "image.yaml"))]
     assert len(statuses) == len(load_rules([])) - len(deep) - len(given)

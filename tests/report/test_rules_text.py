@@ -58,3 +58,16 @@ def test_a_rule_with_error_texts_a_refined_cause_and_a_resolver_step(rules):
         lines[lines.index("fix:") + 1]
         == f"  [pip] computed by the framework resolver (gpudoctor plan): {step.text}"
     )
+
+
+def test_the_conditions_are_shown_as_the_generated_docs_word_them(rules):
+    lines = rule_detail(rules["GD-NCCL-004"]).splitlines()
+    start = lines.index("applies only where (else not applicable):")
+    assert lines[start : start + 5] == [
+        "applies only where (else not applicable):",
+        "  - `gpus.count` > `1`",
+        "",
+        "fires when:",
+        "  - `nccl_paths.finding_count` > `0`",
+    ]
+    assert "applies only where (else not applicable):" not in rule_detail(rules["GD-CUDA-001"]).splitlines()

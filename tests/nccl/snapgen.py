@@ -1,0 +1,105 @@
+"""A node's topology (gpudoctor/nccl/topology.py's Topology, read from a real `nvidia-smi topo -m` or from
+NCCL's own topology lines) written as a gpudoctor snapshot directory (docs/snapshot-format.md), so that a
+case replays through the real loader, the real probes and `topology.from_facts`, as `gpudoctor nccl
+--snapshot` does.
+
+Only what the topology source says is recorded; every other reading is left out of the snapshot, and the
+loader answers it as "not recorded" (unknown), never as fine:
+  - nvml.json: nvmlDeviceGetCount, and per GPU nvmlDeviceGetPciInfo (its bus id), nvmlDeviceGetName,
+    nvmlDeviceGetCudaComputeCapability, nvmlDeviceGetNvLinkState(k) for its active links then
+    NotSupported, with nvmlDeviceGetNvLinkRemoteDeviceType(k) / nvmlDeviceGetNvLinkRemotePciInfo(k),
+    nvmlDeviceGetTopologyCommonAncestor(j) (the topo -m label as nvmlGpuTopologyLevel_t) where the label
+    is known, nvmlDeviceGetP2PStatus(j,READ) only where the case passes it;
+  - files/sys/bus/pci/devices/<bus>/numa_node where the NUMA node is known;
+  - env.json: the NCCL variables the log says were set ("NCCL_IB_DISABLE set by environment to 1.").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from gpudoctor.host.snapshot import FORMAT, VERSION, Recording, write_dir
+from gpudoctor.nccl.topology import Topology
+
+# `nvidia-smi topo -m` label -> nvmlGpuTopologyLevel_t (nvml.h NVML_TOPOLOGY_*; gpudoctor/probes/gpus.py)
+LEVELS = {"PIX": 10, "PXB": 20, "PHB": 30, "NODE": 40, "SYS": 50}
+NVLINK_SWITCH, NVLINK_GPU = 2, 0  # nvmlIntNvLinkDeviceType_t
+NOT_SUPPORTED = {"error": "NVMLError_NotSupported", "msg": "Not Supported"}
+P2P_OK, P2P_NOT_SUPPORTED = 0, 5  # nvmlGpuP2PStatus_t: OK, NVML_P2P_STATUS_NOT_SUPPORTED
+
+
+def nvml_bus(bus: str) -> str:
+    """0000:18:00.0 as NVML writes it, 00000000:18:00.0 (32-bit domain, upper case)."""
+    domain, rest = bus.split(":", 1)
+    return f"{int(domain, 16):08x}:{rest}".upper()
+
+
+def recording(
+    topo: Topology, p2p_read_ok: Optional[dict[int, tuple[int, ...]]] = None, cc: Optional[tuple] = None
+) -> Recording:
+    """The snapshot of `topo`. A GPU without a bus id (a source that gives none: `nvidia-smi topo -m`) has
+    its nvmlDeviceGetPciInfo and NUMA node unrecorded; direct NVLinks need the peer's bus id.
+    `p2p_read_ok` {gpu: GPUs it can read from peer-to-peer} gives NVML's P2P status for each pair (the
+    others NOT_SUPPORTED); None leaves it unrecorded. `cc` the compute capability (major, minor)."""
+    n = len(topo.gpus)
+    buses = [g.bus_id for g in topo.gpus]
+    devices: dict[str, dict] = {}
+    files: dict[str, str] = {}
+    for g in topo.gpus:
+        d: dict = {"nvmlDeviceGetPciInfo": {"busId": nvml_bus(g.bus_id)}} if g.bus_id else {}
+        if g.name:
+            d["nvmlDeviceGetName"] = g.name
+        if cc:
+            d["nvmlDeviceGetCudaComputeCapability"] = list(cc)
+        links: list[tuple[int, Optional[int]]] = []  # (device type, peer GPU) per active link
+        if g.nvlink_to is not None and g.nvswitch_links is not None:
+            links = [(NVLINK_SWITCH, None)] * g.nvswitch_links
+            for j, count in enumerate(g.nvlink_to):
+                links += [(NVLINK_GPU, j)] * count
+            for k, (kind, peer) in enumerate(links):
+                d[f"nvmlDeviceGetNvLinkState({k})"] = 1
+                d[f"nvmlDeviceGetNvLinkVersion({k})"] = 4
+                d[f"nvmlDeviceGetNvLinkRemoteDeviceType({k})"] = kind
+                if peer is not None:
+                    assert buses[peer], f"GPU{g.index}'s NVLink to GPU{peer}, whose bus id is not known"
+                    d[f"nvmlDeviceGetNvLinkRemotePciInfo({k})"] = {"busId": nvml_bus(buses[peer])}
+            d[f"nvmlDeviceGetNvLinkState({len(links)})"] = NOT_SUPPORTED
+        for j in range(n):
+            if j == g.index:
+                continue
+            label = g.paths[j] if j < len(g.paths) else None
+            if label in LEVELS:
+                d[f"nvmlDeviceGetTopologyCommonAncestor({j})"] = LEVELS[label]
+            if p2p_read_ok is not None:
+                ok = j in p2p_read_ok.get(g.index, ())
+                d[f"nvmlDeviceGetP2PStatus({j},READ)"] = P2P_OK if ok else P2P_NOT_SUPPORTED
+        devices[str(g.index)] = d
+        if g.numa is not None and g.bus_id:
+            files[f"/sys/bus/pci/devices/{g.bus_id.lower()}/numa_node"] = f"{g.numa}\n"
+    return Recording(
+        files=files,
+        nvml_system={"nvmlInit": None, "nvmlDeviceGetCount": n},
+        nvml_devices=devices,
+        env={k: v for k, v in topo.env.items() if k.startswith("NCCL_")},
+    )
+
+
+def write(topo: Topology, root: Path, **kwargs) -> Path:
+    """The snapshot directory of `topo` under `root` (see `recording` for the keyword arguments)."""
+    manifest = {"format": FORMAT, "version": VERSION, "created": "2026-12-05T00:00:00Z", "redacted": True}
+    write_dir(recording(topo, **kwargs), str(root), manifest)
+    return root
+
+
+def replay(root: Path) -> Topology:
+    """The topology `gpudoctor nccl --snapshot root` sees: the real loader, probes and from_facts."""
+    from gpudoctor.collect import collect
+    from gpudoctor.commands._shared import collect as open_snapshot
+    from gpudoctor.derive import derive
+    from gpudoctor.nccl.topology import from_facts
+    from gpudoctor.probes import registry
+
+    host, _, deadline = open_snapshot(str(root), [], None, inspect_python=False)
+    facts, _ = collect(host, deadline, registry())
+    return from_facts(derive(facts))

@@ -1,0 +1,337 @@
+"""Real NCCL_DEBUG=INFO logs replayed against the topology of the same machine (issue 26, "checked against
+NCCL itself"): each case builds the node from its thread's topology (an `nvidia-smi topo -m`, NCCL's own
+topology lines), writes it as a gpudoctor snapshot (snapgen.py), replays the snapshot through the real
+loader, probes and `topology.from_facts`, predicts, and compares with what NCCL printed (observed.py). The
+log, the topology and every fact a case adds are cited in tests/nccl/data/SOURCES.md and beside the case.
+
+`pairs` is the number of GPU pairs with a `Channel ... via` line, counted by hand in the log."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from gpudoctor.nccl.log import parse_log
+from gpudoctor.nccl.observed import against_log
+from gpudoctor.nccl.predict import predict
+from gpudoctor.nccl.topology import Gpu, Topology, from_topo_matrix
+
+from . import snapgen
+from .topo_texts import read_matrix
+from conftest import run_cli
+
+DATA = Path(__file__).parent / "data"
+
+
+def _text(*names: str) -> str:
+    return "".join((DATA / n).read_text(encoding="utf-8") for n in names)
+
+
+def _all_read_ok(n: int) -> dict[int, tuple[int, ...]]:
+    return {i: tuple(j for j in range(n) if j != i) for i in range(n)}
+
+
+class Case(NamedTuple):
+    name: str
+    logs: tuple[str, ...]  # files under data/, one run, joined in this order
+    topology: Callable[[str], Topology]  # the log's text -> the node (its env from the log)
+    snap: dict  # snapgen.write's keyword arguments
+    pairs: int
+    # the log's NET channels the prediction cannot judge, each with the reason (what the thread does not say)
+    network: tuple[str, ...] = ()
+
+
+# ---------------------------------------------------------------------------------------------------
+# NVIDIA/nccl#1817: 8x L20 PCIe, two GPUs to a switch, two switches to a socket, two sockets.
+
+
+L20_BUSES = (  # nccl-tests' device list in the thread ("device 0 [0000:12:00] NVIDIA L20" ...) and the
+    # log's own `busId 91000` .. `busId c5000` Destroy lines (cudaDev 4..7)
+    "0000:12:00.0", "0000:13:00.0", "0000:47:00.0", "0000:48:00.0",
+    "0000:91:00.0", "0000:92:00.0", "0000:c4:00.0", "0000:c5:00.0",
+)  # fmt: skip
+
+
+def l20(log: str) -> Topology:
+    """The thread's topo -m gives rows GPU0-GPU3 (the stored copy cuts the rest after `GPU4 SYS SYS SYS SYS
+    X PI`). The rows of GPUs 4-7 are completed as the fake NVML scenario pcie-l20-8.scn does: SYS to GPUs
+    0-3 (the matrix is symmetric), PIX within 4-5 and 6-7 (4-5 shown as `PI` before the cut; the bus ids
+    pair up as 12/13 and 47/48 do) and NODE between the pairs (one socket, as GPUs 0-3)."""
+    topo = from_topo_matrix(*read_matrix(_text("nccl1817_shm_l20/topo.txt")), env=parse_log(log).env)
+    lower = ("SYS",) * 4
+    rows = {
+        4: lower + ("X", "PIX", "NODE", "NODE"),
+        5: lower + ("PIX", "X", "NODE", "NODE"),
+        6: lower + ("NODE", "NODE", "X", "PIX"),
+        7: lower + ("NODE", "NODE", "PIX", "X"),
+    }
+    gpus = tuple(
+        dataclasses.replace(
+            g,
+            bus_id=L20_BUSES[g.index],
+            paths=rows.get(g.index, g.paths),
+            nvlink_to=g.nvlink_to or (0,) * 8,
+            nvswitch_links=0,
+            numa=g.numa if g.numa is not None else 1,  # GPUs 4-7: the other socket (SYS to 0-3)
+        )
+        for g in topo.gpus
+    )
+    return dataclasses.replace(topo, gpus=gpus)
+
+
+# ---------------------------------------------------------------------------------------------------
+# NVIDIA/nccl#1189: two H20 nodes, two GPUs each, every GPU on the NVSwitch (NCCL's own topology lines)
+
+_GRAPH_GPU = re.compile(r"- GPU/([0-9A-Fa-f]+) \((\d+)\)")
+_GRAPH_NVS = re.compile(r"\+ NVL\[([\d.]+)\] - NVS/0")
+
+
+def graph_nvswitch_gpus(text: str) -> dict[str, float]:
+    """NCCL's `=== System` lines: each `GPU/<busid> (rank)` with the NVLink bandwidth of its `+ NVL[bw] -
+    NVS/0` line (the line right under it), {busid: bw}."""
+    out: dict[str, float] = {}
+    gpu = None
+    for line in text.splitlines():
+        m = _GRAPH_GPU.search(line)
+        if m:
+            gpu = m.group(1).lower()
+            continue
+        m = _GRAPH_NVS.search(line)
+        if m and gpu:
+            out[gpu] = float(m.group(1))
+        gpu = None
+    return out
+
+
+def h20(log: str) -> Topology:
+    """GPU/18000 and GPU/38000 each `+ NVL[370.8] - NVS/0`: 18 links to the NVSwitch (370.8 = 18 x
+    SM90_NVLINK_BW 20.6, NVIDIA/nccl@v2.23.4-1:src/graph/topo.h); their bus ids are the log's `cudaDev 0
+    ... busId 18000` and `cudaDev 1 ... busId 38000` Init COMPLETE lines."""
+    nvs = graph_nvswitch_gpus(_text("nccl1189_h20_nvswitch/graph.txt"))
+    assert nvs == {"18000": 370.8, "38000": 370.8}
+    buses = ("0000:18:00.0", "0000:38:00.0")
+    gpus = tuple(
+        Gpu(
+            index=i,
+            bus_id=b,
+            nvlink_to=(0, 0),
+            nvswitch_links=round(370.8 / 20.6),
+            paths=("X", None)[:: 1 - 2 * i],
+        )
+        for i, b in enumerate(buses)
+    )
+    return Topology(gpus=gpus, nics=None, env=parse_log(log).env)
+
+
+# ---------------------------------------------------------------------------------------------------
+# NVIDIA/nccl-tests#228: 8x A100-SXM4-80GB on NVSwitches, NCCL_P2P_LEVEL=LOC left in the environment
+
+A100_228_BUSES = tuple(  # the log's brackets, rank = CUDA device (one process per GPU, ranks 0-7)
+    f"0000:{b}:00.0" for b in ("27", "2a", "51", "57", "9e", "a4", "c7", "ca")
+)
+
+
+def a100_loc(log: str) -> Topology:
+    """`nvidia-smi nvlink -s`: GPU0 and GPU1 with links 0-11 up at 25 GB/s (GPU2 onwards elided by the
+    poster with `......`), on a board the thread titles "has nvswitch": 12 links to the NVSwitch each.
+    NCCL_P2P_LEVEL=LOC is the maintainer's quote of the user's log ("I see the following in the output:
+    NCCL_P2P_LEVEL set by environment to LOC"); the excerpt kept here does not have that line."""
+    env = dict(parse_log(log).env)
+    env.setdefault("NCCL_P2P_LEVEL", "LOC")
+    gpus = tuple(
+        Gpu(
+            index=i,
+            bus_id=b,
+            nvlink_to=(0,) * 8,
+            nvswitch_links=12,
+            paths=tuple("X" if j == i else None for j in range(8)),
+        )
+        for i, b in enumerate(A100_228_BUSES)
+    )
+    return Topology(gpus=gpus, nics=None, env=env)
+
+
+# ---------------------------------------------------------------------------------------------------
+# NVIDIA/nccl#1453: HGX H100 (NV18 to every GPU, 9 NICs), 3 nodes, NCCL 2.21 with the HPC-X IBext plugin
+
+
+def h100_1453(log: str) -> Topology:
+    """The thread's `nvidia-smi topo -m` (tab-separated, as nvidia-smi prints it): NV18 between every pair
+    (more than one GPU's 18 links: NVSwitch, topology.py from_topo_matrix), NUMA 0 for GPUs 0-3 and 1 for
+    4-7. It gives no bus ids; the log names GPUs by CUDA device (`0[0] -> 7[7]`), so none is needed."""
+    return from_topo_matrix(*read_matrix(_text("nccl1453_h100_nvswitch/topo.txt")), env=parse_log(log).env)
+
+
+# NVIDIA/nccl#1259: "a HGX 8x H100 node (driver 535.129) with the prebuilt NCCL 2.20.5" (its description);
+# the thread posts no topology, so the topology is a real one of that product from another thread.
+
+
+def hgx_h100_1259(log: str) -> Topology:
+    """Option (d) of the issue: the thread names the exact product, an HGX 8x H100, and posts no topology;
+    the matrix is NVIDIA/nccl#1264's `nvidia-smi topo -m` of an "HGX H100 SXM" (NV18 between every pair:
+    NVSwitch; NUMA 0/1). The log names GPUs by CUDA device, so no bus id is needed."""
+    text = _text("nccl1259_hgx_h100/topo_hgx_h100_nccl1264.txt")
+    return from_topo_matrix(*read_matrix(text), env=parse_log(log).env)
+
+
+# NVIDIA/nccl-tests#307: 8x RTX 4090 on two CPUs, NCCL's own topology and path lines of the same run
+
+
+_GRAPH_PATH = re.compile(r"GPU/([0-9A-Fa-f]+) :(.*)")
+_GRAPH_HOP = re.compile(r"GPU/0-([0-9a-f]+) \(\d+/[\d.]+/([A-Z]+)\)")
+RTX4090_BUSES = ("4e000", "4f000", "50000", "51000", "ce000", "cf000", "d0000", "d1000")
+
+
+def graph_paths(text: str) -> dict[tuple[str, str], str]:
+    """NCCL's `GPU/4E000 :GPU/0-4e000 (0/5000.0/LOC) GPU/0-4f000 (4/24.0/PHB) ...` lines (NCCL_DEBUG_SUBSYS
+    =GRAPH, src/graph/paths.cc printNodePaths): {(gpu, gpu): path type} as NCCL computed them."""
+    out = {}
+    for line in text.splitlines():
+        m = _GRAPH_PATH.search(line)
+        if m:
+            for peer, kind in _GRAPH_HOP.findall(m.group(2)):
+                out[(m.group(1).lower(), peer)] = kind
+    return out
+
+
+def rtx4090_307(log: str) -> Topology:
+    """NCCL's own lines of the run (graph.txt): the path lines of GPUs 4e000, 4f000 and 50000 (the last
+    cut by the stored copy) give PHB among 4e000-51000 and SYS from them to ce000-d1000; the tree lines put
+    ce000-d1000 under one PCIe switch (PCI/0-ca000) of the second CPU: PIX among them, SYS to the GPUs of
+    the first CPU (every path between the CPUs crosses `+ SYS[10.0] - CPU/0`). Each label the lines state is
+    checked against this matrix. Bus ids: the log's Init COMPLETE lines (cudaDev 0-1, 3, 5-7), the tree
+    line `GPU/0-ce000 (4)`, and 50000, the one left, for cudaDev 2 (its Init line is cut in the copy).
+    P2P: the stock driver gives none on a 4090 ("MAILBOXP2P ... is not present or disabled in hardware on
+    the 4090s, and that's why P2P doesn't work", tinygrad/open-gpu-kernel-modules@1f40371d:README.md),
+    so NVML's P2P status is not OK for every pair."""
+    first = RTX4090_BUSES[:4]
+    label = {}
+    for a in RTX4090_BUSES:
+        for b in RTX4090_BUSES:
+            same = (a in first) == (b in first)
+            label[(a, b)] = "X" if a == b else ("SYS" if not same else ("PHB" if a in first else "PIX"))
+    stated = graph_paths(_text("nccltests307_4090_shm/graph.txt"))
+    assert len(stated) == 21 and all(label[k] == v for k, v in stated.items() if v != "LOC"), stated
+    gpus = tuple(
+        Gpu(
+            index=i,
+            bus_id=f"0000:{b[:2]}:00.0",
+            nvlink_to=(0,) * 8,
+            nvswitch_links=0,
+            paths=tuple(label[(b, c)] for c in RTX4090_BUSES),
+        )
+        for i, b in enumerate(RTX4090_BUSES)
+    )
+    return Topology(gpus=gpus, nics=None, env=parse_log(log).env)
+
+
+NIC_UNKNOWN = "predicted unknown (the network NCCL takes is unknown), NCCL used ib-gdr ({})"
+
+CASES = (
+    Case(
+        "nccl1817_l20_pcie_two_sockets",
+        ("nccl1817_shm_l20/nccl.log", "nccl1817_l20_ring/nccl.log"),
+        l20,
+        # no `topo -p2p` in the thread; NCCL's P2P between GPUs 2-3 and 4-5 shows CUDA allowed it
+        {"p2p_read_ok": _all_read_ok(8)},
+        11,
+    ),
+    Case(
+        "nccl1189_h20_nvswitch",
+        ("nccl1189_h20_ib_cumem/nccl.log",),
+        h20,
+        {},
+        1,
+        # NCCL's topology lines place a NIC beside each GPU, but not whether its port is up, nor whether
+        # nvidia-peermem or DMA-BUF gives it GPU memory: the snapshot leaves the RDMA devices unrecorded
+        tuple(f"GPU{g} -> network: " + NIC_UNKNOWN.format("NET/IB/GDRDMA") for g in (0, 1)),
+    ),
+    Case("nccltests228_a100_p2p_level_loc", ("nccltests228_p2p_level_loc/nccl.log",), a100_loc, {}, 7),
+    Case(
+        "nccltests307_rtx4090_no_p2p",
+        ("nccltests307_4090_shm/nccl.log",),
+        rtx4090_307,
+        {"p2p_read_ok": {}},  # no P2P on a stock-driver 4090 (see rtx4090_307)
+        8,
+    ),
+    Case("nccl1259_hgx_h100_nvswitch", ("nccl1259_hgx_h100/nccl.log",), hgx_h100_1259, {}, 3),
+    Case(
+        "nccl1453_h100_nvswitch",
+        ("nccl1453_h100_nvswitch/nccl.log",),
+        h100_1453,
+        {},
+        1,
+        ("GPU0 -> network: " + NIC_UNKNOWN.format("NET/IBext_v8/GDRDMA"),),  # NIC ports, peermem: not posted
+    ),
+)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_the_prediction_on_the_replayed_snapshot_is_what_nccl_chose(case, tmp_path):
+    log = _text(*case.logs)
+    topo = case.topology(log)
+    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "snapshot", **case.snap))
+    seen = against_log(log, predict(replayed), replayed)
+    assert (seen.problem, seen.pairs, seen.disagreements) == ("", case.pairs, case.network)
+
+
+def test_the_snapshot_carries_the_topology_through_the_probes(tmp_path):
+    """What the snapshot replays is the topology it was written from: bus ids, PCIe labels, NVLink."""
+    log = _text("nccl1817_shm_l20/nccl.log")
+    topo = l20(log)
+    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "s", p2p_read_ok=_all_read_ok(8)))
+    assert [g.bus_id for g in replayed.gpus] == list(L20_BUSES)
+    assert [g.paths for g in replayed.gpus] == [g.paths for g in topo.gpus]
+    assert {g.nvswitch_links for g in replayed.gpus} == {0}
+    h = h20(_text("nccl1189_h20_ib_cumem/nccl.log"))
+    back = snapgen.replay(snapgen.write(h, tmp_path / "h"))
+    assert [(g.nvswitch_links, g.nvlink_to) for g in back.gpus] == [(18, (0, 0)), (18, (0, 0))]
+
+
+def test_without_the_variable_the_same_node_disagrees_with_its_log(tmp_path):
+    """The A100 case with NCCL_P2P_LEVEL left out of the snapshot: NVLink through the NVSwitch is
+    predicted, and each of the log's SHM pairs is reported (the comparison can fail)."""
+    case = next(c for c in CASES if c.name == "nccltests228_a100_p2p_level_loc")
+    log = _text(*case.logs)
+    topo = dataclasses.replace(case.topology(log), env={})
+    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "snapshot"))
+    seen = against_log(log, predict(replayed), replayed)
+    assert seen.pairs == 7
+    assert seen.disagreements[0] == "GPU1 -> GPU0: predicted p2p-nvlink, NCCL used shm (SHM/direct/direct)"
+    assert len(seen.disagreements) == 7
+
+
+def test_the_4090s_pairs_under_one_switch_go_through_the_cpu_because_p2p_is_off(tmp_path):
+    """nccl-tests#307: GPUs 4-7 share a PCIe switch (PIX), within NCCL's P2P level, yet NCCL used SHM:
+    the prediction says why (NVML reports no P2P), and with P2P reported OK it would have said P2P there,
+    which the log contradicts."""
+    case = next(c for c in CASES if c.name == "nccltests307_rtx4090_no_p2p")
+    log = _text(*case.logs)
+    topo = case.topology(log)
+    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "off", **case.snap))
+    pair = predict(replayed).pair(4, 5)
+    assert (pair.transport, pair.path, pair.limited_by) == ("shm", "PIX", ("nvml-p2p",))
+    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "on", p2p_read_ok=_all_read_ok(8)))
+    seen = against_log(log, predict(replayed), replayed)
+    assert seen.disagreements == tuple(
+        f"GPU{a} -> GPU{a + 1}: predicted p2p-pcie, NCCL used shm (SHM/direct/direct)" for a in (4, 5, 6)
+    )
+
+
+@pytest.mark.parametrize("name", ["nccl1817_l20_pcie_two_sockets", "nccltests228_a100_p2p_level_loc"])
+def test_a_case_end_to_end_through_the_cli(name, tmp_path):
+    """`gpudoctor nccl --snapshot S --log L --format json`, as a user runs it."""
+    case = next(c for c in CASES if c.name == name)
+    log = tmp_path / "nccl.log"
+    log.write_text(_text(*case.logs), encoding="utf-8")
+    snap = snapgen.write(case.topology(log.read_text(encoding="utf-8")), tmp_path / "snapshot", **case.snap)
+    r = run_cli("nccl", "--snapshot", str(snap), "--log", str(log), "--format", "json")
+    assert r.returncode in (0, 1), r.stderr
+    seen = json.loads(r.stdout)["log"]
+    assert (seen["pairs"], seen["problem"], seen["disagreements"]) == (case.pairs, None, [])
