@@ -47,26 +47,31 @@ FACT_SPECS: tuple[FactSpec, ...] = (
         "derived: no DRM connector has a display connected and no display server holds a GPU",
     ),
     FactSpec("display_gpus.count", "int", "", "derived: GPUs the display memory reading covers (gpus.count)"),
-    FactSpec("display_gpus[].index", "int", "", "NVML index"),
-    FactSpec("display_gpus[].name", "str", "", "product name"),
-    FactSpec("display_gpus[].total_bytes", "int", "bytes", "the GPU's framebuffer memory"),
+    FactSpec("display_gpus[].index", "int", "", "derived: NVML index (gpus[].index)"),
+    FactSpec("display_gpus[].name", "str", "", "derived: product name (gpus[].name)"),
+    FactSpec(
+        "display_gpus[].total_bytes",
+        "int",
+        "bytes",
+        "derived: the GPU's framebuffer memory (gpus[].memory.total_bytes)",
+    ),
     FactSpec(
         "display_gpus[].display_bytes",
         "int",
         "bytes",
-        "GPU memory the display servers on this GPU hold (their gpu_processes[].used_bytes, summed)",
+        "derived: GPU memory the display servers on this GPU hold (their gpu_processes[].used_bytes, summed)",
     ),
     FactSpec(
         "display_gpus[].display_share",
         "float",
         "",
-        "display_bytes / total_bytes: the share of the GPU's memory the desktop holds (0 to 1)",
+        "derived: display_bytes / total_bytes, the share of the GPU's memory the desktop holds (0 to 1)",
     ),
     FactSpec(
         "display_gpus[].display_processes",
         "list[str]",
         "",
-        "the display servers on this GPU, as `name (pid)`",
+        "derived: the display servers on this GPU, as `name (pid)`",
     ),
 )
 PROBE = ProbeSpec("display")

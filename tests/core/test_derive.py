@@ -240,6 +240,9 @@ def test_derived_facts_are_the_documented_ones():
             "driver.max_cuda": known("13.0", "test"),
             "container.cuda_version": unknown("not set", "test"),
             "container.nvidia_disable_require": unknown("not set", "test"),
+            # the display probe's: no monitor, no process on a GPU (display.* and display_gpus[])
+            "display.connectors": known([], "test"),
+            "gpu_processes.count": known(0, "test"),
         }
     )
     added = {spec_name(name) for name, _ in derive(base).items()} - {
