@@ -41,10 +41,11 @@ class Case(NamedTuple):
     name: str
     logs: tuple[str, ...]  # files under data/, one run, joined in this order
     topology: Callable[[str], Topology]  # the log's text -> the node (its env from the log)
-    snap: dict  # snapgen.write's keyword arguments
+    snap: dict  # snapgen.write's keyword arguments; a callable value is called with the log's text
     pairs: int
     # the log's NET channels the prediction cannot judge, each with the reason (what the thread does not say)
     network: tuple[str, ...] = ()
+    network_gpus: int = 0  # GPUs of this node with a NET channel to another node, counted by hand in the log
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -137,13 +138,9 @@ A100_228_BUSES = tuple(  # the log's brackets, rank = CUDA device (one process p
 )
 
 
-def a100_loc(log: str) -> Topology:
-    """`nvidia-smi nvlink -s`: GPU0 and GPU1 with links 0-11 up at 25 GB/s (GPU2 onwards elided by the
-    poster with `......`), on a board the thread titles "has nvswitch": 12 links to the NVSwitch each.
-    NCCL_P2P_LEVEL=LOC is the maintainer's quote of the user's log ("I see the following in the output:
-    NCCL_P2P_LEVEL set by environment to LOC"); the excerpt kept here does not have that line."""
-    env = dict(parse_log(log).env)
-    env.setdefault("NCCL_P2P_LEVEL", "LOC")
+def a100_nvswitch(buses: tuple[str, ...], env: dict[str, str]) -> Topology:
+    """8x A100-SXM4-80GB, 12 NVLinks each to the NVSwitches (nccl-tests#228's `nvidia-smi nvlink -s`, below);
+    PCIe distances, NICs and NVML's P2P status not given."""
     gpus = tuple(
         Gpu(
             index=i,
@@ -152,9 +149,67 @@ def a100_loc(log: str) -> Topology:
             nvswitch_links=12,
             paths=tuple("X" if j == i else None for j in range(8)),
         )
-        for i, b in enumerate(A100_228_BUSES)
+        for i, b in enumerate(buses)
     )
     return Topology(gpus=gpus, nics=None, env=env)
+
+
+def a100_loc(log: str) -> Topology:
+    """`nvidia-smi nvlink -s`: GPU0 and GPU1 with links 0-11 up at 25 GB/s (GPU2 onwards elided by the
+    poster with `......`), on a board the thread titles "has nvswitch": 12 links to the NVSwitch each.
+    NCCL_P2P_LEVEL=LOC is the maintainer's quote of the user's log ("I see the following in the output:
+    NCCL_P2P_LEVEL set by environment to LOC"); the excerpt kept here does not have that line."""
+    env = dict(parse_log(log).env)
+    env.setdefault("NCCL_P2P_LEVEL", "LOC")
+    return a100_nvswitch(A100_228_BUSES, env)
+
+
+# NVIDIA/nccl#1412: two nodes of 8x A100-SXM4-80GB over InfiniBand (ibstatus in the description)
+
+A100_1412_BUSES = tuple(  # nccl-tests' device list of the same run (pid 2017630): `device 0 [0x07]` ..
+    f"0000:{b}:00.0" for b in ("07", "0b", "48", "4c", "88", "8b", "c8", "cb")
+)
+
+
+def a100_1412(log: str) -> Topology:
+    """Option (d) of the issue: the thread's device list names the product, eight A100-SXM4-80GB in one
+    node, and posts no topology. The NVLink of that product is nccl-tests#228's (`nvidia-smi nvlink -s` of
+    an A100-SXM4-80GB: links 0-11 up, on the NVSwitch), as NVIDIA/nccl#1505's DGX A100 `topo -m` shows
+    (NV12 between every pair). The log names GPUs by CUDA device; the bus ids are the device list's."""
+    return a100_nvswitch(A100_1412_BUSES, dict(parse_log(log).env))
+
+
+# pytorch/pytorch#81628: RoCE, one GPU of host tf144 in the job (cudaDev 1, busId 86000, NCCL's bracket)
+
+
+def roce_81628_ports(log: str) -> tuple[snapgen.RdmaPort, ...]:
+    """The RDMA ports NCCL listed, `NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [2]i40iw0:1/RoCE`:
+    NCCL lists a port only when it is ACTIVE and its link layer is InfiniBand or Ethernet, and prints
+    `RoCE` for Ethernet (NVIDIA/nccl@v2.10.3-1:src/transport/net_ib.cc:166-175, `if (portAttr.state !=
+    IBV_PORT_ACTIVE) continue;`; the same test in @v2.23.4-1 ncclIbInit). Each is written as sysfs shows
+    such a port ("4: ACTIVE", "Ethernet")."""
+    return tuple(
+        snapgen.RdmaPort(d.name, d.port, "4: ACTIVE", "Ethernet" if d.link_layer == "RoCE" else "InfiniBand")
+        for d in parse_log(log).ib_devices
+    )
+
+
+def roce_81628(log: str) -> Topology:
+    """The one GPU of tf144 the log shows (`0[2f000] -> 1[86000] [receive]`, rank 1 being `[1]`, cudaDev 1,
+    on tf144); the thread gives neither its NVLinks nor where the NICs sit, and the job used no other GPU
+    of the host."""
+    gpu = Gpu(index=0, bus_id="0000:86:00.0", paths=("X",))
+    return Topology(gpus=(gpu,), nics=None, env=parse_log(log).env)
+
+
+# NVIDIA/nccl#1817 again: the same L20 machine with NCCL_P2P_LEVEL=SYS
+
+
+def l20_p2p_level_sys(log: str) -> Topology:
+    """The L20 node of `l20`, run with the description's P2P command `NCCL_DEBUG=INFO NCCL_P2P_LEVEL=SYS
+    ./build/alltoall_perf -b 8 -e 512M -f 2 -g 8` (the excerpt kept has no `set by environment` line)."""
+    topo = l20(log)
+    return dataclasses.replace(topo, env={**topo.env, "NCCL_P2P_LEVEL": "SYS"})
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -232,6 +287,10 @@ def rtx4090_307(log: str) -> Topology:
 
 
 NIC_UNKNOWN = "predicted unknown (the network NCCL takes is unknown), NCCL used ib-gdr ({})"
+NIC_UNKNOWN_IB = "predicted unknown (the network NCCL takes is unknown), NCCL used ib ({})"
+NIC_UNPLACED = (
+    "predicted unknown (the PCIe distance from GPU0 to the active NICs is not known), NCCL used ib ({})"
+)
 
 CASES = (
     Case(
@@ -251,6 +310,7 @@ CASES = (
         # NCCL's topology lines place a NIC beside each GPU, but not whether its port is up, nor whether
         # nvidia-peermem or DMA-BUF gives it GPU memory: the snapshot leaves the RDMA devices unrecorded
         tuple(f"GPU{g} -> network: " + NIC_UNKNOWN.format("NET/IB/GDRDMA") for g in (0, 1)),
+        2,
     ),
     Case("nccltests228_a100_p2p_level_loc", ("nccltests228_p2p_level_loc/nccl.log",), a100_loc, {}, 7),
     Case(
@@ -268,17 +328,50 @@ CASES = (
         {},
         1,
         ("GPU0 -> network: " + NIC_UNKNOWN.format("NET/IBext_v8/GDRDMA"),),  # NIC ports, peermem: not posted
+        1,
+    ),
+    Case(
+        "nccl1817_l20_p2p_level_sys",
+        ("nccl1817_p2p_l20/nccl.log",),
+        l20_p2p_level_sys,
+        {"p2p_read_ok": _all_read_ok(8)},  # as the SHM run of the same machine (see l20)
+        5,
+    ),
+    Case(
+        "nccl1412_a100_nvswitch_ib",
+        ("nccl1412_a100_ib/nccl.log",),
+        a100_1412,
+        {},
+        3,
+        # ibstatus shows the ports ACTIVE but not where each NIC sits nor how GPU memory is reached
+        tuple(f"GPU{g} -> network: " + NIC_UNKNOWN_IB.format("NET/IB") for g in (4, 5)),
+        2,
+    ),
+    Case(
+        "pytorch81628_roce",
+        ("pytorch81628_roce_ib/nccl.log",),
+        roce_81628,
+        {"rdma": roce_81628_ports},
+        0,
+        # `Using network IB` is predicted from the RoCE ports; where the NICs sit is not in the thread
+        ("GPU0 -> network: " + NIC_UNPLACED.format("NET/IB"),),
+        1,
     ),
 )
+
+
+def _snap(case: Case, log: str) -> dict:
+    return {k: v(log) if callable(v) else v for k, v in case.snap.items()}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_the_prediction_on_the_replayed_snapshot_is_what_nccl_chose(case, tmp_path):
     log = _text(*case.logs)
     topo = case.topology(log)
-    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "snapshot", **case.snap))
+    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "snapshot", **_snap(case, log)))
     seen = against_log(log, predict(replayed), replayed)
     assert (seen.problem, seen.pairs, seen.disagreements) == ("", case.pairs, case.network)
+    assert seen.network_gpus == case.network_gpus
 
 
 def test_the_snapshot_carries_the_topology_through_the_probes(tmp_path):
@@ -314,7 +407,7 @@ def test_the_4090s_pairs_under_one_switch_go_through_the_cpu_because_p2p_is_off(
     case = next(c for c in CASES if c.name == "nccltests307_rtx4090_no_p2p")
     log = _text(*case.logs)
     topo = case.topology(log)
-    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "off", **case.snap))
+    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "off", **_snap(case, log)))
     pair = predict(replayed).pair(4, 5)
     assert (pair.transport, pair.path, pair.limited_by) == ("shm", "PIX", ("nvml-p2p",))
     replayed = snapgen.replay(snapgen.write(topo, tmp_path / "on", p2p_read_ok=_all_read_ok(8)))
@@ -329,8 +422,9 @@ def test_a_case_end_to_end_through_the_cli(name, tmp_path):
     """`gpudoctor nccl --snapshot S --log L --format json`, as a user runs it."""
     case = next(c for c in CASES if c.name == name)
     log = tmp_path / "nccl.log"
-    log.write_text(_text(*case.logs), encoding="utf-8")
-    snap = snapgen.write(case.topology(log.read_text(encoding="utf-8")), tmp_path / "snapshot", **case.snap)
+    text = _text(*case.logs)
+    log.write_text(text, encoding="utf-8")
+    snap = snapgen.write(case.topology(text), tmp_path / "snapshot", **_snap(case, text))
     r = run_cli("nccl", "--snapshot", str(snap), "--log", str(log), "--format", "json")
     assert r.returncode in (0, 1), r.stderr
     seen = json.loads(r.stdout)["log"]

@@ -92,6 +92,13 @@ TRANSPORTS = {
         (3, 2): {"direct shared memory"},
     },
     "pytorch81628_roce_ib": {(0, 1): {"NET/IB"}},
+    "nccl1412_a100_ib": {
+        (7, 6): {"P2P/direct pointer/read"},
+        (6, 3): {"P2P/direct pointer/read"},
+        (5, 4): {"P2P/direct pointer/read"},
+        (5, 12): {"NET/IB"},
+        (13, 4): {"NET/IB"},
+    },
     "sglang8974_ib_disable": {(2, 3): {"P2P/IPC"}},
     "tinygrad45_4090_shm": {(0, 1): {"SHM/direct/direct"}},
     "nccltests133_direct_read_gdr": {
