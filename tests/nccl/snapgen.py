@@ -58,10 +58,14 @@ def recording(
     p2p_read_ok: Optional[dict[int, tuple[int, ...]]] = None,
     cc: Optional[tuple] = None,
     rdma: Optional[tuple[RdmaPort, ...]] = None,
+    net_plugin: Optional[str] = None,
 ) -> Recording:
     """The snapshot of `topo`. A GPU without a bus id (a source that gives none: `nvidia-smi topo -m`) has
     its nvmlDeviceGetPciInfo and NUMA node unrecorded; direct NVLinks need the peer's bus id. `rdma` the
     RDMA ports (None: unrecorded, the RDMA devices unknown; (): none, /sys/class/infiniband absent).
+    `net_plugin` the network plugin NCCL loaded (its `Plugin Path : /dir/libnccl-net.so` line): its
+    directory is recorded on LD_LIBRARY_PATH and listed with that file, where gpudoctor looks for it
+    (gpudoctor/probes/net_plugin.py, as NCCL's dlopen does).
     `p2p_read_ok` {gpu: GPUs it can read from peer-to-peer} gives NVML's P2P status for each pair (the
     others NOT_SUPPORTED); None leaves it unrecorded. `cc` the compute capability (major, minor)."""
     n = len(topo.gpus)
@@ -109,12 +113,17 @@ def recording(
             base = f"{IB_ROOT}/{p.device}/ports/{p.port}"
             files[f"{base}/state"] = f"{p.state}\n"
             files[f"{base}/link_layer"] = f"{p.link_layer}\n"
+    env: dict[str, Optional[str]] = {k: v for k, v in topo.env.items() if k.startswith("NCCL_")}
+    if net_plugin is not None:
+        directory, _, name = net_plugin.rpartition("/")
+        env["LD_LIBRARY_PATH"] = directory
+        dirs[directory] = [name]
     return Recording(
         files=files,
         dirs=dirs,
         nvml_system={"nvmlInit": None, "nvmlDeviceGetCount": n},
         nvml_devices=devices,
-        env={k: v for k, v in topo.env.items() if k.startswith("NCCL_")},
+        env=env,
     )
 
 

@@ -186,8 +186,8 @@ def roce_81628_ports(log: str) -> tuple[snapgen.RdmaPort, ...]:
     """The RDMA ports NCCL listed, `NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [2]i40iw0:1/RoCE`:
     NCCL lists a port only when it is ACTIVE and its link layer is InfiniBand or Ethernet, and prints
     `RoCE` for Ethernet (NVIDIA/nccl@v2.10.3-1:src/transport/net_ib.cc:166-175, `if (portAttr.state !=
-    IBV_PORT_ACTIVE) continue;`; the same test in @v2.23.4-1 ncclIbInit). Each is written as sysfs shows
-    such a port ("4: ACTIVE", "Ethernet")."""
+    IBV_PORT_ACTIVE) continue;`; the same test in @v2.23.4-1:src/transport/net_ib.cc:558). Each is
+    written as sysfs shows such a port ("4: ACTIVE", "Ethernet")."""
     return tuple(
         snapgen.RdmaPort(d.name, d.port, "4: ACTIVE", "Ethernet" if d.link_layer == "RoCE" else "InfiniBand")
         for d in parse_log(log).ib_devices
@@ -200,6 +200,23 @@ def roce_81628(log: str) -> Topology:
     of the host."""
     gpu = Gpu(index=0, bus_id="0000:86:00.0", paths=("X",))
     return Topology(gpus=(gpu,), nics=None, env=parse_log(log).env)
+
+
+# NVIDIA/nccl-tests#373 ("NCCL_IB_DISABLE=1 not work"): three nodes, one GPU each, HPC-X's IBext_v8 plugin
+
+IBEXT_PLUGIN = "/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so"  # the log's `Plugin Path :` line
+IBINIT = "NVIDIA/nccl@v2.23.4-1:src/transport/net_ib.cc:ncclIbInit"  # predict.py's citation
+
+
+def ibext_373(log: str) -> Topology:
+    """bigo's one GPU (`cudaDev 0 nvmlDev 0 busId 31000`, `localRanks 1`). NCCL_IB_DISABLE=1 is the
+    poster's statement (the issue's title); the log has `NCCL_P2P_LEVEL set by environment to LOC`. The
+    plugin NCCL loaded (`Plugin Path : ...`, `P2P plugin IBext_v8`) is HPC-X's nccl-rdma-sharp-plugins,
+    which NCCL tries before its own IB and Socket (src/net.cc ncclNetInit) and which reads its own
+    NCCL_IBEXT_DISABLE, not NCCL_IB_DISABLE (Mellanox/nccl-rdma-sharp-plugins@2f5ac02:src/ib_plugin.c:376
+    `NCCL_PARAM(IbDisable, "IBEXT_DISABLE", 0)`)."""
+    gpu = Gpu(index=0, bus_id="0000:31:00.0", paths=("X",))
+    return Topology(gpus=(gpu,), nics=None, env={**parse_log(log).env, "NCCL_IB_DISABLE": "1"})
 
 
 # NVIDIA/nccl#1817 again: the same L20 machine with NCCL_P2P_LEVEL=SYS
@@ -357,6 +374,16 @@ CASES = (
         ("GPU0 -> network: " + NIC_UNPLACED.format("NET/IB"),),
         1,
     ),
+    Case(
+        "nccltests373_ib_disable_with_ibext_plugin",
+        ("nccltests373_ib_disable_ibext/nccl.log",),
+        ibext_373,
+        {"net_plugin": IBEXT_PLUGIN},
+        0,
+        # the plugin comes first and NCCL_IB_DISABLE does not stop it: not Socket, and not modelled
+        ("GPU0 -> network: " + NIC_UNKNOWN_IB.format("NET/IBext_v8"),),
+        1,
+    ),
 )
 
 
@@ -429,3 +456,44 @@ def test_a_case_end_to_end_through_the_cli(name, tmp_path):
     assert r.returncode in (0, 1), r.stderr
     seen = json.loads(r.stdout)["log"]
     assert (seen["pairs"], seen["problem"], seen["disagreements"]) == (case.pairs, None, [])
+
+
+def test_ib_disabled_is_sockets_only_without_a_network_plugin(tmp_path):
+    """nccl-tests#373: NCCL_IB_DISABLE=1, yet NCCL used HPC-X's IBext_v8 plugin. With the plugin recorded the
+    prediction does not claim sockets (the plugin comes first); left out, the prediction is Socket and both
+    the network and the GPU's channels are reported as disagreeing with the log."""
+    case = next(c for c in CASES if c.name == "nccltests373_ib_disable_with_ibext_plugin")
+    log = _text(*case.logs)
+    with_plugin = snapgen.replay(snapgen.write(case.topology(log), tmp_path / "on", **_snap(case, log)))
+    prediction = predict(with_plugin)
+    assert prediction.net_name is None
+    assert prediction.net_reasons[0].startswith(f"NCCL loads the network plugin {IBEXT_PLUGIN} first")
+    assert prediction.net_reasons[0].endswith(
+        "without one, Socket: NCCL_IB_DISABLE=1: IB is off [" + IBINIT + "]"
+    )
+    without = snapgen.replay(snapgen.write(case.topology(log), tmp_path / "off"))
+    seen = against_log(log, predict(without), without)
+    assert seen.disagreements == (
+        f"network: predicted Socket (NCCL_IB_DISABLE=1: IB is off [{IBINIT}]), NCCL used IBext_v8 "
+        "(`Using network IBext_v8`)",
+        "GPU0 -> network: predicted socket, NCCL used ib (NET/IBext_v8)",
+    )
+
+
+def test_the_roce_ports_nccl_listed_replay_as_active_ethernet_ports(tmp_path):
+    """pytorch#81628: the three ports of `NET/IB : Using` come back from the snapshot as ACTIVE RoCE ports,
+    and the network predicted from them is IB, as the log's `Using network IB`."""
+    case = next(c for c in CASES if c.name == "pytorch81628_roce")
+    log = _text(*case.logs)
+    replayed = snapgen.replay(snapgen.write(case.topology(log), tmp_path / "s", **_snap(case, log)))
+    assert [(n.port, n.state, n.link_layer) for n in replayed.nics] == [
+        ("mlx5_0/1", "ACTIVE", "Ethernet"),
+        ("mlx5_1/1", "ACTIVE", "Ethernet"),
+        ("i40iw0/1", "ACTIVE", "Ethernet"),
+    ]
+    prediction = predict(replayed)
+    assert prediction.net_name == "IB" and prediction.net_reasons[0].startswith(
+        "3 ACTIVE RDMA port(s) (RoCE)"
+    )
+    none = snapgen.replay(snapgen.write(case.topology(log), tmp_path / "none", rdma=()))
+    assert none.nics == () and predict(none).net_name == "Socket"

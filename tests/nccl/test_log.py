@@ -92,6 +92,7 @@ TRANSPORTS = {
         (3, 2): {"direct shared memory"},
     },
     "pytorch81628_roce_ib": {(0, 1): {"NET/IB"}},
+    "nccltests373_ib_disable_ibext": {(1, 2): {"NET/IBext_v8"}, (2, 0): {"NET/IBext_v8"}},
     "nccl1412_a100_ib": {
         (7, 6): {"P2P/direct pointer/read"},
         (6, 3): {"P2P/direct pointer/read"},
