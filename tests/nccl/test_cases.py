@@ -202,6 +202,40 @@ def roce_81628(log: str) -> Topology:
     return Topology(gpus=(gpu,), nics=None, env=parse_log(log).env)
 
 
+# NVIDIA/Megatron-LM#516: an AWS p4d.24xlarge (8x A100 on NVSwitch), NCCL's brackets holding bus ids
+
+P4D_BUSES = (  # aws/aws-ofi-nccl@35d97d28:topology/p4d-24xl-topo.xml, `<!-- GPU 0 -->` .. `<!-- GPU 7 -->`
+    "0000:10:1c.0", "0000:10:1d.0", "0000:20:1c.0", "0000:20:1d.0",
+    "0000:90:1c.0", "0000:90:1d.0", "0000:a0:1c.0", "0000:a0:1d.0",
+)  # fmt: skip
+
+
+def p4d_516(log: str) -> Topology:
+    """The log's seven bus ids (`0[101c0]` .. `6[a01c0]`) are those of AWS's p4d.24xlarge topology file
+    (P4D_BUSES, in its GPU order; GPU 7's a01d0 is not in the stored excerpt): two GPUs to a PCIe switch,
+    two switches to a socket (PIX, NODE, SYS). NVLink: "8 x 40 GB NVIDIA Tesla A100 GPUs with NVSwitch"
+    (AWS's "Amazon EC2 P4d instances deep dive", copy at
+    https://dustinward.cloud/amazon-ec2-p4d-instances-deep-dive), 12 links each as any A100-SXM4
+    (nccl-tests#228's `nvidia-smi nvlink -s`)."""
+    tags = {int(t, 16) for c in parse_log(log).channels for t in (c.src_tag, c.dst_tag)}
+    assert len(tags) == 7 and tags <= {int(b.replace(":", "").replace(".", ""), 16) for b in P4D_BUSES}
+    gpus = tuple(
+        Gpu(
+            index=i,
+            bus_id=b,
+            numa=i // 4,
+            nvlink_to=(0,) * 8,
+            nvswitch_links=12,
+            paths=tuple(
+                "X" if i == j else "PIX" if i // 2 == j // 2 else "NODE" if i // 4 == j // 4 else "SYS"
+                for j in range(8)
+            ),
+        )
+        for i, b in enumerate(P4D_BUSES)
+    )
+    return Topology(gpus=gpus, nics=None, env=parse_log(log).env)
+
+
 # NVIDIA/nccl-tests#373 ("NCCL_IB_DISABLE=1 not work"): three nodes, one GPU each, HPC-X's IBext_v8 plugin
 
 IBEXT_PLUGIN = "/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so"  # the log's `Plugin Path :` line
@@ -374,6 +408,7 @@ CASES = (
         ("GPU0 -> network: " + NIC_UNPLACED.format("NET/IB"),),
         1,
     ),
+    Case("megatron516_p4d_nvswitch", ("megatron516_busid/nccl.log",), p4d_516, {}, 6),
     Case(
         "nccltests373_ib_disable_with_ibext_plugin",
         ("nccltests373_ib_disable_ibext/nccl.log",),
