@@ -236,6 +236,28 @@ def p4d_516(log: str) -> Topology:
     return Topology(gpus=gpus, nics=None, env=parse_log(log).env)
 
 
+# NVIDIA/nccl#1357: two HGX H100 nodes (qh100-gpu19, qh100-gpu20), four InfiniBand NICs each, HPC-X's plugin
+
+
+def h100_1357(log: str) -> Topology:
+    """The description's `nvidia-smi topo -m`: NV18 between every pair (NVSwitch), NUMA 0 for GPUs 0-3 and 1
+    for 4-6. The stored copy cuts GPU7's row; its cells are the column GPU7 of rows 0-6 (NV18 each: the
+    matrix is symmetric). The matrix is one node's, and the two nodes are of one cluster ("2 nodes with 4
+    nics"): the log's pairs of both hosts are read against it."""
+    cells, gpus, nics, numa = read_matrix(_text("nccl1357_h100_ib_sharp/topo.txt"))
+    for g in gpus[:-1]:
+        cells[("GPU7", g)] = cells[(g, "GPU7")]
+    cells[("GPU7", "GPU7")] = "X"
+    return from_topo_matrix(cells, gpus, nics, numa, env=parse_log(log).env)
+
+
+def ib_ports(log: str) -> tuple[snapgen.RdmaPort, ...]:
+    """The RDMA ports of the log's `NET/IB : Using` line as ACTIVE ports (see roce_81628_ports). HPC-X's
+    plugin prints the same line and lists a port on the same test (Mellanox/nccl-rdma-sharp-plugins@2f5ac02:
+    src/p2p_plugin.c:586 `if (portAttr.state != IBV_PORT_ACTIVE) continue;`, :697 the `/SHARP` suffix)."""
+    return roce_81628_ports(log)
+
+
 # NVIDIA/nccl-tests#373 ("NCCL_IB_DISABLE=1 not work"): three nodes, one GPU each, HPC-X's IBext_v8 plugin
 
 IBEXT_PLUGIN = "/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so"  # the log's `Plugin Path :` line
@@ -408,6 +430,7 @@ CASES = (
         ("GPU0 -> network: " + NIC_UNPLACED.format("NET/IB"),),
         1,
     ),
+    Case("nccl1357_h100_nvswitch_ib", ("nccl1357_h100_ib_sharp/nccl.log",), h100_1357, {"rdma": ib_ports}, 4),
     Case("megatron516_p4d_nvswitch", ("megatron516_busid/nccl.log",), p4d_516, {}, 6),
     Case(
         "nccltests373_ib_disable_with_ibext_plugin",

@@ -93,6 +93,12 @@ TRANSPORTS = {
     },
     "pytorch81628_roce_ib": {(0, 1): {"NET/IB"}},
     "nccltests373_ib_disable_ibext": {(1, 2): {"NET/IBext_v8"}, (2, 0): {"NET/IBext_v8"}},
+    "nccl1357_h100_ib_sharp": {
+        (6, 5): {"P2P/CUMEM"},
+        (4, 3): {"P2P/CUMEM"},
+        (14, 12): {"P2P/CUMEM"},
+        (15, 8): {"P2P/CUMEM"},
+    },
     "nccl1412_a100_ib": {
         (7, 6): {"P2P/direct pointer/read"},
         (6, 3): {"P2P/direct pointer/read"},
