@@ -502,7 +502,9 @@ def test_the_4090s_pairs_under_one_switch_go_through_the_cpu_because_p2p_is_off(
     )
 
 
-@pytest.mark.parametrize("name", ["nccl1817_l20_pcie_two_sockets", "nccltests228_a100_p2p_level_loc"])
+@pytest.mark.parametrize(
+    "name", ["nccl1817_l20_pcie_two_sockets", "nccltests228_a100_p2p_level_loc", "nccl1357_h100_nvswitch_ib"]
+)
 def test_a_case_end_to_end_through_the_cli(name, tmp_path):
     """`gpudoctor nccl --snapshot S --log L --format json`, as a user runs it."""
     case = next(c for c in CASES if c.name == name)
