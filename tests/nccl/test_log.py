@@ -92,6 +92,20 @@ TRANSPORTS = {
         (3, 2): {"direct shared memory"},
     },
     "pytorch81628_roce_ib": {(0, 1): {"NET/IB"}},
+    "nccltests373_ib_disable_ibext": {(1, 2): {"NET/IBext_v8"}, (2, 0): {"NET/IBext_v8"}},
+    "nccl1357_h100_ib_sharp": {
+        (6, 5): {"P2P/CUMEM"},
+        (4, 3): {"P2P/CUMEM"},
+        (14, 12): {"P2P/CUMEM"},
+        (15, 8): {"P2P/CUMEM"},
+    },
+    "nccl1412_a100_ib": {
+        (7, 6): {"P2P/direct pointer/read"},
+        (6, 3): {"P2P/direct pointer/read"},
+        (5, 4): {"P2P/direct pointer/read"},
+        (5, 12): {"NET/IB"},
+        (13, 4): {"NET/IB"},
+    },
     "sglang8974_ib_disable": {(2, 3): {"P2P/IPC"}},
     "tinygrad45_4090_shm": {(0, 1): {"SHM/direct/direct"}},
     "nccltests133_direct_read_gdr": {
