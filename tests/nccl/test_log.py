@@ -181,6 +181,13 @@ def test_ib_devices_and_link_layers():
     assert load("nvpeermem56_ib_no_gdr").ib_devices == (IbDevice(0, "mlx5_0", 1, "IB"),)
     # `NET/IB : Using [RO]; OOB eno1:...` after `No device found`: no device at all.
     assert load("nccl1637_5090_socket").ib_devices == ()
+    # NICs merged into virtual ones (NVIDIA/nccl-tests#373): `[0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE}`
+    assert [(d.index, d.name, d.link_layer) for d in load("nccltests373_ib_disable_ibext").ib_devices] == [
+        (0, "mlx5_2", "RoCE"),
+        (1, "mlx5_3", "RoCE"),
+        (2, "mlx5_0", "RoCE"),
+        (3, "mlx5_1", "RoCE"),
+    ]
 
 
 def test_socket_interfaces():
