@@ -109,6 +109,12 @@ command(
     # `nice`, `timeout`, `sudo`), and so does `--`: whatever follows reaches the command untouched.
     context_settings={"allow_interspersed_args": False},
 )
+command(
+    app,
+    "envs",
+    options.ENVS,
+    "List every Python environment on this machine, with its GPU frameworks and their builds.",
+)
 command(rules_app, "list", options.RULES_LIST, "List every rule: id, severity, area and title.")
 command(rules_app, "show", options.RULES_SHOW, "Show one rule in full.")
 command(

@@ -25,6 +25,7 @@ COMMANDS = {
     "run": "run",
     "bench": "bench",
     "nccl": "nccl",
+    "envs": "envs",
     "rules list": "rules",
     "rules show": "rules",
     "rules validate": "rules",

@@ -1,0 +1,76 @@
+"""`gpudoctor envs`: every Python environment on this machine, with its GPU frameworks and their builds,
+read from files (gpudoctor/envs/) without starting any interpreter. Exit 0; 2 when it cannot read this
+machine (a snapshot holds no home directory to search)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from . import CommandError, Outcome
+
+
+def run(fmt: str = "text") -> Outcome:
+    from ..report import envs_report
+
+    envs = find_all()
+    rows = [row(e) for e in envs]
+    if fmt == "json":
+        sys.stdout.write(envs_report.render_json(rows))
+    else:
+        sys.stdout.write(envs_report.render_text(rows))
+    return Outcome(0)
+
+
+def find_all(host: Any = None) -> list:
+    """Every environment the live host's files show (gpudoctor/envs/find.py)."""
+    from ..envs import find, places
+
+    if host is None:
+        from ..host.base import Deadline
+        from ..host.live import LiveHost
+
+        host = LiveHost(deadline=Deadline(10.0))
+    files = getattr(host, "env_files", None)
+    if files is None:
+        raise CommandError("finding environments reads this machine's files: a snapshot holds none")
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the working directory was removed: no project .venv to look for
+        cwd = ""
+    return find.discover(files(), places.from_host(host, cwd))
+
+
+def row(env: Any) -> dict:
+    """One environment as the report shows it: where it is, what found it, its frameworks and builds
+    (probes/python_env.py's parsers over the description read from its files)."""
+    from ..probes import python_env
+
+    frameworks = []
+    installer = None
+    if env.dump is not None:
+        installer = python_env.installer(env.dump)
+        every = env.dump.get("all") or {}
+        for fw in python_env.frameworks(env.dump):
+            frameworks.append(
+                {
+                    "name": fw["name"],
+                    "distribution": fw["distribution"],
+                    "version": every.get(fw["distribution"]) or fw["version"],
+                    "build": fw.get("build"),
+                    "cuda": fw.get("cuda"),
+                    "rocm": fw.get("rocm"),
+                }
+            )
+    return {
+        "name": env.name,
+        "kind": env.kind,
+        "python": env.python or None,
+        "prefix": env.prefix,
+        "interpreter": env.interpreter or None,
+        "installer": installer,
+        "found_by": list(env.found_by),
+        "problem": env.problem or None,
+        "frameworks": frameworks,
+    }
