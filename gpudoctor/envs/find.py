@@ -274,11 +274,10 @@ def _interpreter_problem(files: Any, prefix: str, interpreter: str) -> str:
         return f"no interpreter in {os.path.join(prefix, 'bin')}"
     if files.is_file(interpreter):
         return ""
-    target = files.readlink(interpreter)
-    if target is not None:
+    if files.readlink(interpreter) is not None:
         return (
-            f"{interpreter} is a dangling link to {target}: the Python it was made from is gone "
-            "(recreate the environment)"
+            f"{interpreter} is a dangling link to {files.real(interpreter)}: the Python it was made from is "
+            "gone (recreate the environment)"
         )
     return f"{interpreter} is not a file"
 

@@ -1,0 +1,110 @@
+"""Every environment of a workstation's home found, merged and described from its files (tests/workstation.py
+builds the home with the real tools, once for this module)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+from workstation import VERSION, build
+
+from gpudoctor.envs import find
+from gpudoctor.envs.places import Places
+from gpudoctor.host.env_files import EnvFiles
+from gpudoctor.probes import python_env
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    return build(tmp_path_factory.mktemp("workstation"))
+
+
+def places(home, **env) -> Places:
+    base = {"HOME": str(home["home"]), "PATH": "/nonexistent"}
+    return Places(str(home["home"]), str(home["cwd"]), {**base, **env}, (), (), ())
+
+
+@pytest.fixture(scope="module")
+def found(home):
+    return {e.name: e for e in find.discover(EnvFiles(), places(home))}
+
+
+def builds(env) -> list[tuple]:
+    return [(f["name"], f["version"], f.get("build"), f.get("cuda")) for f in python_env.frameworks(env.dump)]
+
+
+def test_each_environment_is_found_once_with_its_kind_and_what_found_it(found, home):
+    summary = {name: (e.kind, e.found_by) for name, e in found.items()}
+    assert summary == {
+        "ml": ("venv", ("~/.virtualenvs", "jupyter kernel 'ml'")),
+        "newest": ("venv", ("~/.virtualenvs",)),
+        "broken": ("venv", ("~/.virtualenvs",)),
+        "proj/.venv": ("venv", ("project .venv (~/code/proj)",)),
+        "cv": ("conda", ("~/.conda/environments.txt", "~/miniconda3/envs")),
+        "removed": ("conda", ("~/.conda/environments.txt",)),
+        "black": ("pipx", ("pipx",)),
+    }
+    assert [e.kind for e in find.discover(EnvFiles(), places(home))] == sorted(
+        (e.kind for e in found.values()), key=find.KINDS.index
+    )
+
+
+def test_the_frameworks_and_builds_come_from_each_environments_metadata(found):
+    assert builds(found["ml"]) == [("torch", "2.5.1", "cuda", "12.4")]
+    assert builds(found["cv"]) == [("torch", "2.5.1", "cuda", "12.4")]
+    assert builds(found["proj/.venv"]) == [("torch", "2.5.1", "cpu", None)]
+    assert builds(found["newest"]) == [("torch", "2.5.1", "cpu", None)]
+    assert builds(found["black"]) == []
+    assert python_env.installer(found["proj/.venv"].dump) == "uv"
+    assert python_env.installer(found["cv"].dump) == "conda"
+
+
+def test_each_python_version_is_read_from_the_layout(found, home):
+    assert found["ml"].python == VERSION  # pyvenv.cfg `version`
+    assert found["cv"].python == VERSION  # conda-meta's python record
+    assert found["proj/.venv"].python.startswith(home["other_xy"] + ".")  # uv's `version_info`
+    assert found["newest"].python.startswith(home["newest_xy"] + ".")
+    assert found["ml"].dump["machine"] == os.uname().machine
+
+
+def test_broken_environments_are_listed_with_the_reason(found, home):
+    broken = found["broken"]
+    assert broken.problem.startswith(f"{home['broken']}/bin/python is a dangling link to ")
+    assert "the Python it was made from is gone" in broken.problem
+    assert broken.dump is not None  # its metadata is still read
+    removed = found["removed"]
+    assert removed.problem == "no such directory (named by ~/.conda/environments.txt)"
+    assert removed.dump is None
+    assert all(not found[n].problem for n in ("ml", "cv", "proj/.venv", "newest", "black"))
+
+
+def test_the_active_venv_and_a_kernel_without_python_are_named(home, tmp_path):
+    wrapper = tmp_path / "kernels" / "wrapped"
+    wrapper.mkdir(parents=True)
+    # A kernelspec that starts a shell script (seen in the wild: "/bin/bash", "-lc", "source ... && exec
+    # $PY -m ipykernel -f {connection_file}"): which environment it runs cannot be read.
+    (wrapper / "kernel.json").write_text(
+        '{"argv": ["/bin/bash", "-lc", "exec python -m ipykernel -f {connection_file}"],'
+        ' "display_name": "wrapped", "language": "python"}'
+    )
+    where = places(home, VIRTUAL_ENV=str(home["ml"]), JUPYTER_PATH=str(tmp_path))
+    envs = {e.name: e for e in find.discover(EnvFiles(), where)}
+    assert envs["ml"].found_by == ("VIRTUAL_ENV", "~/.virtualenvs", "jupyter kernel 'ml'")
+    assert envs["wrapped"].kind == "kernel"
+    assert envs["wrapped"].problem.startswith("the kernel starts /bin/bash, not a Python interpreter")
+
+
+def test_system_interpreters_and_path_are_read_and_merged(home, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(os.path.realpath(sys.executable))
+    (bin_dir / "python3-config").write_text("#!/bin/sh\n")
+    where = places(home, PATH=f"{bin_dir}:{home['ml']}/bin")._replace(system_bins=(str(bin_dir),))
+    envs = find.discover(EnvFiles(), where)
+    system = [e for e in envs if e.kind in ("system", "pyenv")]
+    assert [(e.name, e.found_by) for e in system] == [
+        (os.path.realpath(sys.executable), (str(bin_dir), "PATH"))
+    ]
+    ml = next(e for e in envs if e.prefix == str(home["ml"]))
+    assert ml.found_by == ("~/.virtualenvs", "PATH", "jupyter kernel 'ml'")
