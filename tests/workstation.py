@@ -12,9 +12,12 @@ in venvs of other Pythons. The conda environment and the Jupyter kernel copy the
   (make_ipkernel_cmd: [executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]);
 - ~/.conda/environments.txt: one prefix a line, and it keeps environments since removed
   (https://github.com/conda/conda/issues/2704, https://github.com/conda/conda/pull/6313);
-- a venv whose interpreter link dangles, its base Python removed (a uv venv whose pyenv was deleted:
-  `.venv/bin/python -> /home/ubuntu/.pyenv/versions/3.11.4/bin/python3.11`, "no such file or directory",
-  as a user's notes record it; rebuilt here by the real tools, then its base link pointed at a removed path).
+- a venv whose interpreter link dangles, its base Python removed: a venv's bin/python is a link to the
+  absolute path of the Python it was made from (bin/python -> /home/fkinds/.local/share/uv/python/
+  cpython-3.14.0-linux-x86_64-gnu/bin/python3.14, python3 -> python: Fkinds/python_template@
+  7ab8d2b285c87b15508d768434999dd9c833acd9:dir_tree.md),
+  so removing that Python (a pyenv or uv install) leaves the link dangling; made here by the real tool,
+  then its link pointed at a path that does not exist.
 """
 
 from __future__ import annotations
