@@ -100,6 +100,13 @@ def test_envs_finds_each_environment_with_its_frameworks(listed):
     assert all(e["kind"] == "system" for e in listed["environments"] if e["name"] not in OURS)
 
 
+def test_envs_through_typer_reads_the_same(home, listed):
+    # `--format=json` is left to typer (entry._quick reads only the usual forms): the same listing
+    r = gd(home, "envs", "--format=json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == listed
+
+
 def test_envs_text_is_one_line_per_environment(home, listed):
     r = gd(home, "envs")
     assert r.returncode == 0, r.stderr
