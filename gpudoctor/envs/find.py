@@ -59,7 +59,7 @@ def discover(files: Any, places: Places) -> list[Environment]:
     found = [r for r in (resolve(files, c) for c in candidates(files, places)) if r is not None]
     prefixes = {r.prefix for r in found if not r.problem.startswith(MISSING)}
     for prefix in sorted(prefixes):
-        for c in _kernels(files, os.path.join(prefix, "share", "jupyter", "kernels"), places):
+        for c in _kernels(files, os.path.join(prefix, "share", "jupyter", "kernels"), places, prefix):
             r = resolve(files, c)
             if r is not None:
                 found.append(r)
@@ -159,7 +159,16 @@ def _system(files: Any, places: Places) -> list[Candidate]:
     return out
 
 
-def _kernels(files: Any, directory: str, places: Places) -> list[Candidate]:
+def _kernels(files: Any, directory: str, places: Places, owner: str = "") -> list[Candidate]:
+    """The kernels in a kernelspec directory (`owner`: the environment whose share/jupyter/kernels it is).
+
+    A kernel whose program is a bare `python`, `python3` or `python3.X` is started by Jupyter with its own
+    interpreter (jupyter/jupyter_client@23a116b72a15623228c5d448dfa0a4cda13bc1f8:jupyter_client/manager.py,
+    KernelManager.format_kernel_cmd). ipykernel's wheel installs such a kernel into every environment it is
+    installed in (share/jupyter/kernels/python3, argv[0] `python`: ipython/ipykernel@
+    08d9d18be1e0133777936954dc69424f44ae138b:hatch_build.py), which only a Jupyter running from that
+    environment reads: there it is the environment's interpreter. Elsewhere it is whichever Jupyter starts
+    it, which no file says."""
     out = []
     for name in files.listdir(directory) or []:
         spec_path = os.path.join(directory, name, "kernel.json")
@@ -175,7 +184,16 @@ def _kernels(files: Any, directory: str, places: Places) -> list[Candidate]:
         if spec.language and spec.language != "python":
             continue  # an R or Julia kernel: not a Python environment
         program = spec.argv0
-        if "/" not in program:
+        if "/" not in program and sources.is_python_name(program):
+            if not owner:
+                problem = (
+                    f"the kernel starts `{program}`, which Jupyter replaces with its own interpreter: the "
+                    "environment it runs is the one Jupyter runs from"
+                )
+                out.append(Candidate(spec_path, how, "kernel", name, True, problem, listed=True))
+                continue
+            program = _interpreter_in(files, owner, "") or program
+        elif "/" not in program:
             program = _on_path(files, program, places) or program
         if not sources.is_python_name(program):
             problem = (
@@ -208,7 +226,7 @@ MISSING = "no such directory"
 def resolve(files: Any, c: Candidate) -> Optional[Resolved]:
     """The prefix, Python version and interpreter a candidate stands for; None for a directory of a scanned
     place that holds no Python environment."""
-    if c.problem and not files.lexists(c.path):
+    if c.problem:  # a kernel that names no interpreter to read: listed as it is
         return Resolved(c, c.path, "", "", c.problem)
     if c.is_interpreter:
         return _resolve_interpreter(files, c)
@@ -220,13 +238,14 @@ def resolve(files: Any, c: Candidate) -> Optional[Resolved]:
         if c.listed:
             return Resolved(c, c.path, "", "", f"no Python in {c.path} (named by {c.how})")
         return None
-    return Resolved(c, c.path, xy, interpreter, c.problem or _interpreter_problem(files, c.path, interpreter))
+    return Resolved(c, c.path, xy, interpreter, _interpreter_problem(files, c.path, interpreter))
 
 
 def _resolve_interpreter(files: Any, c: Candidate) -> Resolved:
     path = c.path
     if not files.lexists(path):
-        return Resolved(c, path, "", path, c.problem or f"{path}: no such file (named by {c.how})")
+        prefix = os.path.dirname(os.path.dirname(path))
+        return Resolved(c, prefix, "", path, f"{path}: no such file (named by {c.how})")
     root = os.path.dirname(os.path.dirname(path))
     if files.is_file(os.path.join(root, "pyvenv.cfg")) or files.is_dir(os.path.join(root, "conda-meta")):
         prefix = root  # a venv's python links to its base interpreter: the venv is what it runs
@@ -235,11 +254,9 @@ def _resolve_interpreter(files: Any, c: Candidate) -> Resolved:
         prefix = os.path.dirname(os.path.dirname(real))
         m = LIB_PYTHON.fullmatch(os.path.basename(real))
         if m and files.is_dir(os.path.join(prefix, "lib", f"python{m.group(1)}")):
-            return Resolved(
-                c, prefix, m.group(1), path, c.problem or _interpreter_problem(files, prefix, path)
-            )
+            return Resolved(c, prefix, m.group(1), path, _interpreter_problem(files, prefix, path))
     xy = _prefix_xy(files, prefix, files.real(path))
-    return Resolved(c, prefix, xy, path, c.problem or _interpreter_problem(files, prefix, path))
+    return Resolved(c, prefix, xy, path, _interpreter_problem(files, prefix, path))
 
 
 def _prefix_xy(files: Any, prefix: str, interpreter: str = "") -> str:

@@ -3,16 +3,19 @@ builds the home with the real tools, once for this module)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
 import pytest
-from workstation import VERSION, build
+from workstation import VERSION, build, kernel_json
 
 from gpudoctor.envs import find
 from gpudoctor.envs.places import Places
 from gpudoctor.host.env_files import EnvFiles
 from gpudoctor.probes import python_env
+
+from pyenvs import make_venv
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +111,38 @@ def test_system_interpreters_and_path_are_read_and_merged(home, tmp_path):
     ]
     ml = next(e for e in envs if e.prefix == str(home["ml"]))
     assert ml.found_by == ("~/.virtualenvs", "PATH", "jupyter kernel 'ml'")
+
+
+def test_kernels_in_an_environment_and_kernels_naming_no_interpreter(home, tmp_path):
+    # ipykernel's wheel installs share/jupyter/kernels/python3/kernel.json with argv[0] `python` into the
+    # environment (ipython/ipykernel@08d9d18be1e0133777936954dc69424f44ae138b:hatch_build.py); Jupyter runs
+    # it with its own interpreter (jupyter/jupyter_client@23a116b72a15623228c5d448dfa0a4cda13bc1f8:
+    # jupyter_client/manager.py, format_kernel_cmd).
+    venv = make_venv(sys.executable, tmp_path / "home" / ".virtualenvs" / "nb").parent.parent
+    spec = json.loads(kernel_json("python"))
+    for where, name, argv0 in (
+        (venv / "share" / "jupyter" / "kernels", "python3", "python"),
+        (tmp_path / "home" / ".local" / "share" / "jupyter" / "kernels", "bare", "python3"),
+        (
+            tmp_path / "home" / ".local" / "share" / "jupyter" / "kernels",
+            "gone",
+            str(tmp_path / "old" / "bin" / "python"),
+        ),
+    ):
+        (where / name).mkdir(parents=True)
+        (where / name / "kernel.json").write_text(json.dumps(dict(spec, argv=[argv0, *spec["argv"][1:]])))
+    where = Places(str(tmp_path / "home"), str(tmp_path), {"PATH": "/nonexistent"}, (), (), ())
+    envs = {e.name: e for e in find.discover(EnvFiles(), where)}
+    assert envs["nb"].found_by == ("~/.virtualenvs", "jupyter kernel 'python3'")
+    assert not envs["nb"].problem
+    assert envs["bare"].kind == "kernel"
+    assert envs["bare"].problem == (
+        "the kernel starts `python3`, which Jupyter replaces with its own interpreter: the environment it "
+        "runs is the one Jupyter runs from"
+    )
+    assert envs["gone"].problem == f"{tmp_path}/old/bin/python: no such file (named by jupyter kernel 'gone')"
+    assert (envs["gone"].kind, envs["gone"].prefix, envs["gone"].dump) == (
+        "kernel",
+        str(tmp_path / "old"),
+        None,
+    )
