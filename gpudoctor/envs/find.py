@@ -331,7 +331,7 @@ def merge(files: Any, found: list[Resolved], places: Places) -> list[Environment
     out = []
     for group in groups.values():
         out.append(_entry(files, group, places))
-    out.sort(key=lambda e: (KINDS.index(e.kind), e.name))
+    out.sort(key=lambda e: (KINDS.index(e.kind), _natural(e.name)))
     return _unique_names(out)
 
 
@@ -378,6 +378,11 @@ def _unique_names(envs: list[Environment]) -> list[Environment]:
         seen.add(unique)
         out.append(e._replace(name=unique))
     return out
+
+
+def _natural(name: str) -> tuple:
+    """Names in a person's order: 3.9.18 before 3.10.13, v2 before v10."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name))
 
 
 def _venv_name(prefix: str) -> str:

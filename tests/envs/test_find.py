@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -15,7 +16,7 @@ from gpudoctor.envs.places import Places
 from gpudoctor.host.env_files import EnvFiles
 from gpudoctor.probes import python_env
 
-from pyenvs import make_venv
+from pyenvs import make_venv, uv
 
 
 @pytest.fixture(scope="module")
@@ -146,3 +147,34 @@ def test_kernels_in_an_environment_and_kernels_naming_no_interpreter(home, tmp_p
         str(tmp_path / "old"),
         None,
     )
+
+
+def test_pyenv_uv_pythons_and_uv_tools(tmp_path):
+    """pyenv's and uv's Python installs, laid out as they lay them (uv's: bin/python3.14 in
+    ~/.local/share/uv/python/cpython-3.14.0-linux-x86_64-gnu, Fkinds/python_template@
+    7ab8d2b285c87b15508d768434999dd9c833acd9:dir_tree.md), and a uv tool's venv made by the real uv."""
+    home = tmp_path / "home"
+    real = os.path.realpath(sys.executable)
+    xy = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    for prefix in (
+        home / ".pyenv" / "versions" / VERSION,
+        home / ".local" / "share" / "uv" / "python" / f"cpython-{VERSION}-linux-x86_64-gnu",
+    ):
+        (prefix / "bin").mkdir(parents=True)
+        (prefix / "bin" / f"python{xy}").symlink_to(real)
+        (prefix / "bin" / "python3").symlink_to(f"python{xy}")
+        (prefix / "lib" / f"python{xy}" / "site-packages").mkdir(parents=True)
+    (home / ".local" / "share" / "uv" / "python" / ".lock").write_text("")
+    tool = home / ".local" / "share" / "uv" / "tools" / "httpie"
+    subprocess.run([uv(), "venv", "--quiet", "--python", sys.executable, str(tool)], check=True, timeout=120)
+    where = Places(str(home), str(tmp_path), {"PATH": "/nonexistent"}, (), (), ())
+    found = [(e.kind, e.name, e.python, e.found_by) for e in find.discover(EnvFiles(), where)]
+    assert found == [
+        ("pyenv", VERSION, VERSION, ("pyenv",)),
+        ("uv-python", f"cpython-{VERSION}-linux-x86_64-gnu", VERSION, ("uv python",)),
+        ("uv-tool", "httpie", VERSION, ("uv tools",)),
+    ]
+
+
+def test_names_are_sorted_as_a_person_reads_them():
+    assert sorted(["3.10.13", "3.9.18", "v10", "v2"], key=find._natural) == ["3.9.18", "3.10.13", "v2", "v10"]
