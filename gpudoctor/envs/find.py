@@ -58,8 +58,12 @@ class Resolved(NamedTuple):
 def discover(files: Any, places: Places) -> list[Environment]:
     found = [r for r in (resolve(files, c) for c in candidates(files, places)) if r is not None]
     prefixes = {r.prefix for r in found if not r.problem.startswith(MISSING)}
+    scanned = set(where.kernel_dirs(places))  # the system's (/usr/share/jupyter/kernels) belong to no one
     for prefix in sorted(prefixes):
-        for c in _kernels(files, os.path.join(prefix, "share", "jupyter", "kernels"), places, prefix):
+        directory = os.path.join(prefix, "share", "jupyter", "kernels")
+        if directory in scanned:
+            continue
+        for c in _kernels(files, directory, places, prefix):
             r = resolve(files, c)
             if r is not None:
                 found.append(r)
@@ -340,7 +344,9 @@ def _entry(files: Any, group: list[Resolved], places: Places) -> Environment:
     first = group[0]
     prefix = first.prefix
     kind = _kind(files, prefix, kinds)
-    named_by = next((r for r in group if r.candidate.kind == kind), first)
+    # the name the tool itself gives it (a conda installation's `base`, a directory's) before a list's
+    ours = [r for r in group if r.candidate.kind == kind]
+    named_by = next((r for r in ours if not r.candidate.listed), ours[0] if ours else first)
     found_by = tuple(dict.fromkeys(r.candidate.how for r in group))
     interpreter = next((r.interpreter for r in group if r.interpreter and not r.problem), first.interpreter)
     usable = [r for r in group if not r.problem]

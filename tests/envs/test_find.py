@@ -178,3 +178,26 @@ def test_pyenv_uv_pythons_and_uv_tools(tmp_path):
 
 def test_names_are_sorted_as_a_person_reads_them():
     assert sorted(["3.10.13", "3.9.18", "v10", "v2"], key=find._natural) == ["3.9.18", "3.10.13", "v2", "v10"]
+
+
+def test_a_conda_installation_is_base_and_its_envs_are_named_as_conda_names_them(tmp_path):
+    """A conda installation and an environment in it, laid out as conda lays them (conda-meta/, bin/python,
+    lib/pythonX.Y: akirachuangjp/envoracle@f929dcf147acc79ff557f8bc7cd11e3f05e622da), both in
+    environments.txt, the environment active (CONDA_PREFIX)."""
+    home = tmp_path / "home"
+    root = home / "miniforge3"
+    xy = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    for prefix in (root, root / "envs" / "train"):
+        (prefix / "conda-meta").mkdir(parents=True)
+        (prefix / "bin").mkdir()
+        (prefix / "bin" / "python").symlink_to(os.path.realpath(sys.executable))
+        (prefix / "lib" / f"python{xy}" / "site-packages").mkdir(parents=True)
+    (home / ".conda").mkdir()
+    (home / ".conda" / "environments.txt").write_text(f"{root}\n{root}/envs/train\n")
+    env = {"PATH": "/nonexistent", "CONDA_PREFIX": str(root / "envs" / "train")}
+    where = Places(str(home), str(tmp_path), env, (), (), ())
+    found = [(e.name, e.kind, e.found_by) for e in find.discover(EnvFiles(), where)]
+    assert found == [
+        ("base", "conda", ("~/.conda/environments.txt", "conda base ~/miniforge3")),
+        ("train", "conda", ("~/.conda/environments.txt", "~/miniforge3/envs", "CONDA_PREFIX")),
+    ]
