@@ -243,6 +243,9 @@ def render_checks(
                 f"{label['name']} ({label['kind']}; {', '.join(label['found_by'])}) at {result.target.python}"
             )
             problem = f"Broken: {terminal_text(label['problem'])}\n" if label["problem"] else ""
+            problem += "\n" if problem and fmt == "markdown" else ""
+            if prof.one_line:  # the line goes to stderr (check.render_check): say whose it is there
+                sys.stderr.write(f"{terminal_text(label['name'])}: ")
         if not prof.one_line:
             heading = f"Environment {n} of {len(results)}: {terminal_text(str(exe))}"
             sys.stdout.write(

@@ -173,3 +173,13 @@ def test_check_all_envs_refuses_what_judges_one_or_none(home, args, message):
     r = gd(home, "check", "--all-envs", *args)
     assert r.returncode == 2
     assert message in r.stderr
+
+
+def test_check_all_envs_one_line_profile_names_each_line(home, listed):
+    r = gd(home, "check", "--all-envs", "--profile", "preflight")
+    lines = r.stderr.splitlines()
+    assert [line.split(": gpudoctor: ")[0] for line in lines] == [e["name"] for e in listed["environments"]]
+    # the environment whose directory is gone could not be checked: the preflight profile's exit 2
+    removed = next(line for line in lines if line.startswith("removed: "))
+    assert removed.startswith("removed: gpudoctor: could not check")
+    assert r.returncode == 2
