@@ -4,8 +4,8 @@ starting its interpreter.
 The layout says what the interpreter would answer (image/pythons.py does the same for an image's layers):
 its import path is the one CPython builds for the prefix (the user site-packages directory, then the
 prefix's site directories, Debian's order for /usr), a virtual environment's from its pyvenv.cfg (`home`,
-`include-system-site-packages`). The distributions found there are read by pyinspect's own `_describe`
-through the reader, so the python probe's parsers (probes/python_env.py) read this dump as they read a live
+`include-system-site-packages`). The distributions found there are read by pyinspect's own scan through
+the reader, so the python probe's parsers (probes/python_env.py) read this dump as they read a live
 one. What only a running interpreter knows stays out: `libc` is left empty (unknown), and `machine` is read
 from the interpreter's ELF header.
 """
@@ -109,27 +109,7 @@ def describe(
         "all": {},
         "distributions": [],
     }
-    read = _reader(files)
-    for entry_dir in path:
-        for folder in files.listdir(entry_dir) or []:
-            if not folder.endswith((".dist-info", ".egg-info")):
-                continue
-            stem = folder.rsplit(".", 1)[0]
-            if "-" not in stem:
-                continue
-            raw_name, dist_version = stem.split("-", 1)
-            key = pyinspect._norm(raw_name)
-            if key in dump["all"]:
-                continue  # the first on the import path wins, as it does for imports
-            dump["all"][key] = dist_version
-            if key.startswith(pyinspect.INTERESTING):
-                dump["distributions"].append(
-                    pyinspect._describe(entry_dir, folder, key, dist_version, read=read)
-                )
-    dump["distributions"].sort(key=lambda d: d["name"])
+    dump["all"], dump["distributions"] = pyinspect.scan(
+        path, lambda directory: files.listdir(directory) or [], lambda p, limit: files.text(p, limit)
+    )
     return dump
-
-
-def _reader(files: Any) -> Any:
-    """pyinspect._read over the reader: a file's text (at most `limit` bytes), or None."""
-    return lambda path, limit: files.text(path, limit)
