@@ -341,22 +341,27 @@ def merge(files: Any, found: list[Resolved], places: Places) -> list[Environment
 
 def _entry(files: Any, group: list[Resolved], places: Places) -> Environment:
     kinds = {r.candidate.kind for r in group}
-    first = group[0]
-    prefix = first.prefix
-    kind = _kind(files, prefix, kinds)
-    # the name the tool itself gives it (a conda installation's `base`, a directory's) before a list's
-    ours = [r for r in group if r.candidate.kind == kind]
-    named_by = next((r for r in ours if not r.candidate.listed), ours[0] if ours else first)
-    found_by = tuple(dict.fromkeys(r.candidate.how for r in group))
-    interpreter = next((r.interpreter for r in group if r.interpreter and not r.problem), first.interpreter)
+    kind = _kind(files, group[0].prefix, kinds)
+    # The name the tool itself gives it (a conda installation's `base`, a directory's) before a list's, and
+    # a directory's own before a link's (pyenv's `3.12` alias of `3.12.1`); its path and version with it.
+    ours = sorted(
+        (r for r in group if r.candidate.kind == kind),
+        key=lambda r: (r.candidate.listed, files.real(r.candidate.path) != r.candidate.path),
+    )
+    named_by = ours[0] if ours else group[0]
     usable = [r for r in group if not r.problem]
-    problem = "" if usable else first.problem
+    best = named_by if not named_by.problem or not usable else usable[0]
+    found_by = tuple(dict.fromkeys(r.candidate.how for r in group))
+    interpreter = best.interpreter or next((r.interpreter for r in usable if r.interpreter), "")
+    problem = "" if usable else named_by.problem
     dump = None
     python = ""
-    if first.xy and files.is_dir(prefix):
-        python = _full_version(files, first, kinds)
-        dump = layout.describe(files, prefix, first.xy, interpreter, python, places.home)
-    return Environment(named_by.candidate.name, kind, prefix, interpreter, found_by, python, problem, dump)
+    if best.xy and files.is_dir(best.prefix):
+        python = _full_version(files, best, kinds)
+        dump = layout.describe(files, best.prefix, best.xy, interpreter, python, places.home)
+    return Environment(
+        named_by.candidate.name, kind, best.prefix, interpreter, found_by, python, problem, dump
+    )
 
 
 def _kind(files: Any, prefix: str, kinds: set) -> str:

@@ -165,6 +165,7 @@ def test_pyenv_uv_pythons_and_uv_tools(tmp_path):
         (prefix / "bin" / "python3").symlink_to(f"python{xy}")
         (prefix / "lib" / f"python{xy}" / "site-packages").mkdir(parents=True)
     (home / ".local" / "share" / "uv" / "python" / ".lock").write_text("")
+    (home / ".pyenv" / "versions" / xy).symlink_to(VERSION)  # an alias pyenv users make: one environment
     tool = home / ".local" / "share" / "uv" / "tools" / "httpie"
     subprocess.run([uv(), "venv", "--quiet", "--python", sys.executable, str(tool)], check=True, timeout=120)
     where = Places(str(home), str(tmp_path), {"PATH": "/nonexistent"}, (), (), ())
