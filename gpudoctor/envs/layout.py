@@ -67,6 +67,16 @@ def machine(files: Any, interpreter: str) -> str:
     return ELF_MACHINES.get(int.from_bytes(head[18:20], order), "")
 
 
+def interpreter_in(files: Any, prefix: str, xy: str) -> str:
+    """The environment's interpreter: bin/python, bin/python3 or bin/pythonX.Y, a dangling link too."""
+    names = ["python", "python3"] + ([f"python{xy}"] if xy else [])
+    for name in names:
+        path = os.path.join(prefix, "bin", name)
+        if files.lexists(path):
+            return path
+    return ""
+
+
 def describe(
     files: Any,
     prefix: str,
