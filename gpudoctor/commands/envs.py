@@ -15,11 +15,13 @@ def run(fmt: str = "text") -> Outcome:
     from ..report import envs_report
 
     envs = find_all()
-    rows = [row(e) for e in envs]
+    found, target, chosen_by = check_default(envs)
+    rows = [row(e, chosen_by if e is found else None) for e in envs]
+    default = {"interpreter": target, "chosen_by": chosen_by, "name": found.name if found else None}
     if fmt == "json":
-        sys.stdout.write(envs_report.render_json(rows))
+        sys.stdout.write(envs_report.render_json(rows, default))
     else:
-        sys.stdout.write(envs_report.render_text(rows))
+        sys.stdout.write(envs_report.render_text(rows, default))
     return Outcome(0)
 
 
@@ -52,9 +54,21 @@ def find_all(host: Any = None) -> list:
     return find.discover(files(), places.from_host(host, cwd))
 
 
-def row(env: Any) -> dict:
+def check_default(envs: list) -> tuple:
+    """(the environment of `envs` that `gpudoctor check` judges without --python, or None; that
+    interpreter; what chose it): host/live.py default_target (VIRTUAL_ENV, CONDA_PREFIX, python3 on PATH)."""
+    from ..envs.find import holding
+    from ..host.env_files import EnvFiles
+    from ..host.live import default_target
+
+    target, chosen_by = default_target(os.environ, sys.executable)
+    return holding(EnvFiles(), envs, target), target, chosen_by
+
+
+def row(env: Any, check_default: Any = None) -> dict:
     """One environment as the report shows it: where it is, what found it, its frameworks and builds
-    (probes/python_env.py's parsers over the description read from its files)."""
+    (probes/python_env.py's parsers over the description read from its files), and what makes it the one
+    `gpudoctor check` judges without --python (`check_default`, else None)."""
     from ..probes import python_env
 
     frameworks = []
@@ -82,5 +96,6 @@ def row(env: Any) -> dict:
         "installer": installer,
         "found_by": list(env.found_by),
         "problem": env.problem or None,
+        "check_default": check_default,
         "frameworks": frameworks,
     }

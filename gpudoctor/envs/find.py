@@ -218,6 +218,17 @@ def _unique_names(envs: list[Environment]) -> list[Environment]:
     return out
 
 
+def holding(files: Any, envs: list[Environment], interpreter: str) -> Optional[Environment]:
+    """The environment among `envs` that `interpreter` runs in (the same prefix and Python), or None."""
+    r = resolve(files, Candidate(interpreter, "", "", "", is_interpreter=True))
+    if r is None or not r.xy:
+        return None
+    wanted = (files.real(r.prefix), r.xy)
+    return next(
+        (e for e in envs if e.python and (files.real(e.prefix), sources.xy(e.python)) == wanted), None
+    )
+
+
 def _natural(name: str) -> tuple:
     """Names in a person's order: 3.9.18 before 3.10.13, v2 before v10."""
     return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name))

@@ -4,6 +4,7 @@ version 1; docs/envs.md)."""
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 from .. import __version__
 from .safe import terminal_lines
@@ -25,10 +26,13 @@ def framework_text(fw: dict) -> str:
 
 def cells(row: dict) -> tuple[str, ...]:
     frameworks = ", ".join(framework_text(fw) for fw in row["frameworks"]) or "-"
-    return (row["name"], row["kind"], row["python"] or "?", frameworks, ", ".join(row["found_by"]))
+    name = row["name"] + (" *" if row.get("check_default") else "")
+    return (name, row["kind"], row["python"] or "?", frameworks, ", ".join(row["found_by"]))
 
 
-def render_text(rows: list[dict]) -> str:
+def render_text(rows: list[dict], default: Optional[dict] = None) -> str:
+    """The table; `default`: what `gpudoctor check` judges without --python ({interpreter, chosen_by,
+    name}), marked `*` when it is one of the rows."""
     if not rows:
         return "No Python environment found.\n"
     table = [HEADINGS] + [cells(r) for r in rows]
@@ -43,15 +47,24 @@ def render_text(rows: list[dict]) -> str:
     broken = sum(1 for r in rows if r["problem"])
     summary = f"{len(rows)} environment{'s' if len(rows) != 1 else ''}"
     summary += f", {broken} broken" if broken else ""
-    lines += ["", f"{summary}. Judge each: gpudoctor check --all-envs"]
+    lines += [""]
+    if default and default["name"]:
+        lines.append(f"* what `gpudoctor check` judges without --python (chosen by {default['chosen_by']})")
+    elif default:
+        lines.append(
+            f"`gpudoctor check` without --python judges {default['interpreter']} (chosen by "
+            f"{default['chosen_by']}): none of these (a launcher, such as a pyenv shim, picks one as it runs)"
+        )
+    lines.append(f"{summary}. Judge each: gpudoctor check --all-envs")
     return terminal_lines("\n".join(lines) + "\n")
 
 
-def render_json(rows: list[dict]) -> str:
+def render_json(rows: list[dict], default: Optional[dict] = None) -> str:
     data = {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
         "gpudoctor": __version__,
+        "check_default": default,
         "environments": rows,
     }
     return json.dumps(data, indent=2) + "\n"

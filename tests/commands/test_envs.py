@@ -183,3 +183,22 @@ def test_check_all_envs_one_line_profile_names_each_line(home, listed):
     removed = next(line for line in lines if line.startswith("removed: "))
     assert removed.startswith("removed: gpudoctor: could not check")
     assert r.returncode == 2
+
+
+def test_envs_marks_what_check_judges_without_python(home, listed):
+    # PATH=/usr/bin:/bin: check's default is /usr/bin/python3, the system's
+    (system,) = [e for e in listed["environments"] if e["check_default"]]
+    assert (system["kind"], system["check_default"]) == ("system", "PATH")
+    assert listed["check_default"]["name"] == system["name"]
+    # an activated venv is check's default
+    env = {"HOME": str(home["home"]), "PATH": "/usr/bin:/bin", "VIRTUAL_ENV": str(home["ml"])}
+    r = run_cli("envs", "--format", "json", cwd=home["cwd"], drop=MOVERS, env=env)
+    data = json.loads(r.stdout)
+    assert [e["name"] for e in data["environments"] if e["check_default"]] == ["ml"]
+    assert data["check_default"] == {
+        "interpreter": f"{home['ml']}/bin/python",
+        "chosen_by": "VIRTUAL_ENV",
+        "name": "ml",
+    }
+    ml = next(e for e in data["environments"] if e["name"] == "ml")
+    assert ml["found_by"] == ["VIRTUAL_ENV", "~/.virtualenvs", "jupyter kernel 'ml'"]

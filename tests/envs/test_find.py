@@ -202,3 +202,10 @@ def test_a_conda_installation_is_base_and_its_envs_are_named_as_conda_names_them
         ("base", "conda", ("~/.conda/environments.txt", "conda base ~/miniforge3")),
         ("train", "conda", ("~/.conda/environments.txt", "~/miniforge3/envs", "CONDA_PREFIX")),
     ]
+
+
+def test_the_environment_an_interpreter_runs_in(found, home):
+    envs = list(found.values())
+    assert find.holding(EnvFiles(), envs, str(home["ml"] / "bin" / "python")) is found["ml"]
+    assert find.holding(EnvFiles(), envs, str(home["cv"] / "bin" / "python")) is found["cv"]
+    assert find.holding(EnvFiles(), envs, str(home["home"] / "nowhere" / "python3")) is None

@@ -62,3 +62,21 @@ def test_json_has_its_schema_and_every_row():
     data = json.loads(envs_report.render_json(ROWS))
     assert (data["schema"], data["schema_version"]) == ("gpudoctor.envs", 1)
     assert data["environments"] == ROWS
+
+
+def test_the_environment_check_judges_by_default_is_marked():
+    rows = [dict(ROWS[0], check_default="VIRTUAL_ENV"), ROWS[1]]
+    default = {"interpreter": ROWS[0]["interpreter"], "chosen_by": "VIRTUAL_ENV", "name": "ml"}
+    lines = envs_report.render_text(rows, default).splitlines()
+    assert lines[1].startswith("ml *  venv   3.12.3  torch 2.5.1+cu124")
+    assert lines[-2] == "* what `gpudoctor check` judges without --python (chosen by VIRTUAL_ENV)"
+    assert json.loads(envs_report.render_json(rows, default))["check_default"] == default
+
+
+def test_a_default_that_is_none_of_them_is_said():
+    default = {"interpreter": "/home/u/.pyenv/shims/python3", "chosen_by": "PATH", "name": None}
+    lines = envs_report.render_text(ROWS, default).splitlines()
+    assert lines[-2] == (
+        "`gpudoctor check` without --python judges /home/u/.pyenv/shims/python3 (chosen by PATH): none of "
+        "these (a launcher, such as a pyenv shim, picks one as it runs)"
+    )
