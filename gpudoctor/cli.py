@@ -118,6 +118,12 @@ command(
     # as for run: gpudoctor's options come first; the command's first word (or `--`) ends them
     context_settings={"allow_interspersed_args": False},
 )
+command(
+    app,
+    "envs",
+    options.ENVS,
+    "List every Python environment on this machine, with its GPU frameworks and their builds.",
+)
 command(rules_app, "list", options.RULES_LIST, "List every rule: id, severity, area and title.")
 command(rules_app, "show", options.RULES_SHOW, "Show one rule in full.")
 command(

@@ -65,7 +65,9 @@ def main() -> None:
 def _quick(argv: list[str]) -> tuple[Optional[str], dict[str, Any]]:
     """`run [--no-explain] [--] CMD ARGS...` and `explain MESSAGE`, read without typer (a third of their
     time: run's command starts sooner, a message is answered sooner); (None, {}) for typer to read any other
-    form (another option, --help)."""
+    form (another option, --help). `envs [--format text|json]` too: a listing should not wait on typer."""
+    if argv[:1] == ["envs"] and argv[1:] in ([], ["--format", "text"], ["--format", "json"]):
+        return "envs", {"fmt": argv[2] if len(argv) == 3 else "text"}
     if argv[:1] == ["explain"] and len(argv) == 2 and not argv[1].startswith("-"):
         return "explain", {"message": argv[1]}
     if argv[:1] != ["run"]:

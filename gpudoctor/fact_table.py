@@ -136,7 +136,7 @@ FACTS = (
     ('nccl.net_plugin.path', 'str', '', 'where that plugin is (unknown when none was found)'),
     ('nccl.newest', 'version', '', 'derived: the newest NCCL installed (first of nccl.versions)'),
     ('python.executable', 'str', '', 'the interpreter inspected: --python, else the active venv, else the active conda env, else python3 on PATH'),
-    ('python.selected_by', 'str', '', 'what chose that interpreter: `--python`, `VIRTUAL_ENV`, `CONDA_PREFIX`, `PATH` (python3 found there), `gpudoctor` (its own, when there is no other), or `command` (`gpudoctor run`: the interpreter the failed command runs)'),
+    ('python.selected_by', 'str', '', 'what chose that interpreter: `--python`, `VIRTUAL_ENV`, `CONDA_PREFIX`, `PATH` (python3 found there), `gpudoctor` (its own, when there is no other), `command` (`gpudoctor run`: the interpreter the failed command runs), or `--all-envs` (one of every environment `gpudoctor envs` finds, read from its files)'),
     ('python.version', 'version', '', 'its version, e.g. 3.12.3'),
     ('python.prefix', 'str', '', 'sys.prefix of that interpreter'),
     ('python.venv', 'bool', '', 'it runs in a virtual environment'),

@@ -286,6 +286,12 @@ CHECK = (
         type=bool,
     ),
     NO_REDACT.but(help="--format json: keep home directories and user names."),
+    flag(
+        "all_envs",
+        "--all-envs",
+        "Judge every Python environment `gpudoctor envs` finds (read from their files; the machine once), "
+        "one report section each.",
+    ),
 )
 
 PLAN = (
@@ -425,6 +431,8 @@ NCCL = (
     ),
     TIMEOUT,
 )
+
+ENVS = (FORMAT,)
 
 RULES_LIST = (RULES,)
 RULES_SHOW = (Option("rule_id", ("rule_id",), "A rule id, e.g. GD-PCIE-001.", required=True), RULES)

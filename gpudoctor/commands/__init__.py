@@ -26,6 +26,7 @@ COMMANDS = {
     "which": "which",
     "bench": "bench",
     "nccl": "nccl",
+    "envs": "envs",
     "rules list": "rules",
     "rules show": "rules",
     "rules validate": "rules",

@@ -31,6 +31,7 @@ def run(
     no_redact: bool = False,
     image: Optional[str] = None,
     lock: Optional[str] = None,
+    all_envs: bool = False,
 ) -> Outcome:
     from ..profiles import PROFILES, resolve_fail_on, resolve_timeout
 
@@ -45,6 +46,8 @@ def run(
             "--no-python judges no Python environment: it goes with neither --python nor --deep"
         )
     refuse_subject_conflicts(image, lock, python, no_python, deep)
+    if all_envs:
+        refuse_all_envs_conflicts(snapshot, python, no_python, image or lock, fmt)
     if len(python) > 1 and fmt in ONE_ENVIRONMENT_FORMATS:
         raise CommandError(f"--format {fmt} judges one environment: run it once for each --python")
     if data_dir and not snapshot and not os.path.exists(data_dir):
@@ -60,8 +63,11 @@ def run(
             raise CommandError(f"--since: {e}") from None
     warn_empty_rule_dirs(rules)
     subject = image or lock
-    inspects = not no_python and not subject and ("python" in prof.probes or deep)
+    inspects = not no_python and not subject and not all_envs and ("python" in prof.probes or deep)
     host, source, deadline = collect(snapshot, python, resolve_timeout(prof, timeout, deep), inspects)
+    labels = None
+    if all_envs:
+        host, labels = every_environment(host)
     given = {}
     if subject:
         opened = open_subject(host, image, lock)
@@ -102,10 +108,10 @@ def run(
     refuse_bad_python(results)
     verdicts = [decide(r, fail) for r in results]  # decided once, handed to every renderer
     redact = None if no_redact or fmt != "json" else _redactor()
-    if len(results) == 1:
+    if len(results) == 1 and labels is None:
         render_check(results[0], fmt, verdicts[0], prof, redact)
     else:
-        render_checks(results, fmt, verdicts, prof, redact)
+        render_checks(results, fmt, verdicts, prof, redact, labels)
     if plan:
         for result in results:
             sys.stdout.write("\n")
@@ -129,6 +135,47 @@ def refuse_subject_conflicts(
         raise CommandError(
             f"--deep runs programs in the environment; {flag} judges it without running anything"
         )
+
+
+def refuse_all_envs_conflicts(
+    snapshot: Optional[str], python: list, no_python: bool, subject: Optional[str], fmt: str
+) -> None:
+    """--all-envs judges every environment on this machine: not with a snapshot, --python (one
+    environment), --no-python, --image or --lock, nor a format that holds one environment."""
+    if snapshot:
+        raise CommandError("--all-envs reads this machine's files: a snapshot holds none; drop one of them")
+    if python:
+        raise CommandError("--all-envs judges every environment; --python judges the ones named: give one")
+    if no_python or subject:
+        flag = "--no-python" if no_python else "--image or --lock"
+        raise CommandError(f"--all-envs judges every Python environment: it does not go with {flag}")
+    if fmt in ONE_ENVIRONMENT_FORMATS:
+        raise CommandError(
+            f"--format {fmt} judges one environment: use text, json or markdown with --all-envs"
+        )
+
+
+def every_environment(host: Any) -> tuple[Any, dict]:
+    """The host whose Python environments are every one `gpudoctor envs` finds (envs/target.py), and how
+    each report section names its environment: {interpreter: {name, kind, prefix, found_by, problem}}. None
+    found is a CommandError."""
+    from ..envs.target import EnvsHost, key
+    from .envs import find_all
+
+    envs = find_all(host)
+    if not envs:
+        raise CommandError("--all-envs: no Python environment found on this machine")
+    labels = {
+        key(e): {
+            "name": e.name,
+            "kind": e.kind,
+            "prefix": e.prefix,
+            "found_by": list(e.found_by),
+            "problem": e.problem or None,
+        }
+        for e in envs
+    }
+    return EnvsHost(host, envs), labels
 
 
 def open_subject(
@@ -174,21 +221,37 @@ def _redactor() -> Any:
     return lambda data: redact_report(data, identity)
 
 
-def render_checks(results: list, fmt: str, verdicts: list, prof: Any, redact: Any = None) -> None:
-    """Several environments (--python repeated): one report each, in the order given."""
+def render_checks(
+    results: list, fmt: str, verdicts: list, prof: Any, redact: Any = None, labels: Optional[dict] = None
+) -> None:
+    """Several environments (--python repeated, --all-envs): one report each, in the order given; `labels`
+    (--all-envs) name each environment by what found it."""
     if fmt == "json":
         from ..report import json_report
 
-        sys.stdout.write(json_report.render_many(results, verdicts, redact=redact))
+        named = [labels.get(r.target.python) for r in results] if labels is not None else None
+        sys.stdout.write(json_report.render_many(results, verdicts, redact=redact, labels=named))
         return
     from ..report.safe import terminal_text
 
     for n, (result, verdict) in enumerate(zip(results, verdicts), 1):
         exe = result.facts.value("python.executable") or result.facts.get("python.executable").unknown
+        label = (labels or {}).get(result.target.python)
+        problem = ""
+        if label:
+            exe = (
+                f"{label['name']} ({label['kind']}; {', '.join(label['found_by'])}) at {result.target.python}"
+            )
+            problem = f"Broken: {terminal_text(label['problem'])}\n" if label["problem"] else ""
+            problem += "\n" if problem and fmt == "markdown" else ""
+            if prof.one_line:  # the line goes to stderr (check.render_check): say whose it is there
+                sys.stderr.write(f"{terminal_text(label['name'])}: ")
         if not prof.one_line:
             heading = f"Environment {n} of {len(results)}: {terminal_text(str(exe))}"
             sys.stdout.write(
-                ("\n" if n > 1 else "") + (f"## {heading}\n\n" if fmt == "markdown" else f"{heading}\n")
+                ("\n" if n > 1 else "")
+                + (f"## {heading}\n\n" if fmt == "markdown" else f"{heading}\n")
+                + problem
             )
         render_check(result, fmt, verdict, prof)
 

@@ -169,6 +169,12 @@ class LiveHost:
     def env(self, name: str) -> Optional[str]:
         return os.environ.get(name)
 
+    def env_files(self) -> Any:
+        """The reader `gpudoctor envs` finds Python environments through (host/env_files.py)."""
+        from .env_files import EnvFiles
+
+        return EnvFiles()
+
     def env_names(self, prefix: str) -> list[str]:
         return sorted(n for n in os.environ if n.startswith(prefix))
 

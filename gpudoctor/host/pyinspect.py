@@ -98,15 +98,32 @@ def inspect(env: dict | None = None) -> dict:
         "all": {},
         "distributions": [],
     }
-    # Names and versions come from the metadata folders' names (one directory listing per sys.path
-    # entry); only the interesting ones are opened. importlib.metadata is not used: importing it and
-    # parsing every METADATA file with the email parser costs more than the rest of a check.
+    out["all"], out["distributions"] = scan(path, _listdir)
+    return out
+
+
+def _listdir(directory: str) -> list:
+    import os
+
+    try:
+        return sorted(os.listdir(directory))
+    except OSError:
+        return []
+
+
+def scan(path: list, listdir, read=None) -> tuple:
+    """({name: version} of every distribution on `path`, [each interesting one described, by name]).
+
+    Names and versions come from the metadata folders' names (one directory listing per sys.path entry,
+    `listdir(directory)` -> sorted names); only the interesting ones are opened, through `read` (_describe's).
+    importlib.metadata is not used: importing it and parsing every METADATA file with the email parser costs
+    more than the rest of a check. The same scan reads an environment from its files without its
+    interpreter (gpudoctor/envs/layout.py) and from an image's layers (gpudoctor/image/pythons.py)."""
+    every: dict = {}
+    described = []
     for entry_dir in path:
-        try:
-            names = sorted(os.listdir(entry_dir or "."))
-        except OSError:
-            continue
-        for folder in names:
+        location = entry_dir or "."
+        for folder in listdir(location):
             if not folder.endswith((".dist-info", ".egg-info")):
                 continue
             stem = folder.rsplit(".", 1)[0]
@@ -114,13 +131,13 @@ def inspect(env: dict | None = None) -> dict:
                 continue
             raw_name, version = stem.split("-", 1)
             key = _norm(raw_name)
-            if key in out["all"]:
+            if key in every:
                 continue  # the first on sys.path wins, as it does for imports
-            out["all"][key] = version
+            every[key] = version
             if key.startswith(INTERESTING):
-                out["distributions"].append(_describe(entry_dir or ".", folder, key, version))
-    out["distributions"].sort(key=lambda d: d["name"])
-    return out
+                described.append(_describe(location, folder, key, version, read=read or _read))
+    described.sort(key=lambda d: d["name"])
+    return every, described
 
 
 def _python_version() -> str:

@@ -159,21 +159,7 @@ class Environments:
             "all": {},
             "distributions": [],
         }
-        for entry_dir in path:
-            for folder in self._folders(entry_dir):
-                stem = folder.rsplit(".", 1)[0]
-                if "-" not in stem:
-                    continue
-                raw_name, dist_version = stem.split("-", 1)
-                key = pyinspect._norm(raw_name)
-                if key in out["all"]:
-                    continue
-                out["all"][key] = dist_version
-                if key.startswith(pyinspect.INTERESTING):
-                    out["distributions"].append(
-                        pyinspect._describe(entry_dir, folder, key, dist_version, read=self._read)
-                    )
-        out["distributions"].sort(key=lambda d: d["name"])
+        out["all"], out["distributions"] = pyinspect.scan(path, self._folders, self._read)
         return out
 
     def _folders(self, site: str) -> list:

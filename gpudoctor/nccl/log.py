@@ -10,7 +10,8 @@ the NCCL releases they were seen in (tests/nccl/data/SOURCES.md has the threads)
   nranks N cudaDev D [nvmlDev V] [busId B] ... - Init START|Init COMPLETE|Destroy COMPLETE`;
 - `Channel 00/0 : 0[0] -> 1[1] via P2P/IPC/read`, `... [send] via NET/IB/0/GDRDMA`; before 2.12 the bracket
   holds the busId (`2[c7000]`), before 2.5 the line says `Ring 00 : 15 -> 0 [receive] via NET/Socket/0`;
-- `Using network IB|Socket|IBext|...`, `NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB ...`,
+- `Using network IB|Socket|IBext|...`, `NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB ...` (with
+  NICs merged into virtual ones, `[0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE}`: the physical ones are kept),
   `NET/Socket : Using [0]eth0:10.0.0.1<0>`, `NET/IB : No device found.`;
 - `NCCL_IB_DISABLE set by environment to 1.`, `NCCL_IB_HCA set to mlx5_2:1,mlx5_0:1`;
 - `GPU Direct RDMA Disabled for HCA 0 'mlx5_0'`, `DMA-BUF is available on GPU device 0`;
@@ -58,7 +59,7 @@ _CHANNEL = re.compile(
 _USING_NETWORK = re.compile(r"^Using network (?P<net>.+?)\s*$")
 _NET_IB_USING = re.compile(r"^NET/(?P<plugin>IB\w*) ?: Using (?P<devs>.*?)(?:;? ?OOB (?P<oob>\S+))?\s*$")
 _IB_DEV = re.compile(
-    r"\[(?P<index>\d+)\](?P<name>[^\s:\[]+):(?P<port>\d+)/(?P<link>[A-Za-z]+)(?P<extra>/\S+)?"
+    r"\[(?P<index>\d+)\] ?(?P<name>[^\s:\[\]={},]+):(?P<port>\d+)/(?P<link>[A-Za-z]+)(?P<extra>/[^\s,}]+)?"
 )
 _NET_SOCKET_USING = re.compile(r"^NET/Socket ?: Using (?P<ifs>.*)$")
 _SOCKET_IF = re.compile(r"\[(?P<index>\d+)\](?P<name>[^\s:]+):(?P<addr>\S+?)<\d+>")

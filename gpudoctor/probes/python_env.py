@@ -31,8 +31,9 @@ FACT_SPECS: tuple[FactSpec, ...] = (
         "str",
         "",
         "what chose that interpreter: `--python`, `VIRTUAL_ENV`, `CONDA_PREFIX`, `PATH` (python3 found "
-        "there), `gpudoctor` (its own, when there is no other), or `command` (`gpudoctor run`: the "
-        "interpreter the failed command runs)",
+        "there), `gpudoctor` (its own, when there is no other), `command` (`gpudoctor run`: the "
+        "interpreter the failed command runs), or `--all-envs` (one of every environment `gpudoctor envs` "
+        "finds, read from its files)",
     ),
     FactSpec("python.version", "version", "", "its version, e.g. 3.12.3"),
     FactSpec("python.prefix", "str", "", "sys.prefix of that interpreter"),

@@ -107,15 +107,24 @@ def render(result: Result, verdict: Verdict, include_timing: bool = True, redact
 
 
 def render_many(
-    results: list[Result], verdicts: list[Verdict], include_timing: bool = True, redact: Redact = None
+    results: list[Result],
+    verdicts: list[Verdict],
+    include_timing: bool = True,
+    redact: Redact = None,
+    labels: Optional[list] = None,
 ) -> str:
-    """Several environments (`--python` given more than once): one report each, under `environments`,
-    with the exit code of the whole run (the worst of theirs)."""
+    """Several environments (`--python` given more than once, `--all-envs`): one report each, under
+    `environments`, with the exit code of the whole run (the worst of theirs). `labels` (--all-envs): each
+    report's `environment`, what `gpudoctor envs` says of it (name, kind, prefix, found_by, problem)."""
+    reports = [report_data(r, v, include_timing) for r, v in zip(results, verdicts)]
+    for report, label in zip(reports, labels or []):
+        if label is not None:
+            report["environment"] = label
     data = {
         "schema": SCHEMA + ".environments",
         "schema_version": SCHEMA_VERSION,
         "gpudoctor": __version__,
         "exit_code": max(v.code for v in verdicts),
-        "environments": [report_data(r, v, include_timing) for r, v in zip(results, verdicts)],
+        "environments": reports,
     }
     return json.dumps(redact(data) if redact else data, indent=2, sort_keys=False, default=str) + "\n"

@@ -239,6 +239,8 @@ def test_an_index_mirror_password_is_never_echoed():
             ["explain", "Error 802: system not yet initialized"],
             ("explain", {"message": "Error 802: system not yet initialized"}),
         ),
+        (["envs"], ("envs", {"fmt": "text"})),
+        (["envs", "--format", "json"], ("envs", {"fmt": "json"})),
     ],
 )
 def test_the_usual_forms_are_read_here(argv, expected):
@@ -259,6 +261,9 @@ def test_the_usual_forms_are_read_here(argv, expected):
         ["explain", "x", "--snapshot", "s.tar.gz"],
         ["check"],
         ["rules", "list"],
+        ["envs", "--help"],
+        ["envs", "--format", "yaml"],
+        ["envs", "--format=json"],
     ],
 )
 def test_any_other_form_is_left_to_typer(argv):

@@ -11,14 +11,20 @@ loader answers it as "not recorded" (unknown), never as fine:
     nvmlDeviceGetTopologyCommonAncestor(j) (the topo -m label as nvmlGpuTopologyLevel_t) where the label
     is known, nvmlDeviceGetP2PStatus(j,READ) only where the case passes it;
   - files/sys/bus/pci/devices/<bus>/numa_node where the NUMA node is known;
-  - env.json: the NCCL variables the log says were set ("NCCL_IB_DISABLE set by environment to 1.").
+  - env.json: the NCCL variables the log says were set ("NCCL_IB_DISABLE set by environment to 1.");
+  - files/sys/class/infiniband: the RDMA ports a case passes (`rdma`), each port's `state` and `link_layer`
+    as the kernel writes them (drivers/infiniband/core/sysfs.c: "4: ACTIVE", "Ethernet"), the port's rate
+    left unrecorded; `rdma=()` records the directory as absent (no RDMA device: NCCL's
+    `NET/IB : No device found.`). The PCI tree is not recorded, so each NIC's distance to each GPU stays
+    unknown.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import NamedTuple, Optional
 
+from gpudoctor.host.base import NOT_FOUND
 from gpudoctor.host.snapshot import FORMAT, VERSION, Recording, write_dir
 from gpudoctor.nccl.topology import Topology
 
@@ -29,6 +35,18 @@ NOT_SUPPORTED = {"error": "NVMLError_NotSupported", "msg": "Not Supported"}
 P2P_OK, P2P_NOT_SUPPORTED = 0, 5  # nvmlGpuP2PStatus_t: OK, NVML_P2P_STATUS_NOT_SUPPORTED
 
 
+IB_ROOT = "/sys/class/infiniband"  # gpudoctor/probes/interconnect.py reads the ports from there
+
+
+class RdmaPort(NamedTuple):
+    """One RDMA port as sysfs shows it: /sys/class/infiniband/<device>/ports/<port>/{state,link_layer}."""
+
+    device: str  # mlx5_0
+    port: int
+    state: str  # as the kernel writes it: "4: ACTIVE"
+    link_layer: str  # "InfiniBand", or "Ethernet" for RoCE
+
+
 def nvml_bus(bus: str) -> str:
     """0000:18:00.0 as NVML writes it, 00000000:18:00.0 (32-bit domain, upper case)."""
     domain, rest = bus.split(":", 1)
@@ -36,10 +54,18 @@ def nvml_bus(bus: str) -> str:
 
 
 def recording(
-    topo: Topology, p2p_read_ok: Optional[dict[int, tuple[int, ...]]] = None, cc: Optional[tuple] = None
+    topo: Topology,
+    p2p_read_ok: Optional[dict[int, tuple[int, ...]]] = None,
+    cc: Optional[tuple] = None,
+    rdma: Optional[tuple[RdmaPort, ...]] = None,
+    net_plugin: Optional[str] = None,
 ) -> Recording:
     """The snapshot of `topo`. A GPU without a bus id (a source that gives none: `nvidia-smi topo -m`) has
-    its nvmlDeviceGetPciInfo and NUMA node unrecorded; direct NVLinks need the peer's bus id.
+    its nvmlDeviceGetPciInfo and NUMA node unrecorded; direct NVLinks need the peer's bus id. `rdma` the
+    RDMA ports (None: unrecorded, the RDMA devices unknown; (): none, /sys/class/infiniband absent).
+    `net_plugin` the network plugin NCCL loaded (its `Plugin Path : /dir/libnccl-net.so` line): its
+    directory is recorded on LD_LIBRARY_PATH and listed with that file, where gpudoctor looks for it
+    (gpudoctor/probes/net_plugin.py, as NCCL's dlopen does).
     `p2p_read_ok` {gpu: GPUs it can read from peer-to-peer} gives NVML's P2P status for each pair (the
     others NOT_SUPPORTED); None leaves it unrecorded. `cc` the compute capability (major, minor)."""
     n = len(topo.gpus)
@@ -77,11 +103,27 @@ def recording(
         devices[str(g.index)] = d
         if g.numa is not None and g.bus_id:
             files[f"/sys/bus/pci/devices/{g.bus_id.lower()}/numa_node"] = f"{g.numa}\n"
+    dirs: dict = {}
+    if rdma is not None:
+        rdma_devices = list(dict.fromkeys(p.device for p in rdma))
+        dirs[IB_ROOT] = rdma_devices if rdma_devices else {"error": NOT_FOUND}
+        for dev in rdma_devices:
+            dirs[f"{IB_ROOT}/{dev}/ports"] = [str(p.port) for p in rdma if p.device == dev]
+        for p in rdma:
+            base = f"{IB_ROOT}/{p.device}/ports/{p.port}"
+            files[f"{base}/state"] = f"{p.state}\n"
+            files[f"{base}/link_layer"] = f"{p.link_layer}\n"
+    env: dict[str, Optional[str]] = {k: v for k, v in topo.env.items() if k.startswith("NCCL_")}
+    if net_plugin is not None:
+        directory, _, name = net_plugin.rpartition("/")
+        env["LD_LIBRARY_PATH"] = directory
+        dirs[directory] = [name]
     return Recording(
         files=files,
+        dirs=dirs,
         nvml_system={"nvmlInit": None, "nvmlDeviceGetCount": n},
         nvml_devices=devices,
-        env={k: v for k, v in topo.env.items() if k.startswith("NCCL_")},
+        env=env,
     )
 
 

@@ -41,10 +41,11 @@ class Case(NamedTuple):
     name: str
     logs: tuple[str, ...]  # files under data/, one run, joined in this order
     topology: Callable[[str], Topology]  # the log's text -> the node (its env from the log)
-    snap: dict  # snapgen.write's keyword arguments
+    snap: dict  # snapgen.write's keyword arguments; a callable value is called with the log's text
     pairs: int
     # the log's NET channels the prediction cannot judge, each with the reason (what the thread does not say)
     network: tuple[str, ...] = ()
+    network_gpus: int = 0  # GPUs of this node with a NET channel to another node, counted by hand in the log
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -137,13 +138,9 @@ A100_228_BUSES = tuple(  # the log's brackets, rank = CUDA device (one process p
 )
 
 
-def a100_loc(log: str) -> Topology:
-    """`nvidia-smi nvlink -s`: GPU0 and GPU1 with links 0-11 up at 25 GB/s (GPU2 onwards elided by the
-    poster with `......`), on a board the thread titles "has nvswitch": 12 links to the NVSwitch each.
-    NCCL_P2P_LEVEL=LOC is the maintainer's quote of the user's log ("I see the following in the output:
-    NCCL_P2P_LEVEL set by environment to LOC"); the excerpt kept here does not have that line."""
-    env = dict(parse_log(log).env)
-    env.setdefault("NCCL_P2P_LEVEL", "LOC")
+def a100_nvswitch(buses: tuple[str, ...], env: dict[str, str]) -> Topology:
+    """8x A100-SXM4-80GB, 12 NVLinks each to the NVSwitches (nccl-tests#228's `nvidia-smi nvlink -s`, below);
+    PCIe distances, NICs and NVML's P2P status not given."""
     gpus = tuple(
         Gpu(
             index=i,
@@ -152,9 +149,140 @@ def a100_loc(log: str) -> Topology:
             nvswitch_links=12,
             paths=tuple("X" if j == i else None for j in range(8)),
         )
-        for i, b in enumerate(A100_228_BUSES)
+        for i, b in enumerate(buses)
     )
     return Topology(gpus=gpus, nics=None, env=env)
+
+
+def a100_loc(log: str) -> Topology:
+    """`nvidia-smi nvlink -s`: GPU0 and GPU1 with links 0-11 up at 25 GB/s (GPU2 onwards elided by the
+    poster with `......`), on a board the thread titles "has nvswitch": 12 links to the NVSwitch each.
+    NCCL_P2P_LEVEL=LOC is the maintainer's quote of the user's log ("I see the following in the output:
+    NCCL_P2P_LEVEL set by environment to LOC"); the excerpt kept here does not have that line."""
+    env = dict(parse_log(log).env)
+    env.setdefault("NCCL_P2P_LEVEL", "LOC")
+    return a100_nvswitch(A100_228_BUSES, env)
+
+
+# NVIDIA/nccl#1412: two nodes of 8x A100-SXM4-80GB over InfiniBand (ibstatus in the description)
+
+A100_1412_BUSES = tuple(  # nccl-tests' device list of the same run (pid 2017630): `device 0 [0x07]` ..
+    f"0000:{b}:00.0" for b in ("07", "0b", "48", "4c", "88", "8b", "c8", "cb")
+)
+
+
+def a100_1412(log: str) -> Topology:
+    """Option (d) of the issue: the thread's device list names the product, eight A100-SXM4-80GB in one
+    node, and posts no topology. The NVLink of that product is nccl-tests#228's (`nvidia-smi nvlink -s` of
+    an A100-SXM4-80GB: links 0-11 up, on the NVSwitch), as NVIDIA/nccl#1505's DGX A100 `topo -m` shows
+    (NV12 between every pair). The log names GPUs by CUDA device; the bus ids are the device list's."""
+    return a100_nvswitch(A100_1412_BUSES, dict(parse_log(log).env))
+
+
+# pytorch/pytorch#81628: RoCE, one GPU of host tf144 in the job (cudaDev 1, busId 86000, NCCL's bracket)
+
+
+def roce_81628_ports(log: str) -> tuple[snapgen.RdmaPort, ...]:
+    """The RDMA ports NCCL listed, `NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [2]i40iw0:1/RoCE`:
+    NCCL lists a port only when it is ACTIVE and its link layer is InfiniBand or Ethernet, and prints
+    `RoCE` for Ethernet (NVIDIA/nccl@v2.10.3-1:src/transport/net_ib.cc:166-175, `if (portAttr.state !=
+    IBV_PORT_ACTIVE) continue;`; the same test in @v2.23.4-1:src/transport/net_ib.cc:558). Each is
+    written as sysfs shows such a port ("4: ACTIVE", "Ethernet")."""
+    return tuple(
+        snapgen.RdmaPort(d.name, d.port, "4: ACTIVE", "Ethernet" if d.link_layer == "RoCE" else "InfiniBand")
+        for d in parse_log(log).ib_devices
+    )
+
+
+def roce_81628(log: str) -> Topology:
+    """The one GPU of tf144 the log shows (`0[2f000] -> 1[86000] [receive]`, rank 1 being `[1]`, cudaDev 1,
+    on tf144); the thread gives neither its NVLinks nor where the NICs sit, and the job used no other GPU
+    of the host."""
+    gpu = Gpu(index=0, bus_id="0000:86:00.0", paths=("X",))
+    return Topology(gpus=(gpu,), nics=None, env=parse_log(log).env)
+
+
+# NVIDIA/Megatron-LM#516: an AWS p4d.24xlarge (8x A100 on NVSwitch), NCCL's brackets holding bus ids
+
+P4D_BUSES = (  # aws/aws-ofi-nccl@35d97d28:topology/p4d-24xl-topo.xml, `<!-- GPU 0 -->` .. `<!-- GPU 7 -->`
+    "0000:10:1c.0", "0000:10:1d.0", "0000:20:1c.0", "0000:20:1d.0",
+    "0000:90:1c.0", "0000:90:1d.0", "0000:a0:1c.0", "0000:a0:1d.0",
+)  # fmt: skip
+
+
+def p4d_516(log: str) -> Topology:
+    """The log's seven bus ids (`0[101c0]` .. `6[a01c0]`) are those of AWS's p4d.24xlarge topology file
+    (P4D_BUSES, in its GPU order; GPU 7's a01d0 is not in the stored excerpt): two GPUs to a PCIe switch,
+    two switches to a socket (PIX, NODE, SYS). NVLink: "8 x 40 GB NVIDIA Tesla A100 GPUs with NVSwitch"
+    (AWS's "Amazon EC2 P4d instances deep dive", copy at
+    https://dustinward.cloud/amazon-ec2-p4d-instances-deep-dive), 12 links each as any A100-SXM4
+    (nccl-tests#228's `nvidia-smi nvlink -s`)."""
+    tags = {int(t, 16) for c in parse_log(log).channels for t in (c.src_tag, c.dst_tag)}
+    assert len(tags) == 7 and tags <= {int(b.replace(":", "").replace(".", ""), 16) for b in P4D_BUSES}
+    gpus = tuple(
+        Gpu(
+            index=i,
+            bus_id=b,
+            numa=i // 4,
+            nvlink_to=(0,) * 8,
+            nvswitch_links=12,
+            paths=tuple(
+                "X" if i == j else "PIX" if i // 2 == j // 2 else "NODE" if i // 4 == j // 4 else "SYS"
+                for j in range(8)
+            ),
+        )
+        for i, b in enumerate(P4D_BUSES)
+    )
+    return Topology(gpus=gpus, nics=None, env=parse_log(log).env)
+
+
+# NVIDIA/nccl#1357: two HGX H100 nodes (qh100-gpu19, qh100-gpu20), four InfiniBand NICs each, HPC-X's plugin
+
+
+def h100_1357(log: str) -> Topology:
+    """The description's `nvidia-smi topo -m`: NV18 between every pair (NVSwitch), NUMA 0 for GPUs 0-3 and 1
+    for 4-6. The stored copy cuts GPU7's row; its cells are the column GPU7 of rows 0-6 (NV18 each: the
+    matrix is symmetric). The matrix is one node's, and the two nodes are of one cluster ("2 nodes with 4
+    nics"): the log's pairs of both hosts are read against it."""
+    cells, gpus, nics, numa = read_matrix(_text("nccl1357_h100_ib_sharp/topo.txt"))
+    for g in gpus[:-1]:
+        cells[("GPU7", g)] = cells[(g, "GPU7")]
+    cells[("GPU7", "GPU7")] = "X"
+    return from_topo_matrix(cells, gpus, nics, numa, env=parse_log(log).env)
+
+
+def ib_ports(log: str) -> tuple[snapgen.RdmaPort, ...]:
+    """The RDMA ports of the log's `NET/IB : Using` line as ACTIVE ports (see roce_81628_ports). HPC-X's
+    plugin prints the same line and lists a port on the same test (Mellanox/nccl-rdma-sharp-plugins@2f5ac02:
+    src/p2p_plugin.c:586 `if (portAttr.state != IBV_PORT_ACTIVE) continue;`, :697 the `/SHARP` suffix)."""
+    return roce_81628_ports(log)
+
+
+# NVIDIA/nccl-tests#373 ("NCCL_IB_DISABLE=1 not work"): three nodes, one GPU each, HPC-X's IBext_v8 plugin
+
+IBEXT_PLUGIN = "/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so"  # the log's `Plugin Path :` line
+IBINIT = "NVIDIA/nccl@v2.23.4-1:src/transport/net_ib.cc:ncclIbInit"  # predict.py's citation
+
+
+def ibext_373(log: str) -> Topology:
+    """bigo's one GPU (`cudaDev 0 nvmlDev 0 busId 31000`, `localRanks 1`). NCCL_IB_DISABLE=1 is the
+    poster's statement (the issue's title); the log has `NCCL_P2P_LEVEL set by environment to LOC`. The
+    plugin NCCL loaded (`Plugin Path : ...`, `P2P plugin IBext_v8`) is HPC-X's nccl-rdma-sharp-plugins,
+    which NCCL tries before its own IB and Socket (src/net.cc ncclNetInit) and which reads its own
+    NCCL_IBEXT_DISABLE, not NCCL_IB_DISABLE (Mellanox/nccl-rdma-sharp-plugins@2f5ac02:src/ib_plugin.c:376
+    `NCCL_PARAM(IbDisable, "IBEXT_DISABLE", 0)`)."""
+    gpu = Gpu(index=0, bus_id="0000:31:00.0", paths=("X",))
+    return Topology(gpus=(gpu,), nics=None, env={**parse_log(log).env, "NCCL_IB_DISABLE": "1"})
+
+
+# NVIDIA/nccl#1817 again: the same L20 machine with NCCL_P2P_LEVEL=SYS
+
+
+def l20_p2p_level_sys(log: str) -> Topology:
+    """The L20 node of `l20`, run with the description's P2P command `NCCL_DEBUG=INFO NCCL_P2P_LEVEL=SYS
+    ./build/alltoall_perf -b 8 -e 512M -f 2 -g 8` (the excerpt kept has no `set by environment` line)."""
+    topo = l20(log)
+    return dataclasses.replace(topo, env={**topo.env, "NCCL_P2P_LEVEL": "SYS"})
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -232,6 +360,10 @@ def rtx4090_307(log: str) -> Topology:
 
 
 NIC_UNKNOWN = "predicted unknown (the network NCCL takes is unknown), NCCL used ib-gdr ({})"
+NIC_UNKNOWN_IB = "predicted unknown (the network NCCL takes is unknown), NCCL used ib ({})"
+NIC_UNPLACED = (
+    "predicted unknown (the PCIe distance from GPU0 to the active NICs is not known), NCCL used ib ({})"
+)
 
 CASES = (
     Case(
@@ -251,6 +383,7 @@ CASES = (
         # NCCL's topology lines place a NIC beside each GPU, but not whether its port is up, nor whether
         # nvidia-peermem or DMA-BUF gives it GPU memory: the snapshot leaves the RDMA devices unrecorded
         tuple(f"GPU{g} -> network: " + NIC_UNKNOWN.format("NET/IB/GDRDMA") for g in (0, 1)),
+        2,
     ),
     Case("nccltests228_a100_p2p_level_loc", ("nccltests228_p2p_level_loc/nccl.log",), a100_loc, {}, 7),
     Case(
@@ -268,17 +401,62 @@ CASES = (
         {},
         1,
         ("GPU0 -> network: " + NIC_UNKNOWN.format("NET/IBext_v8/GDRDMA"),),  # NIC ports, peermem: not posted
+        1,
+    ),
+    Case(
+        "nccl1817_l20_p2p_level_sys",
+        ("nccl1817_p2p_l20/nccl.log",),
+        l20_p2p_level_sys,
+        {"p2p_read_ok": _all_read_ok(8)},  # as the SHM run of the same machine (see l20)
+        5,
+    ),
+    Case(
+        "nccl1412_a100_nvswitch_ib",
+        ("nccl1412_a100_ib/nccl.log",),
+        a100_1412,
+        {},
+        3,
+        # ibstatus shows the ports ACTIVE but not where each NIC sits nor how GPU memory is reached
+        tuple(f"GPU{g} -> network: " + NIC_UNKNOWN_IB.format("NET/IB") for g in (4, 5)),
+        2,
+    ),
+    Case(
+        "pytorch81628_roce",
+        ("pytorch81628_roce_ib/nccl.log",),
+        roce_81628,
+        {"rdma": roce_81628_ports},
+        0,
+        # `Using network IB` is predicted from the RoCE ports; where the NICs sit is not in the thread
+        ("GPU0 -> network: " + NIC_UNPLACED.format("NET/IB"),),
+        1,
+    ),
+    Case("nccl1357_h100_nvswitch_ib", ("nccl1357_h100_ib_sharp/nccl.log",), h100_1357, {"rdma": ib_ports}, 4),
+    Case("megatron516_p4d_nvswitch", ("megatron516_busid/nccl.log",), p4d_516, {}, 6),
+    Case(
+        "nccltests373_ib_disable_with_ibext_plugin",
+        ("nccltests373_ib_disable_ibext/nccl.log",),
+        ibext_373,
+        {"net_plugin": IBEXT_PLUGIN},
+        0,
+        # the plugin comes first and NCCL_IB_DISABLE does not stop it: not Socket, and not modelled
+        ("GPU0 -> network: " + NIC_UNKNOWN_IB.format("NET/IBext_v8"),),
+        1,
     ),
 )
+
+
+def _snap(case: Case, log: str) -> dict:
+    return {k: v(log) if callable(v) else v for k, v in case.snap.items()}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_the_prediction_on_the_replayed_snapshot_is_what_nccl_chose(case, tmp_path):
     log = _text(*case.logs)
     topo = case.topology(log)
-    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "snapshot", **case.snap))
+    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "snapshot", **_snap(case, log)))
     seen = against_log(log, predict(replayed), replayed)
     assert (seen.problem, seen.pairs, seen.disagreements) == ("", case.pairs, case.network)
+    assert seen.network_gpus == case.network_gpus
 
 
 def test_the_snapshot_carries_the_topology_through_the_probes(tmp_path):
@@ -314,7 +492,7 @@ def test_the_4090s_pairs_under_one_switch_go_through_the_cpu_because_p2p_is_off(
     case = next(c for c in CASES if c.name == "nccltests307_rtx4090_no_p2p")
     log = _text(*case.logs)
     topo = case.topology(log)
-    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "off", **case.snap))
+    replayed = snapgen.replay(snapgen.write(topo, tmp_path / "off", **_snap(case, log)))
     pair = predict(replayed).pair(4, 5)
     assert (pair.transport, pair.path, pair.limited_by) == ("shm", "PIX", ("nvml-p2p",))
     replayed = snapgen.replay(snapgen.write(topo, tmp_path / "on", p2p_read_ok=_all_read_ok(8)))
@@ -324,14 +502,58 @@ def test_the_4090s_pairs_under_one_switch_go_through_the_cpu_because_p2p_is_off(
     )
 
 
-@pytest.mark.parametrize("name", ["nccl1817_l20_pcie_two_sockets", "nccltests228_a100_p2p_level_loc"])
+@pytest.mark.parametrize(
+    "name", ["nccl1817_l20_pcie_two_sockets", "nccltests228_a100_p2p_level_loc", "nccl1357_h100_nvswitch_ib"]
+)
 def test_a_case_end_to_end_through_the_cli(name, tmp_path):
     """`gpudoctor nccl --snapshot S --log L --format json`, as a user runs it."""
     case = next(c for c in CASES if c.name == name)
     log = tmp_path / "nccl.log"
-    log.write_text(_text(*case.logs), encoding="utf-8")
-    snap = snapgen.write(case.topology(log.read_text(encoding="utf-8")), tmp_path / "snapshot", **case.snap)
+    text = _text(*case.logs)
+    log.write_text(text, encoding="utf-8")
+    snap = snapgen.write(case.topology(text), tmp_path / "snapshot", **_snap(case, text))
     r = run_cli("nccl", "--snapshot", str(snap), "--log", str(log), "--format", "json")
     assert r.returncode in (0, 1), r.stderr
     seen = json.loads(r.stdout)["log"]
     assert (seen["pairs"], seen["problem"], seen["disagreements"]) == (case.pairs, None, [])
+
+
+def test_ib_disabled_is_sockets_only_without_a_network_plugin(tmp_path):
+    """nccl-tests#373: NCCL_IB_DISABLE=1, yet NCCL used HPC-X's IBext_v8 plugin. With the plugin recorded the
+    prediction does not claim sockets (the plugin comes first); left out, the prediction is Socket and both
+    the network and the GPU's channels are reported as disagreeing with the log."""
+    case = next(c for c in CASES if c.name == "nccltests373_ib_disable_with_ibext_plugin")
+    log = _text(*case.logs)
+    with_plugin = snapgen.replay(snapgen.write(case.topology(log), tmp_path / "on", **_snap(case, log)))
+    prediction = predict(with_plugin)
+    assert prediction.net_name is None
+    assert prediction.net_reasons[0].startswith(f"NCCL loads the network plugin {IBEXT_PLUGIN} first")
+    assert prediction.net_reasons[0].endswith(
+        "without one, Socket: NCCL_IB_DISABLE=1: IB is off [" + IBINIT + "]"
+    )
+    without = snapgen.replay(snapgen.write(case.topology(log), tmp_path / "off"))
+    seen = against_log(log, predict(without), without)
+    assert seen.disagreements == (
+        f"network: predicted Socket (NCCL_IB_DISABLE=1: IB is off [{IBINIT}]), NCCL used IBext_v8 "
+        "(`Using network IBext_v8`)",
+        "GPU0 -> network: predicted socket, NCCL used ib (NET/IBext_v8)",
+    )
+
+
+def test_the_roce_ports_nccl_listed_replay_as_active_ethernet_ports(tmp_path):
+    """pytorch#81628: the three ports of `NET/IB : Using` come back from the snapshot as ACTIVE RoCE ports,
+    and the network predicted from them is IB, as the log's `Using network IB`."""
+    case = next(c for c in CASES if c.name == "pytorch81628_roce")
+    log = _text(*case.logs)
+    replayed = snapgen.replay(snapgen.write(case.topology(log), tmp_path / "s", **_snap(case, log)))
+    assert [(n.port, n.state, n.link_layer) for n in replayed.nics] == [
+        ("mlx5_0/1", "ACTIVE", "Ethernet"),
+        ("mlx5_1/1", "ACTIVE", "Ethernet"),
+        ("i40iw0/1", "ACTIVE", "Ethernet"),
+    ]
+    prediction = predict(replayed)
+    assert prediction.net_name == "IB" and prediction.net_reasons[0].startswith(
+        "3 ACTIVE RDMA port(s) (RoCE)"
+    )
+    none = snapgen.replay(snapgen.write(case.topology(log), tmp_path / "none", rdma=()))
+    assert none.nics == () and predict(none).net_name == "Socket"

@@ -92,6 +92,20 @@ TRANSPORTS = {
         (3, 2): {"direct shared memory"},
     },
     "pytorch81628_roce_ib": {(0, 1): {"NET/IB"}},
+    "nccltests373_ib_disable_ibext": {(1, 2): {"NET/IBext_v8"}, (2, 0): {"NET/IBext_v8"}},
+    "nccl1357_h100_ib_sharp": {
+        (6, 5): {"P2P/CUMEM"},
+        (4, 3): {"P2P/CUMEM"},
+        (14, 12): {"P2P/CUMEM"},
+        (15, 8): {"P2P/CUMEM"},
+    },
+    "nccl1412_a100_ib": {
+        (7, 6): {"P2P/direct pointer/read"},
+        (6, 3): {"P2P/direct pointer/read"},
+        (5, 4): {"P2P/direct pointer/read"},
+        (5, 12): {"NET/IB"},
+        (13, 4): {"NET/IB"},
+    },
     "sglang8974_ib_disable": {(2, 3): {"P2P/IPC"}},
     "tinygrad45_4090_shm": {(0, 1): {"SHM/direct/direct"}},
     "nccltests133_direct_read_gdr": {
@@ -167,6 +181,13 @@ def test_ib_devices_and_link_layers():
     assert load("nvpeermem56_ib_no_gdr").ib_devices == (IbDevice(0, "mlx5_0", 1, "IB"),)
     # `NET/IB : Using [RO]; OOB eno1:...` after `No device found`: no device at all.
     assert load("nccl1637_5090_socket").ib_devices == ()
+    # NICs merged into virtual ones (NVIDIA/nccl-tests#373): `[0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE}`
+    assert [(d.index, d.name, d.link_layer) for d in load("nccltests373_ib_disable_ibext").ib_devices] == [
+        (0, "mlx5_2", "RoCE"),
+        (1, "mlx5_3", "RoCE"),
+        (2, "mlx5_0", "RoCE"),
+        (3, "mlx5_1", "RoCE"),
+    ]
 
 
 def test_socket_interfaces():

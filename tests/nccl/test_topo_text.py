@@ -32,6 +32,12 @@ EXPECTED = {
         ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID"),
         ("GPU0", "GPU4", "SYS"),
     ),
+    "nccl1357_h100_ib_sharp": (  # GPU7's row cut in the stored copy
+        gpus(8) + tuple(f"NIC{i}" for i in range(6)),
+        gpus(7),
+        ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID"),
+        ("GPU6", "NIC3", "PIX"),
+    ),
     "nccl1453_h100_nvswitch": (
         gpus(8) + tuple(f"NIC{i}" for i in range(9)),
         gpus(8),
