@@ -388,6 +388,7 @@ FACTS = (
     ('gpu_processes[].type', 'str', '', '`compute` or `graphics`: which NVML list named it'),
     ('gpu_processes[].used_bytes', 'int', 'bytes', 'GPU memory the process holds'),
     ('gpu_processes[].same_job', 'bool', '', "the process belongs to the job gpudoctor runs in: it is gpudoctor or one of its ancestors, or its /proc/<pid>/cgroup names the Slurm job SLURM_JOB_ID names, or equals gpudoctor's own cgroup (not a login session's); unknown where /proc does not number processes as the host's PID namespace does (a container's own PID namespace), in which NVML's PIDs name no process"),
+    ('gpu_processes[].display_server', 'bool', '', "the process is a display server or desktop compositor (Xorg, gnome-shell, kwin_wayland ...: probes/display.py DISPLAY_SERVERS), by its name; the desktop's own, not a job's"),
     ('gpu_mig.count', 'int', '', 'GPUs the MIG reading covers (every GPU NVML lists)'),
     ('gpu_mig[].index', 'int', '', 'NVML index'),
     ('gpu_mig[].name', 'str', '', 'product name'),

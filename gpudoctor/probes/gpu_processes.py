@@ -37,6 +37,7 @@ from typing import Any, Optional
 from ..facts import Fact, FactSpec, known, list_facts, unknown
 from ..host.base import NOT_FOUND, HostError, NvmlError
 from . import EVERY_PROFILE, ProbeSpec
+from .display import is_display_server
 from .gpus import COUNT_SOURCE, nvml_gpu_count
 
 FACT_SPECS: tuple[FactSpec, ...] = (
@@ -54,6 +55,13 @@ FACT_SPECS: tuple[FactSpec, ...] = (
         "/proc/<pid>/cgroup names the Slurm job SLURM_JOB_ID names, or equals gpudoctor's own cgroup (not a "
         "login session's); unknown where /proc does not number processes as the host's PID namespace does "
         "(a container's own PID namespace), in which NVML's PIDs name no process",
+    ),
+    FactSpec(
+        "gpu_processes[].display_server",
+        "bool",
+        "",
+        "the process is a display server or desktop compositor (Xorg, gnome-shell, kwin_wayland ...: "
+        "probes/display.py DISPLAY_SERVERS), by its name; the desktop's own, not a job's",
     ),
     FactSpec("gpu_mig.count", "int", "", "GPUs the MIG reading covers (every GPU NVML lists)"),
     FactSpec("gpu_mig[].index", "int", "", "NVML index"),
@@ -290,6 +298,7 @@ def _unresolved(gpu: int, kind: str, pid: int, used: Optional[int], reason: str)
     member = _listed(gpu, kind, pid, used)
     why = reason.replace("{pid}", str(pid))
     member["name"] = unknown(why, f"{KTHREADD_STAT}, /proc/{pid}/comm")
+    member["display_server"] = unknown(why, f"{KTHREADD_STAT}, /proc/{pid}/comm")
     member["same_job"] = unknown(why, f"{KTHREADD_STAT}, /proc/{pid}/cgroup")
     return member
 
@@ -310,6 +319,10 @@ def _member(
         member["name"] = known(host.read(comm).strip(), comm)
     except HostError as e:
         member["name"] = unknown(NOT_VISIBLE if e.reason == NOT_FOUND else e.reason, comm)
+    name = member["name"]
+    member["display_server"] = (
+        known(is_display_server(str(name.value)), comm) if name.known else unknown(name.unknown, comm)
+    )
     try:
         text: Optional[str] = host.read(cgroup)
         why = ""

@@ -110,6 +110,20 @@ def test_a_process_of_another_job_is_a_leftover():
     assert facts["gpu_processes[0].name"].value == "python3"
     assert facts["gpu_processes[0].used_bytes"].value == 1 << 30
     assert facts["gpu_processes[0].same_job"].value is False
+    assert facts["gpu_processes[0].display_server"].value is False
+
+
+def test_the_desktops_display_server_is_named_by_its_comm():
+    # /proc/<pid>/comm of Xorg as the kernel truncates it (15 characters; NVIDIA/nvidia-docker#1264's
+    # nvidia-smi shows /usr/lib/xorg/Xorg, pid 1248)
+    files = {
+        **SELF,
+        "/proc/self/cgroup": SLURM_V2,
+        "/proc/1248/comm": "Xorg\n",
+        "/proc/1248/cgroup": "0::/\n",
+    }
+    facts = gpu_processes.probe(_host([{"pid": 1248, "usedGpuMemory": 29360128}], files))
+    assert facts["gpu_processes[0].display_server"].value is True
 
 
 def test_a_busy_gpu_inside_this_job_is_not_a_leftover():
@@ -133,6 +147,7 @@ def test_a_process_that_vanished_is_unknown_not_fine():
     facts = gpu_processes.probe(_host([{"pid": 4242, "usedGpuMemory": None}], dict(SELF), read_errors=gone))
     assert facts["gpu_processes[0].name"].unknown == gpu_processes.NOT_VISIBLE
     assert facts["gpu_processes[0].same_job"].unknown == gpu_processes.NOT_VISIBLE
+    assert facts["gpu_processes[0].display_server"].unknown == gpu_processes.NOT_VISIBLE
     assert facts["gpu_processes[0].used_bytes"].unknown == "not available"
 
 
