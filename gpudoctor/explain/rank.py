@@ -5,7 +5,7 @@ Two stages, each a pure function:
 1. **By the text** (`by_specificity`), before anything is known of the host: a confident match before a
    weak one; among the confident, a cause before the generic ones it says it refines (a rule's
    `refines:`) and before a catch-all (`catch_all: true`, a symptom many causes share), when it matched
-   the message as well on wording of its own; then the better match, then the match on rarer words
+   the message as well on wording of its own (a text the generic one does not list); then the better match, then the match on rarer words
    (`libcudart` over `shared object file`: specific by what the words say, not by how long the text is).
    Where several rules matched the very same text, the message carries only the shared symptom's words:
    the generic one comes first, since it names the specific causes, and the host tells them apart.
@@ -25,6 +25,7 @@ class Cause(Protocol):
     """What the order reads of a matched cause (match.Known)."""
 
     id: str
+    errors: tuple[str, ...]
     refines: tuple[str, ...]
     catch_all: bool
 
@@ -67,7 +68,7 @@ def by_specificity(candidates: Sequence[C]) -> list[C]:
         for specific in confident:
             if specific is generic or not _refines(specific, generic):
                 continue
-            if not _same(specific, generic):
+            if not _symptom_of(specific, generic):
                 if specific.score >= generic.score:
                     demoted.add(generic.known.id)
             else:
@@ -96,8 +97,15 @@ def _refines(specific: Candidate, generic: Candidate) -> bool:
     )
 
 
-def _same(a: Candidate, b: Candidate) -> bool:
-    return " ".join(a.text.lower().split()) == " ".join(b.text.lower().split())
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _symptom_of(specific: Candidate, generic: Candidate) -> bool:
+    """`specific` matched on the generic cause's own words: the very text `generic` matched, or one of the
+    error texts `generic` lists (the symptom both share, which names no specific cause)."""
+    text = _norm(specific.text)
+    return text == _norm(generic.text) or text in {_norm(e) for e in generic.known.errors}
 
 
 def by_evidence(

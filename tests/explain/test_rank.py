@@ -150,3 +150,19 @@ def test_on_the_very_same_text_the_generic_cause_comes_first_and_a_weaker_specif
     )
     ranked = m.rank("failed call to cuInit: CUDA_ERROR_NO_DEVICE")
     assert ids(ranked)[:2] == ["GD-SYMPTOM", "GD-MIG"]
+
+
+def test_a_specific_cause_matched_on_a_text_the_generic_one_lists_does_not_demote_it():
+    # jax-ml/jax#21998's message: "failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error" is listed by
+    # the generic cause (nvidia_uvm lost its state) and by the refinement after a suspend: the text names no
+    # sleep, so the generic leads on the text (best match on rarer words) and the host tells them apart.
+    symptom = "failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error"
+    m = Matcher(
+        [
+            Known("GD-UVM", "uvm", ("CUDA_ERROR_UNKNOWN", symptom)),
+            Known("GD-SLEEP", "after a sleep", (symptom,), ("GD-UVM",)),
+            *filler(),
+        ]
+    )
+    ranked = m.rank("E external/xla/xla/stream_executor/cuda/cuda_driver.cc:266] " + symptom)
+    assert ids(ranked)[:2] == ["GD-UVM", "GD-SLEEP"]
