@@ -5,9 +5,10 @@ Two stages, each a pure function:
 1. **By the text** (`by_specificity`), before anything is known of the host: a confident match before a
    weak one; among the confident, a cause before the generic ones it says it refines (a rule's
    `refines:`) and before a catch-all (`catch_all: true`, a symptom many causes share), when it matched
-   the message as well on wording of its own (a text the generic one does not list); then the better match, then the match on rarer words
-   (`libcudart` over `shared object file`: specific by what the words say, not by how long the text is).
-   Where several rules matched the very same text, the message carries only the shared symptom's words:
+   the message as well on wording of its own (a text the generic one does not list); then the better
+   match, then the match on rarer words (`libcudart` over `shared object file`: specific by what the
+   words say, not by how long the text is). Where several rules matched the very same text (or the
+   specific one a text the generic one lists too), the message carries only the shared symptom's words:
    the generic one comes first, since it names the specific causes, and the host tells them apart.
 2. **By the evidence** (`by_evidence`), once each candidate is judged on the host: a cause that applies
    here comes first, then those that could not be checked (or were not checked, or are program errors,
