@@ -40,11 +40,11 @@ class LiveFiles:
 
     def head(self, path: str) -> Optional[bytes]:
         """The first MAX_HEAD bytes of a regular file; None when it is not one or cannot be read."""
-        return _read(path, MAX_HEAD)
+        return read_regular(path, MAX_HEAD)
 
     def text(self, path: str) -> Optional[str]:
         """A small text file (its first MAX_TEXT bytes); None when it is not a readable regular file."""
-        data = _read(path, MAX_TEXT)
+        data = read_regular(path, MAX_TEXT)
         return None if data is None else data.decode("utf-8", "replace")
 
     def executable(self, path: str) -> bool:
@@ -66,9 +66,9 @@ class LiveFiles:
             return []
 
 
-def _read(path: str, limit: int) -> Optional[bytes]:
-    """At most `limit` bytes of a regular file. Opened non-blocking: a FIFO in its place cannot hang the
-    open (it is then refused as not a regular file)."""
+def read_regular(path: str, limit: int) -> Optional[bytes]:
+    """At most `limit` bytes of a regular file (None when it is not one or cannot be read). Opened
+    non-blocking: a FIFO in its place cannot hang the open (it is then refused as not a regular file)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:

@@ -10,8 +10,9 @@ its reason, never dropped).
 from __future__ import annotations
 
 import os
-import stat
 from typing import Optional
+
+from .command_words import read_regular
 
 MAX_TEXT = 1024 * 1024  # METADATA, kernel.json, environments.txt, pyvenv.cfg: far smaller in practice
 MAX_ENTRIES = 10_000  # a directory listed: an envs directory or site-packages with more is cut there
@@ -27,27 +28,9 @@ class EnvFiles:
         return None if data is None else data.decode("utf-8", "replace")
 
     def head(self, path: str, limit: int) -> Optional[bytes]:
-        """At most `limit` bytes of a regular file. Opened non-blocking: a FIFO in its place cannot hang the
-        open (it is then refused as not a regular file)."""
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
-            return None
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            chunks, left = [], limit
-            while left > 0:
-                chunk = os.read(fd, min(left, 256 * 1024))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                left -= len(chunk)
-            return b"".join(chunks)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
+        """At most `limit` bytes of a regular file, as `gpudoctor run` reads a command's files (a FIFO in
+        its place cannot hang the open)."""
+        return read_regular(path, limit)
 
     def listdir(self, path: str) -> Optional[list[str]]:
         """The names in a directory, sorted (at most MAX_ENTRIES); None when it is not a readable one."""
