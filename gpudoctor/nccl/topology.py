@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ..probes.system import NCCL_PATH_VARIABLES
+
 LABELS = ("X", "PIX", "PXB", "PHB", "NODE", "SYS")
 
 # NCCL's path types in their order of distance (NVIDIA/nccl@v2.29.7-1:src/graph/topo.cc topoPathTypeStr:
@@ -102,26 +104,7 @@ class Topology:
 # The NCCL variables gpudoctor/probes/system.py collects, each env.<its name in lower case>.
 ENV_FACTS = {
     f"env.{var.lower()}": var
-    for var in (
-        "NCCL_P2P_DISABLE",
-        "NCCL_IB_DISABLE",
-        "NCCL_SOCKET_IFNAME",
-        "NCCL_P2P_LEVEL",
-        "NCCL_SHM_DISABLE",
-        "NCCL_NET",
-        "NCCL_NET_PLUGIN",
-        "NCCL_NET_GDR_LEVEL",
-        "NCCL_NET_GDR_READ",
-        "NCCL_IB_HCA",
-        "NCCL_CROSS_NIC",
-        "NCCL_NVB_DISABLE",
-        "NCCL_PXN_DISABLE",
-        "NCCL_NVLS_ENABLE",
-        "NCCL_NET_DISABLE_INTRA",
-        "NCCL_IGNORE_DISABLED_P2P",
-        "NCCL_DMABUF_ENABLE",
-        "NCCL_TOPO_FILE",
-    )
+    for var in ("NCCL_P2P_DISABLE", "NCCL_IB_DISABLE", "NCCL_SOCKET_IFNAME", *NCCL_PATH_VARIABLES)
 }
 
 # The CPU as NCCL names it (NVIDIA/nccl@v2.23.4-1:src/graph/xml.cc ncclTopoGetXmlFromCpu: arch from the
