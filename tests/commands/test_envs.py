@@ -8,24 +8,13 @@ import json
 import pytest
 from workstation import build
 
+from gpudoctor.envs.places import VARIABLES
+
 from conftest import run_cli
 
 # Every variable that moves a place environments are looked for in (gpudoctor/envs/places.py), dropped so
 # that only the test's home is searched.
-MOVERS = (
-    "VIRTUAL_ENV",
-    "CONDA_PREFIX",
-    "CONDA_ENVS_DIRS",
-    "WORKON_HOME",
-    "PIPX_HOME",
-    "UV_TOOL_DIR",
-    "UV_PYTHON_INSTALL_DIR",
-    "PYENV_ROOT",
-    "XDG_DATA_HOME",
-    "JUPYTER_PATH",
-    "JUPYTER_DATA_DIR",
-    "PYTHONPATH",
-)
+MOVERS = (*(v for v in VARIABLES if v not in ("HOME", "PATH")), "PYTHONPATH")
 OURS = ("ml", "newest", "broken", "proj/.venv", "cv", "removed", "black")
 # A team's own rule: it fires on every CUDA build, so environments differ in their findings.
 CUDA_RULE = """\
