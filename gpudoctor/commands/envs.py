@@ -62,7 +62,15 @@ def check_default(envs: list) -> tuple:
     from ..host.live import default_target
 
     target, chosen_by = default_target(os.environ, sys.executable)
-    return holding(EnvFiles(), envs, target), target, chosen_by
+    found = holding(EnvFiles(), envs, target)
+    if found is None:  # a launcher (a pyenv shim): the interpreter it runs, as `gpudoctor which` finds it
+        from ..host.command_python import LiveFiles, interpreter_of
+
+        judged = interpreter_of([target], os.environ, os.getcwd(), LiveFiles())
+        runs = holding(EnvFiles(), envs, judged.interpreter) if judged.interpreter else None
+        if runs is not None and judged.interpreter != target:
+            return runs, target, f"{chosen_by}; {judged.reason}"
+    return found, target, chosen_by
 
 
 def row(env: Any, check_default: Any = None) -> dict:

@@ -4,6 +4,9 @@ once with the real tools (tests/workstation.py), from inside a project."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
 
 import pytest
 from workstation import build
@@ -191,3 +194,37 @@ def test_envs_marks_what_check_judges_without_python(home, listed):
     }
     ml = next(e for e in data["environments"] if e["name"] == "ml")
     assert ml["found_by"] == ["VIRTUAL_ENV", "~/.virtualenvs", "jupyter kernel 'ml'"]
+
+
+def test_behind_a_pyenv_shim_the_default_is_the_version_pyenv_selects(tmp_path, monkeypatch):
+    """python3 on PATH a pyenv shim (laid out as pyenv 2.6.30 lays it out, tests/host/test_command_pyenv.py):
+    `check` runs the shim, which runs the version pyenv selects; envs marks that one, as `which` names it."""
+    from gpudoctor.commands.envs import check_default
+    from gpudoctor.envs import find
+    from gpudoctor.envs.places import Places
+    from gpudoctor.host.env_files import EnvFiles
+    from tests.host.test_command_pyenv import prototype_shim
+
+    root = tmp_path / ".pyenv"
+    (root / "shims").mkdir(parents=True)
+    (root / "shims" / "python3").write_text(prototype_shim(str(root)))
+    (root / "shims" / "python3").chmod(0o755)
+    xy = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    for version in (f"{xy}.1", f"{xy}.2"):  # each its own build: bin/python3 -> python3.X, lib/python3.X
+        (root / "versions" / version / "bin").mkdir(parents=True)
+        shutil.copy(os.path.realpath(sys.executable), root / "versions" / version / "bin" / f"python{xy}")
+        (root / "versions" / version / "bin" / "python3").symlink_to(f"python{xy}")
+        (root / "versions" / version / "lib" / f"python{xy}" / "site-packages").mkdir(parents=True)
+    (root / "version").write_text(f"{xy}.2\n")
+    for name in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYENV_VERSION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PATH", f"{root}/shims")
+    monkeypatch.setenv("PYENV_ROOT", str(root))
+    monkeypatch.chdir(tmp_path)
+    envs = find.discover(
+        EnvFiles(), Places(str(tmp_path), str(tmp_path), {"PATH": "/nonexistent"}, (), (), ())
+    )
+    found, target, chosen_by = check_default(envs)
+    assert target == f"{root}/shims/python3"
+    assert (found.kind, found.name) == ("pyenv", f"{xy}.2")
+    assert chosen_by == f"PATH; pyenv's python3 shim: version {xy}.2 (set by {root}/version)"
