@@ -225,12 +225,21 @@ def render_checks(
     results: list, fmt: str, verdicts: list, prof: Any, redact: Any = None, labels: Optional[dict] = None
 ) -> None:
     """Several environments (--python repeated, --all-envs): one report each, in the order given; `labels`
-    (--all-envs) name each environment by what found it."""
+    (--all-envs) name each environment by what found it, and its text shows the machine once
+    (report/all_envs.py)."""
     if fmt == "json":
         from ..report import json_report
 
         named = [labels.get(r.target.python) for r in results] if labels is not None else None
         sys.stdout.write(json_report.render_many(results, verdicts, redact=redact, labels=named))
+        return
+    if labels is not None and fmt == "text" and not prof.one_line:  # --all-envs: the machine once
+        from ..report import all_envs
+
+        if use_color() and not prof.plain:
+            all_envs.print_rich(results, verdicts, labels)
+        else:
+            sys.stdout.write(all_envs.render_plain(results, verdicts, labels))
         return
     from ..report.safe import terminal_text
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 
@@ -138,15 +139,34 @@ def test_check_all_envs_judges_each_environment(judged, listed):
     assert code == data["exit_code"] == max(codes.values()) == 1
 
 
-def test_check_all_envs_text_has_one_section_per_environment(home, listed):
-    r = gd(home, "check", "--all-envs", "--fail-on", "never")
+def test_check_all_envs_text_shows_the_machine_once_and_each_environment_with_its_own(home, listed):
+    r = gd(home, "check", "--all-envs", "--fail-on", "never", "--rules", str(home["rules"]))
     assert r.returncode == 0, r.stderr
     n = len(listed["environments"])
-    headings = [line for line in r.stdout.splitlines() if line.startswith("Environment ")]
-    assert len(headings) == n
-    ml = f": ml (venv; ~/.virtualenvs, jupyter kernel 'ml') at {home['ml']}/bin/python"
-    assert sum(1 for h in headings if h.endswith(ml)) == 1
-    assert "Broken: no such directory (named by ~/.conda/environments.txt)" in r.stdout
+    lines = r.stdout.splitlines()
+    assert lines[0].endswith(f" · {n} Python environments")
+    assert lines.count("Machine findings (the same for every environment)") == 1
+    assert sum(1 for line in lines if line.startswith(("Driver ", "GPUs "))) == 2  # the machine's, once
+    sections: dict[str, list[str]] = {}
+    name = None
+    for line in lines[lines.index("Environments") + 1 :]:
+        head = re.match(r"^\d+\. (\S+) \(", line)
+        if head:
+            name = head.group(1)
+            sections[name] = []
+        elif name and line:
+            sections[name].append(line)
+        elif not line:
+            name = None
+    assert len(sections) == n
+    heading = next(line for line in lines if re.match(r"^\d+\. ml \(", line))
+    assert heading.endswith(" ml (venv; found by ~/.virtualenvs, jupyter kernel 'ml')")
+    # the team rule reads the environment's frameworks: under the two CUDA environments only
+    cuda = {k for k, v in sections.items() if any("WARNING LOCAL-CUDA-001" in line for line in v)}
+    assert cuda == {"ml", "cv"}
+    assert "   Broken: no such directory (named by ~/.conda/environments.txt)" in sections["removed"]
+    assert any(line.startswith("   Frameworks  torch 2.5.1 cpu") for line in sections["newest"])
+    assert lines[-1].startswith("Result ") and f"0 of {n} environment(s) fail" in lines[-1]
 
 
 @pytest.mark.parametrize(
