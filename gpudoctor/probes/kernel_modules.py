@@ -158,9 +158,18 @@ def parse_modinfo(text: str) -> ModInfo:
     return ModInfo(fields["filename"], fields.get("version", ""), fields.get("signer", ""), signed)
 
 
-def module_loaded(proc_modules: str, name: str) -> bool:
-    """Whether /proc/modules has `name` ("nouveau 843331 2 - Live 0x..."; proc(5)): its first field."""
-    return any(line.split(" ", 1)[0] == name for line in proc_modules.splitlines())
+def parse_module(text: str, name: str) -> Optional[dict[str, Any]]:
+    """The /proc/modules line of `name` ("nouveau 843331 2 - Live 0x..."; proc(5)): {"refcount": int or
+    None (`-`), "used_by": [module, ...]}; None when the module is not loaded. Columns: name, size, use
+    count, users (`-`: none), state, address. The one reader of that file's lines (the power probe's
+    nvidia_uvm, this probe's nouveau)."""
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[0] == name:
+            refcount = int(fields[2]) if fields[2].isdigit() else None
+            users = [u for u in fields[3].split(",") if u and u != "-"]
+            return {"refcount": refcount, "used_by": users}
+    return None
 
 
 def blacklists(conf: str, name: str) -> bool:
@@ -341,9 +350,8 @@ def _other_kernels(host: Any, kernels: list[str]) -> Fact:
 def _nouveau(host: Any) -> dict[str, Fact]:
     out: dict[str, Fact] = {}
     text, why = _read(host, PROC_MODULES)
-    out["nouveau.loaded"] = (
-        unknown(why, PROC_MODULES) if text is None else known(module_loaded(text, "nouveau"), PROC_MODULES)
-    )
+    loaded = None if text is None else parse_module(text, "nouveau") is not None
+    out["nouveau.loaded"] = unknown(why, PROC_MODULES) if loaded is None else known(loaded, PROC_MODULES)
     by, why = _blacklisted_by(host)
     src = f"{', '.join(MODPROBE_DIRS)} (*.conf), {CMDLINE}"
     if by is None:

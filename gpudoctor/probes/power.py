@@ -48,6 +48,7 @@ from typing import Any, Optional
 from ..facts import Fact, FactSpec, known, unknown
 from ..host.base import NOT_FOUND, HostError
 from . import ProbeSpec
+from .kernel_modules import parse_module
 
 FACT_SPECS: tuple[FactSpec, ...] = (
     FactSpec(
@@ -172,18 +173,6 @@ def preservation(preserve: Optional[int], notifiers: Optional[int]) -> Optional[
     if preserve == 1:
         return "systemd units"
     return "off"
-
-
-def parse_module(text: str, name: str) -> Optional[dict[str, Any]]:
-    """The /proc/modules line of `name`: {"refcount": int or None (`-`), "used_by": [module, ...]}; None
-    when the module is not loaded. Columns: name, size, use count, users (`-`: none), state, address."""
-    for line in text.splitlines():
-        fields = line.split()
-        if len(fields) >= 4 and fields[0] == name:
-            refcount = int(fields[2]) if fields[2].isdigit() else None
-            users = [u for u in fields[3].split(",") if u and u != "-"]
-            return {"refcount": refcount, "used_by": users}
-    return None
 
 
 def parse_sleep_states(text: str) -> list[str]:

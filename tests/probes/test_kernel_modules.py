@@ -9,8 +9,8 @@ from gpudoctor.probes.kernel_modules import (
     cmdline_blacklists,
     efi_variable,
     lockdown_mode,
-    module_loaded,
     parse_modinfo,
+    parse_module,
 )
 
 from conftest import fake_host
@@ -121,9 +121,9 @@ def test_modinfo_of_a_signed_module():
 
 
 def test_proc_modules_first_field_only():
-    assert module_loaded(PROC_MODULES_NOUVEAU, "nouveau")
-    assert not module_loaded(PROC_MODULES_NOUVEAU, "nvidia")
-    assert not module_loaded(PROC_MODULES_NOUVEAU, "nouveau,")  # "video ... 1 nouveau," is a user of it
+    assert parse_module(PROC_MODULES_NOUVEAU, "nouveau") is not None
+    assert parse_module(PROC_MODULES_NOUVEAU, "nvidia") is None
+    assert parse_module(PROC_MODULES_NOUVEAU, "nouveau,") is None  # "video ... 1 nouveau," is a user of it
 
 
 def test_blacklist_lines():

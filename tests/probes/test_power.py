@@ -40,6 +40,7 @@ import pytest
 
 from gpudoctor.host.base import NOT_FOUND, NOT_RECORDED
 from gpudoctor.probes import power
+from gpudoctor.probes.kernel_modules import parse_module
 
 from conftest import H200, RootedHost, fake_host
 
@@ -140,13 +141,13 @@ def test_preservation(preserve, notifiers, expected):
 
 
 def test_parse_modules():
-    assert power.parse_module(DESKTOP_MODULES, "nvidia_uvm") == {"refcount": 2, "used_by": []}
-    assert power.parse_module(DESKTOP_MODULES, "nvidia_modeset") == {
+    assert parse_module(DESKTOP_MODULES, "nvidia_uvm") == {"refcount": 2, "used_by": []}
+    assert parse_module(DESKTOP_MODULES, "nvidia_modeset") == {
         "refcount": 67,
         "used_by": ["nvidia_drm"],
     }
-    assert power.parse_module(TALOS_MODULES, "nvidia_uvm") == {"refcount": None, "used_by": []}
-    assert power.parse_module(DESKTOP_MODULES, "nvidia") is None
+    assert parse_module(TALOS_MODULES, "nvidia_uvm") == {"refcount": None, "used_by": []}
+    assert parse_module(DESKTOP_MODULES, "nvidia") is None
 
 
 # --- the probe on files --------------------------------------------------------------------------------
