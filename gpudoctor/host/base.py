@@ -43,6 +43,23 @@ def env_or_none(host: Any, name: str) -> Optional[str]:
         return None
 
 
+def read_or_reason(host: Any, path: str) -> tuple[Optional[str], Optional[str]]:
+    """(the file's text, None), or (None, the HostError's reason): for probes that turn the reason into an
+    unknown fact or branch on it (NOT_FOUND)."""
+    try:
+        return host.read(path), None
+    except HostError as e:
+        return None, e.reason
+
+
+def listdir_or_reason(host: Any, path: str) -> tuple[Optional[list[str]], Optional[str]]:
+    """(the directory's entries, None), or (None, the HostError's reason)."""
+    try:
+        return host.listdir(path), None
+    except HostError as e:
+        return None, e.reason
+
+
 class SnapshotError(Exception):
     """A snapshot that cannot be read; the message says why. (Here, not in snapshot.py, so that a live
     check need not import the snapshot machinery to name it.)"""

@@ -23,6 +23,8 @@ from typing import Any, Optional
 
 from ..facts import Fact, Facts, FactSpec, collected, known, list_facts, unknown
 from ..host.base import NOT_FOUND, HostError
+from ..host.base import listdir_or_reason as _listdir
+from ..host.base import read_or_reason as _read
 from . import ProbeSpec
 from .system import version_numbers
 
@@ -345,20 +347,6 @@ _RANK = {"pcie switch": 0, "root port": 1, "same numa node": 2, "unknown": 3, "o
 
 
 # --- reading through the Host ---------------------------------------------------------------------------
-
-
-def _read(host: Any, path: str) -> tuple[Optional[str], Optional[str]]:
-    try:
-        return host.read(path), None
-    except HostError as e:
-        return None, e.reason
-
-
-def _listdir(host: Any, path: str) -> tuple[Optional[list[str]], Optional[str]]:
-    try:
-        return host.listdir(path), None
-    except HostError as e:
-        return None, e.reason
 
 
 def _numa(host: Any, bdf: str) -> Optional[int]:

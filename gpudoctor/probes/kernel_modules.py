@@ -34,6 +34,7 @@ from typing import Any, NamedTuple, Optional
 
 from ..facts import Fact, FactSpec, known, unknown
 from ..host.base import NOT_FOUND, HostError
+from ..host.base import read_or_reason as _read
 from . import ProbeSpec
 
 FACT_SPECS: tuple[FactSpec, ...] = (
@@ -199,13 +200,6 @@ def probe(host: Any) -> dict[str, Fact]:
     facts.update(_nvidia_module(host))
     facts.update(_nouveau(host))
     return facts
-
-
-def _read(host: Any, path: str) -> tuple[Optional[str], str]:
-    try:
-        return host.read(path), ""
-    except HostError as e:
-        return None, e.reason
 
 
 def _boot(host: Any) -> dict[str, Fact]:

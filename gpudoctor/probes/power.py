@@ -46,7 +46,9 @@ import re
 from typing import Any, Optional
 
 from ..facts import Fact, FactSpec, known, unknown
-from ..host.base import NOT_FOUND, HostError
+from ..host.base import NOT_FOUND
+from ..host.base import listdir_or_reason as _listdir
+from ..host.base import read_or_reason as _read
 from . import ProbeSpec
 from .kernel_modules import parse_module
 
@@ -201,20 +203,6 @@ def probe(host: Any) -> dict[str, Fact]:
         known(parse_sleep_states(text), SLEEP_STATE) if text is not None else unknown(reason, SLEEP_STATE)
     )
     return facts
-
-
-def _read(host: Any, path: str) -> tuple[Optional[str], str]:
-    try:
-        return host.read(path), ""
-    except HostError as e:
-        return None, e.reason
-
-
-def _listdir(host: Any, path: str) -> tuple[Optional[list[str]], str]:
-    try:
-        return host.listdir(path), ""
-    except HostError as e:
-        return None, e.reason
 
 
 def _params(host: Any) -> dict[str, Fact]:

@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 from ..facts import Fact, Facts, FactSpec, Inputs, collected, known, unknown
 from ..host.base import NOT_FOUND, NOT_RECORDED, HostError
+from ..host.base import read_or_reason as _read
 from . import EVERY_PROFILE, ProbeSpec, chassis, env_pitfalls, shm
 from .shm import find_mount
 
@@ -319,14 +320,6 @@ def classify_virtualization(
         # Firecracker microVMs expose no SMBIOS tables at all.
         return "firecracker" if vendor is None and product is None else "other"
     return "none"
-
-
-def _read(host: Any, path: str) -> tuple[Optional[str], Optional[str]]:
-    """(text, None), or (None, the HostError's reason)."""
-    try:
-        return host.read(path), None
-    except HostError as e:
-        return None, e.reason
 
 
 def _parsed(text: Optional[str], reason: Optional[str], source: str, parse: Any) -> Fact:

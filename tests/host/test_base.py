@@ -9,14 +9,17 @@ import pynvml
 import pytest
 
 from gpudoctor.host.base import (
+    NOT_FOUND,
     NOT_RECORDED,
     TIMED_OUT,
     Deadline,
     HostError,
     NvmlError,
     env_or_none,
+    listdir_or_reason,
     nvml_key,
     nvml_reason,
+    read_or_reason,
 )
 from gpudoctor.host.snapshot import SnapshotHost, load
 
@@ -83,3 +86,13 @@ def test_a_deadline_clamps_every_timeout_to_the_time_left():
     spent = Deadline(0.01)
     time.sleep(0.02)
     assert (spent.remaining(), spent.clamp(2.0), spent.expired()) == (0.0, 0.0, True)
+
+
+def test_read_or_reason_gives_the_text_or_the_hosts_reason():
+    # the H200 capture: a file read, one the machine lacked (no DMI in that VM), a directory listed
+    host = SnapshotHost(load(str(H200)))
+    text, why = read_or_reason(host, "/proc/driver/nvidia/version")
+    assert why is None and text.startswith("NVRM version: NVIDIA UNIX")
+    assert read_or_reason(host, "/sys/class/dmi/id/sys_vendor") == (None, NOT_FOUND)
+    assert listdir_or_reason(host, "/sys/bus/pci/devices") == (["0000:00:06.0"], None)
+    assert listdir_or_reason(host, "/gpudoctor/never/listed") == (None, NOT_RECORDED)
