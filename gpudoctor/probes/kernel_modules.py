@@ -162,8 +162,8 @@ def parse_modinfo(text: str) -> ModInfo:
 def parse_module(text: str, name: str) -> Optional[dict[str, Any]]:
     """The /proc/modules line of `name` ("nouveau 843331 2 - Live 0x..."; proc(5)): {"refcount": int or
     None (`-`), "used_by": [module, ...]}; None when the module is not loaded. Columns: name, size, use
-    count, users (`-`: none), state, address. The one reader of that file's lines (the power probe's
-    nvidia_uvm, this probe's nouveau)."""
+    count, users (`-`: none), state, address. This probe's nouveau.loaded and the power probe's
+    nvidia_uvm.* read it (interconnect.parse_modules lists the names alone)."""
     for line in text.splitlines():
         fields = line.split()
         if len(fields) >= 4 and fields[0] == name:
