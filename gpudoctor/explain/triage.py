@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .ranks import Event, Process, Read
+from .ranks import Event, Process, Read, body_of
 
 WATCHDOG = "GD-EXPLAIN-007"
 CAUSE, NETWORK, WAITING = 0, 1, 2
@@ -127,7 +127,7 @@ class Classifier:
                 yield i, role
 
     def role(self, line: str) -> Optional[Role]:
-        body = _body(line)
+        body = body_of(line)  # the same text of two ranks is matched once
         if body in self.seen:
             return self.seen[body]
         low = body.lower()
@@ -150,16 +150,6 @@ def _named(low: str, table: tuple[tuple[str, str], ...], tier: int) -> Optional[
         if re.search(pattern, low):
             return Role(tier, kind, WATCHDOG if tier == WAITING and "watchdog" in kind else None)
     return None
-
-
-BODY = re.compile(r"^.*?(?:\[rank\d+\]:|\[default\d+\]:|<std(?:out|err)>:|^\s{0,4}\d{1,6}: )")
-
-
-def _body(line: str) -> str:
-    """The line without its rank prefix (and what stands before it): the same text of two ranks is matched
-    once."""
-    m = BODY.match(line[:96])
-    return line[m.end() :].strip() if m else line.strip()
 
 
 @dataclass
