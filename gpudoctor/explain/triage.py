@@ -174,6 +174,11 @@ class Failure:
     def key(self) -> str:
         return self.process.key if self.process is not None else f"node {self.node}"
 
+    @property
+    def health(self) -> list[Any]:
+        """Of its node's findings, those about the node's health (NODE_CAUSES)."""
+        return _health(self.findings)
+
 
 @dataclass
 class Triage:
@@ -262,6 +267,10 @@ def _relevant(findings: Sequence[Any]) -> list[Any]:
     return sorted((f for f in findings if f.severity in ("error", "warning")), key=rank)
 
 
+def _health(findings: Sequence[Any]) -> list[Any]:
+    return [f for f in findings if f.rule.startswith(NODE_CAUSES)]
+
+
 def _from_reports(ranks: Sequence[Rank], reports: Mapping[str, Any]) -> Optional[Failure]:
     """Where no rank's log names a cause: the first of the job's nodes (in rank order) whose report has a
     health finding (NODE_CAUSES): the node is named, not a rank, since its ranks' logs say only that they
@@ -270,7 +279,7 @@ def _from_reports(ranks: Sequence[Rank], reports: Mapping[str, Any]) -> Optional
         host = r.process.host
         if host in reports:
             found = _relevant(reports[host].findings)
-            health = [f for f in found if f.rule.startswith(NODE_CAUSES)]
+            health = _health(found)
             if health:
                 said = health[0]
                 event = Event(
