@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple, Optional
 
-from .facts import Fact, FactSpec, known, unknown
+from .facts import Fact, FactSpec, head, known, spec_name, unknown
 
 FACT_SPECS = (
     FactSpec(
@@ -74,6 +74,8 @@ LOCK_SIDE = ("lock", "python", "frameworks")
 # (platform.libc_ver() in the image; wheels' manylinux tags are judged against it). A lockfile is installed
 # with the node's own interpreter, so the node's stays.
 IMAGE_OWNED = ("system.glibc",)
+# The node's, though in a section an image fills (prefixes): how its container toolkit is set up.
+NODE_OWNED = ("container.toolkit_",)
 NEUTRAL = ("knowledge", "policy")
 # Derived facts that already weigh one side against the other (the runtime's verdict on the image's
 # requirements with this driver and these GPUs; a build's kernels against these GPUs): a mismatch.
@@ -192,17 +194,29 @@ def kind_of(chosen_by: str) -> str:
     return {"--image": "image", "--lock": "lock"}.get(chosen_by, "")
 
 
+def sections(kind: str) -> tuple[str, ...]:
+    """The fact sections an image ("image") or a lockfile ("lock") decides."""
+    return IMAGE_SIDE if kind == "image" else LOCK_SIDE
+
+
+def owned(kind: str) -> tuple[str, ...]:
+    """The facts outside its sections that the subject decides all the same."""
+    return IMAGE_OWNED if kind == "image" else ()
+
+
+def owns(kind: str, name: str) -> bool:
+    """Whether the subject (an image, a lockfile) decides the fact `name`: one of its sections' that is not
+    the node's (NODE_OWNED), or one it decides outside them (IMAGE_OWNED)."""
+    return name in owned(kind) or (head(name) in sections(kind) and not name.startswith(NODE_OWNED))
+
+
 def side(kind: str, fact_names: list) -> str:
     """Whose a finding is, by the facts its rule read: "image" (or "lockfile"), "host", or "both" (a
     mismatch between them: either side can change)."""
-    mine = IMAGE_SIDE if kind == "image" else LOCK_SIDE
-    if any(_schema(name).startswith(MISMATCH) for name in fact_names):
+    if any(spec_name(name).startswith(MISMATCH) for name in fact_names):
         return "both"
-    owned = set(IMAGE_OWNED) if kind == "image" else set()
-    names = [name for name in fact_names if name not in owned]
-    heads = {name.split(".", 1)[0].split("[", 1)[0] for name in names} - set(NEUTRAL)
-    own = bool(heads & set(mine)) or len(names) < len(fact_names)
-    host = bool(heads - set(mine))
+    judged = [owns(kind, name) for name in fact_names if head(name) not in NEUTRAL]
+    own, host = any(judged), not all(judged)
     if own and host:
         return "both"
     return ("image" if kind == "image" else "lockfile") if own else "host"
@@ -211,8 +225,3 @@ def side(kind: str, fact_names: list) -> str:
 def finding_side(kind: str, finding: Any) -> str:
     """side() of a finding, by the facts its rule read (its evidence); "" without a subject."""
     return side(kind, [name for name, _value in finding.evidence]) if kind else ""
-
-
-def _schema(name: str) -> str:
-    """frameworks[0].unsupported_gpus -> frameworks[].unsupported_gpus"""
-    return re.sub(r"\[\d+\]", "[]", name)

@@ -40,6 +40,8 @@ BACK = 400  # lines looked back for the time of a line without one
 GLOBAL_PREFIX = re.compile(r"\[rank(\d+)\]:|\[\d+,(\d+)\]<std(?:out|err)>:|^\s{0,4}(\d{1,6}): ")
 SAID_RANK = re.compile(r"^\[[EWIF][^\]]*\] \[(?:PG \d+ )?Rank (\d+)\] |was aborted on rank (\d+)\b")
 LOCAL_PREFIX = re.compile(r"^\[default(\d+)\]:")
+# Any of those prefixes, and what stands before it: what body_of() cuts off.
+BODY = re.compile(r"^.*?(?:\[rank\d+\]:|\[default\d+\]:|<std(?:out|err)>:|^\s{0,4}\d{1,6}: )")
 SLURM_TASK = re.compile(r"slurm-\d+(?:_\d+)?-(\d+)\.(?:out|err|log)$")
 RANK_FILE = re.compile(r"(?:^|[-_.])rank[-_]?(\d+)(?:\.\w+)*$", re.IGNORECASE)
 TORCHRUN = re.compile(r"attempt_\d+[/\\](\d+)[/\\](?:stdout|stderr|error)\.(?:log|json)$")
@@ -123,6 +125,12 @@ def line_rank(line: str) -> tuple[Optional[int], Optional[int]]:
         return int(next(g for g in m.groups() if g is not None)), None
     m = LOCAL_PREFIX.match(line)
     return (None, int(m.group(1))) if m else (None, None)
+
+
+def body_of(line: str) -> str:
+    """The line without its rank prefix (and what stands before it), stripped."""
+    m = BODY.match(line[:HEAD])
+    return line[m.end() :].strip() if m else line.strip()
 
 
 def path_rank(path: str) -> tuple[Optional[int], Optional[int]]:

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .ranks import Event, Process, Read
+from .ranks import Event, Process, Read, body_of
 
 WATCHDOG = "GD-EXPLAIN-007"
 CAUSE, NETWORK, WAITING = 0, 1, 2
@@ -127,7 +127,7 @@ class Classifier:
                 yield i, role
 
     def role(self, line: str) -> Optional[Role]:
-        body = _body(line)
+        body = body_of(line)  # the same text of two ranks is matched once
         if body in self.seen:
             return self.seen[body]
         low = body.lower()
@@ -152,16 +152,6 @@ def _named(low: str, table: tuple[tuple[str, str], ...], tier: int) -> Optional[
     return None
 
 
-BODY = re.compile(r"^.*?(?:\[rank\d+\]:|\[default\d+\]:|<std(?:out|err)>:|^\s{0,4}\d{1,6}: )")
-
-
-def _body(line: str) -> str:
-    """The line without its rank prefix (and what stands before it): the same text of two ranks is matched
-    once."""
-    m = BODY.match(line[:96])
-    return line[m.end() :].strip() if m else line.strip()
-
-
 @dataclass
 class Rank:
     """One process, as the answer shows it."""
@@ -183,6 +173,11 @@ class Failure:
     @property
     def key(self) -> str:
         return self.process.key if self.process is not None else f"node {self.node}"
+
+    @property
+    def health(self) -> list[Any]:
+        """Of its node's findings, those about the node's health (NODE_CAUSES)."""
+        return _health(self.findings)
 
 
 @dataclass
@@ -272,6 +267,10 @@ def _relevant(findings: Sequence[Any]) -> list[Any]:
     return sorted((f for f in findings if f.severity in ("error", "warning")), key=rank)
 
 
+def _health(findings: Sequence[Any]) -> list[Any]:
+    return [f for f in findings if f.rule.startswith(NODE_CAUSES)]
+
+
 def _from_reports(ranks: Sequence[Rank], reports: Mapping[str, Any]) -> Optional[Failure]:
     """Where no rank's log names a cause: the first of the job's nodes (in rank order) whose report has a
     health finding (NODE_CAUSES): the node is named, not a rank, since its ranks' logs say only that they
@@ -280,7 +279,7 @@ def _from_reports(ranks: Sequence[Rank], reports: Mapping[str, Any]) -> Optional
         host = r.process.host
         if host in reports:
             found = _relevant(reports[host].findings)
-            health = [f for f in found if f.rule.startswith(NODE_CAUSES)]
+            health = _health(found)
             if health:
                 said = health[0]
                 event = Event(

@@ -24,13 +24,11 @@ from ..facts import Fact, Facts, head, list_facts, unknown
 from ..host.base import Deadline
 from ..policy import Policy
 from ..profiles import PROFILES
-from ..subject import IMAGE_OWNED, IMAGE_SIDE, LOCK_SIDE, NEUTRAL, Subject
+from ..subject import NEUTRAL, Subject, owned, owns, sections
 from .check import Environment, choose_probes, choose_rules, judge
 from .result import Result, Target, Verdict
 from .verdict import decide
 
-# The node's, though in a section the subject fills: how its container toolkit is set up.
-NODE_OWNED = ("container.toolkit_",)
 NO_GPU = "no GPU"
 
 
@@ -85,22 +83,14 @@ def groups_of(nodes: list[Node]) -> list[tuple[tuple[str, str, str], list[Node]]
 def subject_side(
     subject: Subject, chosen: list, deadline: Deadline
 ) -> tuple[dict[str, Fact], dict[str, str]]:
-    """The facts of the subject's own side (IMAGE_SIDE or LOCK_SIDE sections), collected once by those of
-    the `chosen` probes that produce them."""
-    sections = IMAGE_SIDE if subject.kind == "image" else LOCK_SIDE
-    owned = _owned(subject.kind)
-    heads = set(sections) | {head(name) for name in owned}
+    """The facts the subject decides (subject.owns: its IMAGE_SIDE or LOCK_SIDE sections, IMAGE_OWNED),
+    collected once by those of the `chosen` probes that produce them."""
+    kind = subject.kind
+    heads = set(sections(kind)) | {head(name) for name in owned(kind)}
     mine = [p for p in chosen if any(head(prefix) in heads for prefix in p[1])]
     items, missing, _statuses = Collection(subject.host, deadline, mine).gather()
-    keep = {
-        k: v for k, v in items.items() if (head(k) in sections and not k.startswith(NODE_OWNED)) or k in owned
-    }
-    return keep, {k: v for k, v in missing.items() if k in sections or k in owned}
-
-
-def _owned(kind: str) -> tuple[str, ...]:
-    """Facts outside the subject's sections that it decides (subject.IMAGE_OWNED for an image)."""
-    return IMAGE_OWNED if kind == "image" else ()
+    keep = {k: v for k, v in items.items() if owns(kind, k)}
+    return keep, {k: v for k, v in missing.items() if k in sections(kind)}
 
 
 def judge_fleet(
@@ -185,8 +175,4 @@ def weakest(nodes: list[Node]) -> Node:
 def node_side(facts: Any, kind: str) -> dict[str, Fact]:
     """The node's facts for the machine's side: not the subject's sections (its own environment's, from
     the report, are not what is judged) nor what was derived from them (knowledge.*, derived again)."""
-    drop = set(IMAGE_SIDE if kind == "image" else LOCK_SIDE) | set(NEUTRAL)
-    owned = _owned(kind)
-    return {
-        k: v for k, v in facts.items() if (head(k) not in drop or k.startswith(NODE_OWNED)) and k not in owned
-    }
+    return {k: v for k, v in facts.items() if not owns(kind, k) and head(k) not in NEUTRAL}

@@ -10,9 +10,6 @@ from typing import Any
 from .safe import terminal_lines
 
 NETWORK = 1  # explain/triage.NETWORK: a role's tier (the report reads the triage, it does not import it)
-
-# The findings that say a node is unwell (explain/triage.NODE_CAUSES): shown one by one, the others counted.
-HEALTH = ("GD-XID-", "GD-GPU-004", "GD-GPU-005", "GD-IB-", "GD-NVLINK-", "GD-ECC-")
 SHOWN = 12  # waiting ranks shown one by one; the rest grouped by what they said
 INDENT = "   "
 
@@ -77,7 +74,7 @@ def _first(t: Any) -> list[str]:
         )
     if f.process is not None and e.text:
         out += [_line(e), f"{INDENT}  {e.file}:{e.line_no}"]
-    health = [n for n in f.findings if n.rule.startswith(HEALTH)]
+    health = f.health  # the findings that say its node is unwell: shown one by one, the others counted
     if health:
         out.append(f"{INDENT}its node {f.node}, as its report says:")
         out += [f"{INDENT}  {n.rule} · {n.message}" for n in health[:5]]

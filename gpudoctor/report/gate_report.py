@@ -32,13 +32,16 @@ def exit_code(groups: list[Group]) -> int:
     return 1 if 1 in codes else max(codes, default=0)
 
 
-def _outcome(verdict) -> str:
+def _outcome(verdict: Any) -> Line:
+    """The verdict's line, indented under its group, in its colour."""
     if verdict.code == 1:
         n = len(verdict.failing)
-        return f"does not run: {n} finding{'s' if n != 1 else ''} at or above {verdict.fail_on}"
-    if verdict.code == 2:
-        return "could not be judged: " + ", ".join(verdict.unknown_errors)
-    return "runs"
+        text = f"does not run: {n} finding{'s' if n != 1 else ''} at or above {verdict.fail_on}"
+    elif verdict.code == 2:
+        text = "could not be judged: " + ", ".join(verdict.unknown_errors)
+    else:
+        text = "runs"
+    return [("  " + text, {0: "green", 1: "bold red", 2: "yellow"}[verdict.code])]
 
 
 def _names(names: list[str]) -> str:
@@ -86,7 +89,7 @@ def _everywhere_lines(every: Everywhere, plan: Any, width: int) -> list[Line]:
                 "dim",
             )
         ],
-        [("  " + _outcome(every.verdict), {0: "green", 1: "bold red", 2: "yellow"}[every.verdict.code])],
+        _outcome(every.verdict),
     ]
     numbers = subject_steps(every, plan) if plan is not None else []
     if numbers:
@@ -121,8 +124,7 @@ def build_lines(gate: Gate, what: str, plans: list, every_plans: list, width: in
         lines.append(
             [(f"{g.gpu} · driver {g.driver} · {g.machine}", "bold"), (f" · {_names(g.nodes)}", "dim")]
         )
-        style = {0: "green", 1: "bold red", 2: "yellow"}[g.verdict.code]
-        lines.append([("  " + _outcome(g.verdict), style)])
+        lines.append(_outcome(g.verdict))
         for f in g.verdict.failing:
             lines += finding_lines(f, width, side_words(kind, finding_side(kind, f)))
         for f, why in g.result.ignored_findings:

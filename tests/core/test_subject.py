@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from gpudoctor.subject import MACHINES, OCI_ARCH, host_machine, host_python, kind_of, lock_python, side
+from gpudoctor.subject import (
+    MACHINES,
+    OCI_ARCH,
+    host_machine,
+    host_python,
+    kind_of,
+    lock_python,
+    owns,
+    side,
+)
 
 
 def test_a_finding_is_the_images_the_hosts_or_a_mismatch_between_them():
@@ -18,6 +27,16 @@ def test_a_finding_is_the_images_the_hosts_or_a_mismatch_between_them():
     assert side("image", ["system.glibc", "frameworks[].version"]) == "image"
     assert side("image", ["system.glibc", "driver.version"]) == "both"
     assert side("lock", ["system.glibc", "frameworks[].version"]) == "both"
+
+
+def test_the_subject_owns_its_sections_but_the_nodes_toolkit_and_an_image_its_c_library():
+    assert owns("image", "cuda_libs[0].path") and owns("lock", "frameworks[1].version")
+    assert not owns("lock", "cuda_libs[0].path") and not owns("image", "driver.version")
+    # how the node's container toolkit is set up stays the node's, though `container` is the image's section
+    assert owns("image", "container.nvidia_require_cuda") and not owns("image", "container.toolkit_mode")
+    assert side("image", ["container.toolkit_mode"]) == "host"
+    assert owns("image", "system.glibc") and not owns("lock", "system.glibc")
+    assert not owns("image", "system.machine")
 
 
 def test_image_architectures_map_to_the_kernels_names_both_ways():
