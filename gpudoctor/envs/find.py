@@ -13,6 +13,7 @@ import os
 import re
 from typing import Any, NamedTuple, Optional
 
+from ..host import pyinspect
 from . import layout, sources
 from . import places as where
 from .candidates import UV_PYTHON, Candidate, candidates, kernels
@@ -117,7 +118,7 @@ def _prefix_xy(files: Any, prefix: str, interpreter: str = "") -> str:
 
 def _cfg_version(files: Any, prefix: str) -> Optional[str]:
     """The Python version the environment's pyvenv.cfg records; None without one."""
-    cfg = files.text(os.path.join(prefix, "pyvenv.cfg"), layout.MAX_PYVENV_CFG)
+    cfg = files.text(os.path.join(prefix, "pyvenv.cfg"), pyinspect.MAX_PYVENV_CFG)
     return None if cfg is None else sources.cfg_version(sources.pyvenv_cfg(cfg))
 
 
