@@ -13,6 +13,7 @@ import posixpath
 import re
 from typing import Optional
 
+from gpudoctor.envs.layout import DEBIAN_SHARED
 from gpudoctor.envs.sources import pyvenv_cfg
 from gpudoctor.host import pyinspect
 from gpudoctor.image.tree import DIR, DPKG_STATUS, GLIBC_FILE, MAX_PYVENV_CFG, PYTHON_LIB, SITE_DIRS, Tree
@@ -32,7 +33,6 @@ MACHINES = {
     "loong64": "loongarch64",
 }
 SITE_PATH = re.compile(r"^(.*)/lib/python(\d+\.\d+)/(site-packages|dist-packages)$")
-DEBIAN_SHARED = "/usr/lib/python3/dist-packages"
 USR_PYTHON = re.compile(r"^(/usr)/bin/python(3\.\d+)$")
 
 
