@@ -25,25 +25,14 @@ def run(fmt: str = "text") -> Outcome:
     return Outcome(0)
 
 
-class Environ:
-    """The environment variables places.from_host asks for by name, as the live Host answers them (without
-    starting one: `envs` runs nothing and asks no other question of the Host)."""
-
-    def env(self, name: str) -> Any:
-        return os.environ.get(name)
-
-    def env_files(self) -> Any:
-        from ..host.env_files import EnvFiles
-
-        return EnvFiles()
-
-
 def find_all(host: Any = None) -> list:
     """Every environment the live host's files show (gpudoctor/envs/find.py)."""
     from ..envs import find, places
 
-    if host is None:
-        host = Environ()
+    if host is None:  # asked only env() and env_files(); host.live is imported anyway (check_default)
+        from ..host.live import LiveHost
+
+        host = LiveHost()
     files = getattr(host, "env_files", None)
     if files is None:
         raise CommandError("finding environments reads this machine's files: a snapshot holds none")

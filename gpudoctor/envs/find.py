@@ -13,6 +13,7 @@ import os
 import re
 from typing import Any, NamedTuple, Optional
 
+from ..host import pyinspect
 from . import layout, sources
 from . import places as where
 from .candidates import UV_PYTHON, Candidate, candidates, kernels
@@ -103,11 +104,9 @@ def _resolve_interpreter(files: Any, c: Candidate) -> Resolved:
 def _prefix_xy(files: Any, prefix: str, interpreter: str = "") -> str:
     """X.Y of the environment at `prefix`: its pyvenv.cfg's, else its lib/pythonX.Y directory's (the one
     the interpreter is named for where there are several, else the newest)."""
-    cfg = files.text(os.path.join(prefix, "pyvenv.cfg"), layout.MAX_PYVENV_CFG)
-    if cfg is not None:
-        version = sources.cfg_version(sources.pyvenv_cfg(cfg))
-        if version:
-            return sources.xy(version)
+    version = _cfg_version(files, prefix)
+    if version:
+        return sources.xy(version)
     found = [
         m.group(1) for m in map(LIB_PYTHON.fullmatch, files.listdir(os.path.join(prefix, "lib")) or []) if m
     ]
@@ -115,6 +114,12 @@ def _prefix_xy(files: Any, prefix: str, interpreter: str = "") -> str:
     if m and m.group(1) in found:
         return m.group(1)
     return max(found, key=lambda v: tuple(int(n) for n in v.split(".")), default="")
+
+
+def _cfg_version(files: Any, prefix: str) -> Optional[str]:
+    """The Python version the environment's pyvenv.cfg records; None without one."""
+    cfg = files.text(os.path.join(prefix, "pyvenv.cfg"), pyinspect.MAX_PYVENV_CFG)
+    return None if cfg is None else sources.cfg_version(sources.pyvenv_cfg(cfg))
 
 
 def _interpreter_problem(files: Any, prefix: str, interpreter: str) -> str:
@@ -133,11 +138,9 @@ def _interpreter_problem(files: Any, prefix: str, interpreter: str) -> str:
 def _full_version(files: Any, r: Resolved, kinds: set) -> str:
     """The full version where the layout records it: pyvenv.cfg, conda's python package record, a pyenv or
     uv install's directory name; else X.Y."""
-    cfg = files.text(os.path.join(r.prefix, "pyvenv.cfg"), layout.MAX_PYVENV_CFG)
-    if cfg is not None:
-        version = sources.cfg_version(sources.pyvenv_cfg(cfg))
-        if version and sources.xy(version) == r.xy:
-            return version
+    version = _cfg_version(files, r.prefix)
+    if version and sources.xy(version) == r.xy:
+        return version
     for name in files.listdir(os.path.join(r.prefix, "conda-meta")) or []:
         m = CONDA_PYTHON.fullmatch(name)
         if m and sources.xy(m.group(1)) == r.xy:

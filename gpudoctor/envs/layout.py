@@ -18,7 +18,6 @@ from typing import Any, Optional
 from ..host import pyinspect
 from . import sources
 
-MAX_PYVENV_CFG = 16 * 1024  # as pyinspect reads it
 DEBIAN_SHARED = "/usr/lib/python3/dist-packages"
 # ELF e_machine -> os.uname().machine (the ELF specification's EM_* numbers)
 ELF_MACHINES = {
@@ -87,7 +86,7 @@ def describe(
 ) -> dict:
     """The pyinspect-shaped dump of the environment at `prefix` with Python `xy` ("3.12"); `version` the full
     version where the layout says it (else xy); `home` the user's, for the user site-packages directory."""
-    cfg_text = files.text(os.path.join(prefix, "pyvenv.cfg"), MAX_PYVENV_CFG)
+    cfg_text = files.text(os.path.join(prefix, "pyvenv.cfg"), pyinspect.MAX_PYVENV_CFG)
     cfg = sources.pyvenv_cfg(cfg_text or "")
     base = prefix
     path = site_dirs(files, prefix, xy)

@@ -22,7 +22,7 @@ import os
 import re
 from typing import Any, NamedTuple, Optional
 
-from .command_words import DEFAULT_PATH, Judged, find
+from .command_words import DEFAULT_PATH, Judged, find, up_to
 
 ROOT_LINE = re.compile(r'^export PYENV_ROOT="([^"]*)"$', re.MULTILINE)
 EXEC_LINE = re.compile(r'^exec "([^"]+)" exec "\$program" "\$@"$', re.MULTILINE)
@@ -102,15 +102,8 @@ def _versions(root: str, env: dict, cwd: str, files: Any) -> tuple[list, str]:
 
 
 def _version_file(start: str, files: Any) -> Optional[str]:
-    here = os.path.normpath(start)
-    while True:
-        candidate = os.path.join(here, ".python-version")
-        if files.text(candidate) is not None:
-            return candidate
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
+    found = up_to(start, ".python-version", files)
+    return None if found is None else os.path.join(found, ".python-version")
 
 
 def _installed(root: str, version: str, files: Any) -> Optional[str]:

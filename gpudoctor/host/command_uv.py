@@ -12,7 +12,7 @@ import re
 from typing import Any, Optional, Union
 
 from ..toml_reader import toml
-from .command_words import DEFAULT_PATH, TRUE, Inside, Judged, last, read_options, said, tail
+from .command_words import DEFAULT_PATH, TRUE, Inside, Judged, last, read_options, said, tail, up_to
 
 # Options of `uv` and `uv run` that take a value (uv 0.13.9, `uv run --help`); a test checks this list
 # against the help of the uv the tests install.
@@ -112,7 +112,7 @@ def uv_run(args: list, env: dict, cwd: str, files: Any, how: str) -> Union[Judge
     no_project = "--no-project" in seen or env.get("UV_NO_PROJECT", "").lower() in TRUE
     where = last(found, "--project") or last(found, "--directory")
     base = os.path.join(cwd, where) if where else cwd
-    project = None if no_project else _up_to(base, "pyproject.toml", files)
+    project = None if no_project else up_to(base, "pyproject.toml", files)
     if project is not None and not _managed(project, files):
         project = None  # `[tool.uv] managed = false`: uv run ignores the project
     if project is not None:
@@ -167,7 +167,7 @@ def _discovered(request: Optional[str], env: dict, cwd: str, files: Any, how: st
     `.python-version` in the working directory or a parent is a request for that version, which an
     interpreter's name does not tell (not read here)."""
     outside = "uv run outside a project, no virtual environment"
-    pinned = _up_to(cwd, ".python-version", files)
+    pinned = up_to(cwd, ".python-version", files)
     if not request and pinned is not None:
         request = f"{os.path.join(pinned, '.python-version')}"
     if request:
@@ -196,29 +196,11 @@ def _managed_pythons(env: dict) -> Optional[str]:
     return os.path.join(env["HOME"], ".local", "share", "uv", "python") if env.get("HOME") else None
 
 
-def _up_to(start: str, name: str, files: Any) -> Optional[str]:
-    """The nearest directory from `start` upwards that holds the file `name`."""
-    here = os.path.normpath(start)
-    while True:
-        if files.text(os.path.join(here, name)) is not None:
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-
-
 def _venv_up_from(start: str, files: Any) -> Optional[str]:
     """Outside a project, uv finds a `.venv` (with its pyvenv.cfg) in the directory or a parent
     (astral-sh/uv@ef92c384 crates/uv-interpreter/src/virtualenv.rs, virtualenv_from_working_dir)."""
-    here = os.path.normpath(start)
-    while True:
-        if files.text(os.path.join(here, ".venv", "pyvenv.cfg")) is not None:
-            return os.path.join(here, ".venv")
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
+    found = up_to(start, os.path.join(".venv", "pyvenv.cfg"), files)
+    return None if found is None else os.path.join(found, ".venv")
 
 
 def _workspace_root(project: str, files: Any) -> str:

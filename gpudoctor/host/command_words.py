@@ -1,6 +1,6 @@
 """What the modules that read a command line share (host/command_python.py and the `uv run` and `conda
-run` readers): the answer's type, reading a file's first bytes, finding a command as execvp does, reading
-options, and the phrases a reason is made of."""
+run` readers): the answer's type, reading a file's first bytes, finding a command as execvp does and a file
+in a directory or its parents, reading options, and the phrases a reason is made of."""
 
 from __future__ import annotations
 
@@ -101,6 +101,19 @@ def find(name: str, env: dict, cwd: str, files: Any) -> Optional[str]:
         if files.executable(candidate):
             return candidate
     return None
+
+
+def up_to(start: str, name: str, files: Any) -> Optional[str]:
+    """The nearest directory from `start` upwards that holds the file `name` (`.venv/pyvenv.cfg` too), as uv
+    looks for a project or a `.venv` and pyenv for a `.python-version`."""
+    here = os.path.normpath(start)
+    while True:
+        if files.text(os.path.join(here, name)) is not None:
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
 
 
 def read_options(args: list, with_values: frozenset) -> tuple[list, int]:

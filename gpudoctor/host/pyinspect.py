@@ -62,6 +62,7 @@ LIB_MARKERS = (
 RECORD_SCANNED = ("nvidia-",)
 MAX_FILES_PER_DIST = 200
 MAX_BUILD_FILE = 64 * 1024
+MAX_PYVENV_CFG = 16 * 1024
 
 
 def _norm(name: str) -> str:
@@ -92,7 +93,7 @@ def inspect(env: dict | None = None) -> dict:
         "machine": _machine(),
         "libc": _libc(),
         "conda_meta": os.path.isdir(os.path.join(sys.prefix, "conda-meta")),
-        "pyvenv_cfg": _read(os.path.join(sys.prefix, "pyvenv.cfg"), 16 * 1024),
+        "pyvenv_cfg": _read(os.path.join(sys.prefix, "pyvenv.cfg"), MAX_PYVENV_CFG),
         "path": path,
         "user_site": user_site,
         "all": {},
@@ -274,7 +275,7 @@ def _user_site(userbase: str | None) -> str | None:
     import os
     import site
 
-    cfg = _read(os.path.join(sys.prefix, "pyvenv.cfg"), 16 * 1024)
+    cfg = _read(os.path.join(sys.prefix, "pyvenv.cfg"), MAX_PYVENV_CFG)
     if cfg is not None:
         system = [
             line.split("=", 1)[1].strip().lower()

@@ -13,6 +13,8 @@ import posixpath
 import re
 from typing import Optional
 
+from gpudoctor.envs.layout import DEBIAN_SHARED
+from gpudoctor.envs.sources import pyvenv_cfg
 from gpudoctor.host import pyinspect
 from gpudoctor.image.tree import DIR, DPKG_STATUS, GLIBC_FILE, MAX_PYVENV_CFG, PYTHON_LIB, SITE_DIRS, Tree
 from gpudoctor.image.view import ImageError
@@ -31,17 +33,7 @@ MACHINES = {
     "loong64": "loongarch64",
 }
 SITE_PATH = re.compile(r"^(.*)/lib/python(\d+\.\d+)/(site-packages|dist-packages)$")
-DEBIAN_SHARED = "/usr/lib/python3/dist-packages"
 USR_PYTHON = re.compile(r"^(/usr)/bin/python(3\.\d+)$")
-
-
-def _cfg(text: Optional[str]) -> dict:
-    out = {}
-    for line in (text or "").splitlines():
-        if "=" in line:
-            key, _, value = line.partition("=")
-            out[key.strip().lower()] = value.strip()
-    return out
 
 
 def _dpkg_versions(status: bytes, packages: tuple) -> dict:
@@ -127,7 +119,7 @@ class Environments:
 
     def describe(self, prefix: str, xy: str) -> dict:
         cfg_text = self._read(f"{prefix}/pyvenv.cfg", MAX_PYVENV_CFG)
-        cfg = _cfg(cfg_text)
+        cfg = pyvenv_cfg(cfg_text or "")
         base = prefix
         version = xy
         path = []

@@ -16,7 +16,7 @@ from ..subject import side
 from .lines import Line, finding_lines, plain_text, wrap_text
 from .safe import safe_line
 from .summary import summary
-from .text import LABEL_WIDTH, exit_reason
+from .text import LABEL_WIDTH, result_line, unknown_lines
 
 ENV_AREAS = ("Python", "Frameworks", "Runtime")  # summary areas that are the environment's own
 
@@ -29,13 +29,7 @@ def own(facts: list[str]) -> bool:
 
 def _unknown(result: Any, mine: bool) -> list[str]:
     """The rules that could not be evaluated, by reason: the environment's (`mine`) or the machine's."""
-    by_reason: dict[str, list[str]] = {}
-    for r in result.results:
-        if r.status != "unknown" or own([n for n, _ in r.unknown_facts]) != mine:
-            continue
-        for why in dict.fromkeys(why for _n, why in r.unknown_facts) or ["facts unknown"]:
-            by_reason.setdefault(why, []).append(r.rule.id)
-    return [f"{why}: {', '.join(ids)}" for why, ids in by_reason.items()]
+    return unknown_lines(result, lambda r: own([n for n, _ in r.unknown_facts]) == mine)
 
 
 def _findings(result: Any, mine: bool) -> list:
@@ -122,13 +116,7 @@ def _verdict(results: list, verdicts: list) -> Line:
         f"{by['error']} error(s), {by['warning']} warning(s), {by['info']} info (the machine's counted "
         f"once); {failing} of {len(results)} environment(s) fail"
     )
-    style = "bold red" if by["error"] else ("bold yellow" if by["warning"] else "bold green")
-    code = verdicts[worst].code
-    return [
-        ("Result".ljust(LABEL_WIDTH), "bold"),
-        (words, style),
-        (f" · exit {code} ({exit_reason(verdicts[worst])})", ""),
-    ]
+    return result_line(words, by, verdicts[worst])
 
 
 def render_plain(results: list, verdicts: list, labels: Optional[dict], width: int = 100) -> str:

@@ -5,7 +5,7 @@ The same lines render plain (not a terminal, NO_COLOR, golden files) or styled t
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from .. import __version__
 from ..engine.model import CATEGORIES
@@ -106,12 +106,13 @@ def build_lines(
     return [safe_line(line) for line in lines]
 
 
-def unknown_lines(result: Result) -> list[str]:
+def unknown_lines(result: Result, keep: Optional[Callable[[Any], bool]] = None) -> list[str]:
     """The rules that could not be evaluated, by reason: each reason a fact was unknown for, then the rules
-    it kept from being evaluated (the facts themselves are in the JSON and Markdown reports)."""
+    it kept from being evaluated (the facts themselves are in the JSON and Markdown reports). `keep`, when
+    given, picks the rule results shown (check --all-envs: the machine's, or an environment's own)."""
     by_reason: dict[str, list[str]] = {}
     for r in result.results:
-        if r.status == "unknown":
+        if r.status == "unknown" and (keep is None or keep(r)):
             for why in dict.fromkeys(why for _name, why in r.unknown_facts) or ["facts unknown"]:
                 by_reason.setdefault(why, []).append(r.rule.id)
     return [f"{why}: {', '.join(ids)}" for why, ids in by_reason.items()]
@@ -135,7 +136,13 @@ def _verdict(result: Result, verdict: Verdict) -> Line:
         words += f", {c['ignored']} ignored by policy"
     if result.skipped_rules:
         words += f", {len(result.skipped_rules)} not evaluated ({skipped_because(result)})"
-    style = "bold red" if c["error"] else ("bold yellow" if c["warning"] else "bold green")
+    return result_line(words, c, verdict)
+
+
+def result_line(words: str, counts: dict, verdict: Verdict) -> Line:
+    """The last line: the counts in `words`, coloured by the worst severity `counts` holds, then the exit code
+    and why (check --all-envs ends its report with the same line)."""
+    style = "bold red" if counts["error"] else ("bold yellow" if counts["warning"] else "bold green")
     return [
         ("Result".ljust(LABEL_WIDTH), "bold"),
         (words, style),

@@ -32,7 +32,7 @@ class RootedFiles(EnvFiles):
     def listdir(self, path):
         return super().listdir(self._at(path))
 
-    def text(self, path, limit=layout.MAX_PYVENV_CFG):
+    def text(self, path, limit=pyinspect.MAX_PYVENV_CFG):
         return super().text(self._at(path), limit)
 
     def real(self, path):

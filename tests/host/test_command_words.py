@@ -22,6 +22,7 @@ from gpudoctor.host.command_words import (
     subcommand,
     subject,
     tail,
+    up_to,
 )
 
 FILES = LiveFiles()
@@ -128,6 +129,23 @@ def test_head_reads_at_most_its_limit_and_text_decodes_what_it_can(tmp_path):
     odd.write_bytes(b"name = '\xff'\n")
     assert FILES.text(str(odd)) == "name = '\ufffd'\n"
     assert FILES.head(str(tmp_path)) is None and FILES.text(str(tmp_path / "absent")) is None
+
+
+def test_up_to_finds_the_nearest_directory_holding_the_file(tmp_path):
+    """As uv looks for a project's pyproject.toml or a `.venv`, and pyenv for a `.python-version`: the nearest
+    from the start upwards; a directory of that name is not the file; none is None."""
+    deep = tmp_path / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "a" / "b" / "pyproject.toml").write_text("")
+    (tmp_path / "a" / "b" / "c" / ".venv").mkdir()
+    (tmp_path / "a" / ".venv").mkdir()
+    (tmp_path / "a" / ".venv" / "pyvenv.cfg").write_text("")
+    assert up_to(str(deep), "pyproject.toml", FILES) == str(tmp_path / "a" / "b")
+    assert up_to(str(deep / ".." / ".."), "pyproject.toml", FILES) == str(tmp_path)
+    assert up_to(str(deep), ".venv", FILES) is None
+    assert up_to(str(deep), os.path.join(".venv", "pyvenv.cfg"), FILES) == str(tmp_path / "a")
+    assert up_to(str(deep), "no-such-file", FILES) is None
 
 
 def test_a_file_this_user_may_not_execute_is_not_executable(tmp_path):
