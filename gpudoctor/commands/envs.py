@@ -55,7 +55,11 @@ def check_default(envs: list) -> tuple:
     if found is None:  # a launcher (a pyenv shim): the interpreter it runs, as `gpudoctor which` finds it
         from ..host.command_python import LiveFiles, interpreter_of
 
-        judged = interpreter_of([target], os.environ, os.getcwd(), LiveFiles())
+        try:
+            cwd = os.getcwd()
+        except OSError:  # the working directory was removed: a shim's .python-version cannot be looked for
+            return found, target, chosen_by
+        judged = interpreter_of([target], os.environ, cwd, LiveFiles())
         runs = holding(EnvFiles(), envs, judged.interpreter) if judged.interpreter else None
         if runs is not None and judged.interpreter != target:
             return runs, target, f"{chosen_by}; {judged.reason}"

@@ -34,7 +34,13 @@ def run(command: tuple[str, ...] = (), fmt: str = "text", timeout: float = 5.0) 
 
     env = _command_env()
     trail: list = []
-    judged = interpreter_of(command, os.environ if env is None else env, os.getcwd(), LiveFiles(), trail)
+    try:
+        cwd = os.getcwd()
+    except OSError as e:  # the shell's directory was removed: relative paths and project files name nothing
+        raise CommandError(
+            f"which: the working directory is gone ({e.strerror}); cd into one first", 2
+        ) from None
+    judged = interpreter_of(command, os.environ if env is None else env, cwd, LiveFiles(), trail)
     environment = describe(judged.interpreter, timeout) if judged.interpreter else None
     answer = {
         "command": list(command),

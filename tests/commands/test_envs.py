@@ -248,3 +248,9 @@ def test_behind_a_pyenv_shim_the_default_is_the_version_pyenv_selects(tmp_path, 
     assert target == f"{root}/shims/python3"
     assert (found.kind, found.name) == ("pyenv", f"{xy}.2")
     assert chosen_by == f"PATH; pyenv's python3 shim: version {xy}.2 (set by {root}/version)"
+
+    def gone():
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(os, "getcwd", gone)  # run from a directory since removed: the shim stays unresolved
+    assert check_default(envs) == (None, f"{root}/shims/python3", "PATH")
