@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from .log import parse_transport
 from .topology import RANK, Gpu, Nic, Topology, nccl_path
 
 TAG = "NVIDIA/nccl@v2.23.4-1"
@@ -792,19 +793,13 @@ def _findings(
 # ---------------------------------------------------------------------------------------------------
 # what NCCL printed, against the prediction
 
-_VIA = (
-    ("P2P/", "p2p"),  # p2p.cc p2pSendSetup: P2P/direct pointer, P2P/IPC, P2P/CUMEM[/read], P2P/indirect
-    ("SHM/", "shm"),  # shm.cc shmSendSetup: SHM/direct/direct, SHM/CE/...
-    ("direct shared memory", "shm"),  # shm.cc before v2.8 (NVIDIA/nccl@v2.7.8-1:src/transport/shm.cc)
-    ("NET/", "net"),  # net.cc: NET/IB/0/GDRDMA, NET/Socket/0
-)
-
 
 def observed_transport(via: str) -> Optional[str]:
-    """The transport of a `Channel ... via X` line of NCCL_DEBUG=INFO (the text after "via"): p2p, shm, net;
-    None for anything else (COLLNET, NVLS). A log does not say whether P2P runs over NVLink or PCIe."""
-    text = via.strip()
-    return next((kind for prefix, kind in _VIA if text.startswith(prefix)), None)
+    """The transport of a `Channel ... via X` line of NCCL_DEBUG=INFO (the text after "via"), as log.py's
+    parse_transport reads it: p2p, shm, net; None for anything else (COLLNET, NVLS). A log does not say
+    whether P2P runs over NVLink or PCIe."""
+    kind = parse_transport(via).kind
+    return kind if kind in ("p2p", "shm", "net") else None
 
 
 def disagreements(prediction: Prediction, observed: dict) -> tuple[str, ...]:
