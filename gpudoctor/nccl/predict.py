@@ -56,14 +56,12 @@ CITE = {
     "#pci-access-control-services-acs",
 }
 
-TRANSPORTS = ("p2p-nvlink", "p2p-pcie", "shm", "net", "none", "unknown")
-
 
 @dataclass(frozen=True)
 class PairPrediction:
     src: int
     dst: int
-    transport: str  # one of TRANSPORTS
+    transport: str  # p2p-nvlink | p2p-pcie | shm | net | none | unknown
     path: Optional[str]  # NCCL path type: NVL, NVB, PIX, PXB, PHB, SYS; None unknown
     reasons: tuple[str, ...]  # the rule chain, each ending with its NCCL source in brackets
     via: Optional[int] = None  # NVB: the GPU in between
@@ -193,7 +191,7 @@ def _param(env: dict, name: str, default: int) -> int:
 # ---------------------------------------------------------------------------------------------------
 # bandwidths in NCCL's own model (GB/s), used only where NCCL compares them (ncclTopoCheckNet, NVB)
 
-_NVL_BW = ((90, 20.6), (87, 20.0), (86, 12.0), (80, 20.0), (70, 20.0), (60, 18.0))  # topo.h SM*_NVLINK_BW
+_NVL_BW = ((90, 20.6), (80, 20.0), (70, 20.0), (60, 18.0))  # topo.h SM*_NVLINK_BW; SM86 in nvlink_bw
 _PCI_GEN_SPEED = {1: 15, 2: 30, 3: 60, 4: 120, 5: 240, 6: 480}  # topo.cc kvDictPciGen, x100 Mbps per lane
 _CPU_BW = {"amd": 16.0, "arm": 6.0, "power": 32.0, "x86": 5000.0}  # topo.h AMD_BW, ARM_BW, P9_BW, LOC_BW
 # Intel by CPU model: BDW_QPI_BW (QPI_BW before v2.26) 6, SKL_QPI_BW 10, and from v2.26.2 SRP_QPI_BW 22,
@@ -212,6 +210,7 @@ def _cc(gpu: Gpu) -> Optional[int]:
 
 
 def nvlink_bw(gpu: Gpu) -> Optional[float]:
+    """NCCL's NVLink bandwidth per link for the GPU's compute capability (topo.h ncclTopoNVLinkBw)."""
     cc = _cc(gpu)
     if cc is None:
         return None
