@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from ..compat import version_tuple
 from .log import parse_transport
 from .topology import RANK, Gpu, Nic, Topology, nccl_path
 
@@ -138,15 +139,8 @@ def _strtol(text: str) -> Optional[int]:
 
 
 def _version_tuple(version: Optional[str]) -> Optional[tuple[int, ...]]:
-    if not version:
-        return None
-    parts = []
-    for piece in version.split(".")[:3]:
-        n = _strtol(piece)
-        if n is None:
-            break
-        parts.append(n)
-    return tuple(parts) or None
+    """'2.23.4' -> (2, 23, 4) by compat.version_tuple; None when there is no version or no number in it."""
+    return version_tuple(version or "") or None
 
 
 def _level_names(version: Optional[str]) -> tuple[str, ...]:
