@@ -20,11 +20,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..probes.gpus import MAX_NVLINKS  # 18 (NVML_NVLINK_MAX_LINKS): H100 SXM5 and B200, the most of any GPU
+from ..probes.gpus import MAX_NVLINKS, SELF, TOPOLOGY_LABELS
 from ..probes.kernel_log import normalise_pci
 from ..probes.system import NCCL_PATH_VARIABLES
 
-LABELS = ("X", "PIX", "PXB", "PHB", "NODE", "SYS")
+# X, PIX, PXB, PHB, NODE, SYS: the labels gpus[].topology.levels holds, as `nvidia-smi topo -m` prints them
+LABELS = (SELF, *TOPOLOGY_LABELS.values())
 
 # NCCL's path types in their order of distance (NVIDIA/nccl@v2.29.7-1:src/graph/topo.cc topoPathTypeStr:
 # LOC NVL NVB C2C PIX PXB P2C PXN PHB SYS NET DIS). The numbers differ between releases (C2C came in
@@ -293,6 +294,7 @@ def from_facts(facts: Any) -> Topology:
 # from an `nvidia-smi topo -m` matrix
 
 _NV = re.compile(r"NV(\d+)")
+# MAX_NVLINKS (probes/gpus.py, NVML_NVLINK_MAX_LINKS): 18, an H100 SXM5's and a B200's, the most of any GPU
 
 
 def from_topo_matrix(
