@@ -269,11 +269,7 @@ def _gpu_path(topo: Topology, i: int, j: int) -> _Path:
         links = max(direct, switched)
         how = f"{direct} direct NVLink(s)" if direct else f"NVSwitch ({switched} links each)"
         return _Path("NVL", links * nvl_bw if nvl_bw else None, why=f"NVL: {how} [{CITE['setpaths']}]")
-    pci = nccl_path(label)
-    pci_path_bw = None
-    if pci is not None:
-        bws = [b for b in (pci_bw(gi), pci_bw(gj)) if b is not None]
-        pci_path_bw = min(bws) if len(bws) == 2 else None
+    pcie = _pcie_path(gi, gj, label)
     version = _version_tuple(topo.nccl_version)
     # PATH_NVB exists from v2.8.3 (NVIDIA/nccl@v2.8.3-1:src/graph/topo.cc topoPathTypeStr)
     if _param(topo.env, "NCCL_NVB_DISABLE", 0) == 0 and (version is None or version >= (2, 8)):
@@ -287,10 +283,10 @@ def _gpu_path(topo: Topology, i: int, j: int) -> _Path:
         if best is not None:
             bw = best[0] * nvl_bw if nvl_bw else None
             # the BFS keeps a PCIe path of the same hop count (one switch, PIX) only when it is faster
-            if not (pci == "PIX" and bw is not None and pci_path_bw is not None and pci_path_bw >= bw):
+            if not (pcie.type == "PIX" and bw is not None and pcie.bw is not None and pcie.bw >= bw):
                 k = best[1]
                 return _Path("NVB", bw, via=k, why=f"NVB: NVLink through GPU{k} [{CITE['setpaths']}]")
-    return _pcie_path(gi, gj, label)
+    return pcie
 
 
 def _no_nvlink(gpu: Gpu) -> bool:
@@ -529,21 +525,18 @@ def _pair(topo: Topology, i: int, j: int, path: _Path, network: Optional[str]) -
         return PairPrediction(i, j, "unknown", None, (path.why,))
     reasons = [path.why]
     codes: list[str] = []
+
+    def unknown(why: str) -> PairPrediction:
+        return PairPrediction(i, j, "unknown", path.type, (*reasons, why), path.via, tuple(codes))
+
     level, var = user_level(env, "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", topo.nccl_version)
     default = "PXB"
     if topo.cpu_vendor == "amd" and n <= 2:
         default = "SYS"
     elif topo.cpu_vendor is None and n <= 2 and RANK[path.type] > RANK["PXB"] and level is None:
-        return PairPrediction(
-            i,
-            j,
-            "unknown",
-            path.type,
-            (
-                *reasons,
-                "with two GPUs NCCL allows P2P up to SYS on AMD x86 CPUs only; the CPU vendor is not known "
-                f"[{CITE['checkp2p']}]",
-            ),
+        return unknown(
+            "with two GPUs NCCL allows P2P up to SYS on AMD x86 CPUs only; the CPU vendor is not known "
+            f"[{CITE['checkp2p']}]"
         )
     p2p_level = level or default
     p2p = RANK[path.type] <= RANK[p2p_level]
@@ -577,32 +570,14 @@ def _pair(topo: Topology, i: int, j: int, path: _Path, network: Optional[str]) -
                 break
         if p2p and status_unknown:
             if RANK[path.type] > RANK["NVB"]:
-                return PairPrediction(
-                    i,
-                    j,
-                    "unknown",
-                    path.type,
-                    (
-                        *reasons,
-                        "NVML's P2P status was not read: NCCL uses P2P only when it is OK "
-                        f"[{CITE['checkp2p']}]",
-                    ),
-                    path.via,
-                    tuple(codes),
+                return unknown(
+                    f"NVML's P2P status was not read: NCCL uses P2P only when it is OK [{CITE['checkp2p']}]"
                 )
             reasons.append("NVML's P2P status was not read (NCCL requires it OK on NVLink, else it stops)")
     if p2p:
         use_net = _check_net(topo, i, j, path.bw, network) if path.type not in ("NVL", "NVB") else False
         if use_net is None:
-            return PairPrediction(
-                i,
-                j,
-                "unknown",
-                path.type,
-                (*reasons, f"whether a NIC would be faster than this path is unknown [{CITE['checknet']}]"),
-                path.via,
-                tuple(codes),
-            )
+            return unknown(f"whether a NIC would be faster than this path is unknown [{CITE['checknet']}]")
         if use_net:
             reasons.append(
                 f"both GPUs reach a NIC faster than each other: NET [{CITE['checknet']}; {CITE['p2p']}]"
@@ -623,17 +598,8 @@ def _pair(topo: Topology, i: int, j: int, path: _Path, network: Optional[str]) -
     speed = _through_cpu_bw(topo, i, j, path)
     use_net = _check_net(topo, i, j, speed, network)
     if use_net is None:
-        return PairPrediction(
-            i,
-            j,
-            "unknown",
-            path.type,
-            (
-                *reasons,
-                f"no P2P; whether a NIC would beat SHM through the CPU is unknown [{CITE['checknet']}]",
-            ),
-            path.via,
-            tuple(codes),
+        return unknown(
+            f"no P2P; whether a NIC would beat SHM through the CPU is unknown [{CITE['checknet']}]"
         )
     if use_net:
         reasons.append(
