@@ -72,8 +72,7 @@ class PairPrediction:
 @dataclass(frozen=True)
 class NetPrediction:
     gpu: int
-    transport: str  # ib-gdr | ib | socket | unknown
-    network: Optional[str]  # IB | Socket | None (unknown)
+    transport: str  # ib-gdr | ib | socket | unknown (the network: Prediction.net_name)
     nic: Optional[str] = None
     path: Optional[str] = None  # NCCL path type GPU -> NIC
     gdr: Optional[bool] = None
@@ -407,9 +406,9 @@ def _nearest_nic(topo: Topology, g: int, nics: list[Nic]) -> tuple[Optional[Nic]
 
 def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) -> NetPrediction:
     if network is None:
-        return NetPrediction(g, "unknown", None, reasons=("the network NCCL takes is unknown",))
+        return NetPrediction(g, "unknown", reasons=("the network NCCL takes is unknown",))
     if network == "Socket":
-        return NetPrediction(g, "socket", "Socket", reasons=("sockets: no GPUDirect RDMA",))
+        return NetPrediction(g, "socket", reasons=("sockets: no GPUDirect RDMA",))
     env = topo.env
     active = [n for n in topo.nics or () if n.active]
     nic, path = _nearest_nic(topo, g, active)
@@ -422,10 +421,7 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
         codes.append("nic-down")
     if nic is None:
         return NetPrediction(
-            g,
-            "unknown",
-            "IB",
-            reasons=(*reasons, f"the PCIe distance from GPU{g} to the active NICs is not known"),
+            g, "unknown", reasons=(*reasons, f"the PCIe distance from GPU{g} to the active NICs is not known")
         )
     reasons.append(f"NIC {nic.name}, path {path} [{CITE['checkgdr']}]")
     pxn_via = None
@@ -450,7 +446,6 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
         return NetPrediction(
             g,
             "unknown",
-            "IB",
             nic.name,
             path,
             None,
@@ -465,7 +460,7 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
         )
         if RANK[distance] <= RANK["PXB"]:
             codes.append("peermem")
-        return NetPrediction(g, "ib", "IB", nic.name, path, False, pxn_via, tuple(reasons), tuple(codes))
+        return NetPrediction(g, "ib", nic.name, path, False, pxn_via, tuple(reasons), tuple(codes))
     if RANK[distance] > RANK[level]:
         reasons.append(
             f"GPUDirect RDMA off: distance {distance} > {var or 'default'} {level} [{CITE['checkgdr']}]"
@@ -474,13 +469,13 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
             codes.append("env-gdr-level")
         elif not var:
             codes.append("distance")
-        return NetPrediction(g, "ib", "IB", nic.name, path, False, pxn_via, tuple(reasons), tuple(codes))
+        return NetPrediction(g, "ib", nic.name, path, False, pxn_via, tuple(reasons), tuple(codes))
     reasons.append(
         f"GPUDirect RDMA on ({topo.gdr_path}): distance {distance} <= {level} [{CITE['checkgdr']}], as long "
         "as CUDA reports the GPU capable (cudaDevAttrGPUDirectRDMASupported, src/net.cc ncclGpuGdrSupport; "
         "GeForce boards are not)"
     )
-    return NetPrediction(g, "ib-gdr", "IB", nic.name, path, True, pxn_via, tuple(reasons), tuple(codes))
+    return NetPrediction(g, "ib-gdr", nic.name, path, True, pxn_via, tuple(reasons), tuple(codes))
 
 
 # ---------------------------------------------------------------------------------------------------
