@@ -153,10 +153,7 @@ def busbw_detail(prediction: Prediction, topo: Topology, kb: Optional[Knowledge]
     if low != high or low == 0.0:
         missing = next(why[k] for k in why if bw[k[0]][k[1]] is None)
         return BusBw(None, unknown=missing)
-    limit = min(
-        ((i, j) for i, j in itertools.permutations(range(n), 2) if bw[i][j] == low),
-        key=lambda k: k,
-    )
+    limit = min((i, j) for i, j in itertools.permutations(range(n), 2) if bw[i][j] == low)
     return BusBw(round(low, 2), bottleneck=f"GPU{limit[0]} -> GPU{limit[1]}: {why[limit]}")
 
 

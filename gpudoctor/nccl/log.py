@@ -184,7 +184,9 @@ class NcclLog:
 
 def parse_transport(via: str) -> Transport:
     """Split what follows `via` (`P2P/IPC/read`, `NET/IB/0(4)/GDRDMA`, `SHM/direct/direct`,
-    `direct shared memory`) into its parts."""
+    `direct shared memory`) into its parts. P2P's forms: P2P/direct pointer, P2P/IPC, P2P/CUMEM, P2P/indirect
+    (NVIDIA/nccl@v2.23.4-1:src/transport/p2p.cc p2pSendSetup); SHM/direct|CE/direct|CE from v2.13
+    (shm.cc)."""
     raw = via.strip()
     parts = raw.split("/")
     head = parts[0]
@@ -195,7 +197,7 @@ def parse_transport(via: str) -> Transport:
         return Transport(raw, "p2p", detail=detail, read=read)
     if head == "SHM":
         return Transport(raw, "shm", detail="/".join(parts[1:]))
-    if raw == "direct shared memory":  # NCCL before 2.5
+    if raw == "direct shared memory":  # before v2.13 (NVIDIA/nccl@v2.12.7-1:src/transport/shm.cc:73)
         return Transport(raw, "shm", detail="direct")
     if head == "NET" and len(parts) >= 2:
         nic = proxy = None

@@ -30,6 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from ..compat import version_tuple
+from .log import parse_transport
 from .topology import RANK, Gpu, Nic, Topology, nccl_path
 
 TAG = "NVIDIA/nccl@v2.23.4-1"
@@ -55,14 +57,12 @@ CITE = {
     "#pci-access-control-services-acs",
 }
 
-TRANSPORTS = ("p2p-nvlink", "p2p-pcie", "shm", "net", "none", "unknown")
-
 
 @dataclass(frozen=True)
 class PairPrediction:
     src: int
     dst: int
-    transport: str  # one of TRANSPORTS
+    transport: str  # p2p-nvlink | p2p-pcie | shm | net | none | unknown
     path: Optional[str]  # NCCL path type: NVL, NVB, PIX, PXB, PHB, SYS; None unknown
     reasons: tuple[str, ...]  # the rule chain, each ending with its NCCL source in brackets
     via: Optional[int] = None  # NVB: the GPU in between
@@ -72,8 +72,7 @@ class PairPrediction:
 @dataclass(frozen=True)
 class NetPrediction:
     gpu: int
-    transport: str  # ib-gdr | ib | socket | unknown
-    network: Optional[str]  # IB | Socket | None (unknown)
+    transport: str  # ib-gdr | ib | socket | unknown (the network: Prediction.net_name)
     nic: Optional[str] = None
     path: Optional[str] = None  # NCCL path type GPU -> NIC
     gdr: Optional[bool] = None
@@ -139,15 +138,8 @@ def _strtol(text: str) -> Optional[int]:
 
 
 def _version_tuple(version: Optional[str]) -> Optional[tuple[int, ...]]:
-    if not version:
-        return None
-    parts = []
-    for piece in version.split(".")[:3]:
-        n = _strtol(piece)
-        if n is None:
-            break
-        parts.append(n)
-    return tuple(parts) or None
+    """'2.23.4' -> (2, 23, 4) by compat.version_tuple; None when there is no version or no number in it."""
+    return version_tuple(version or "") or None
 
 
 def _level_names(version: Optional[str]) -> tuple[str, ...]:
@@ -192,7 +184,7 @@ def _param(env: dict, name: str, default: int) -> int:
 # ---------------------------------------------------------------------------------------------------
 # bandwidths in NCCL's own model (GB/s), used only where NCCL compares them (ncclTopoCheckNet, NVB)
 
-_NVL_BW = ((90, 20.6), (87, 20.0), (86, 12.0), (80, 20.0), (70, 20.0), (60, 18.0))  # topo.h SM*_NVLINK_BW
+_NVL_BW = ((90, 20.6), (80, 20.0), (70, 20.0), (60, 18.0))  # topo.h SM*_NVLINK_BW; SM86 in nvlink_bw
 _PCI_GEN_SPEED = {1: 15, 2: 30, 3: 60, 4: 120, 5: 240, 6: 480}  # topo.cc kvDictPciGen, x100 Mbps per lane
 _CPU_BW = {"amd": 16.0, "arm": 6.0, "power": 32.0, "x86": 5000.0}  # topo.h AMD_BW, ARM_BW, P9_BW, LOC_BW
 # Intel by CPU model: BDW_QPI_BW (QPI_BW before v2.26) 6, SKL_QPI_BW 10, and from v2.26.2 SRP_QPI_BW 22,
@@ -211,6 +203,7 @@ def _cc(gpu: Gpu) -> Optional[int]:
 
 
 def nvlink_bw(gpu: Gpu) -> Optional[float]:
+    """NCCL's NVLink bandwidth per link for the GPU's compute capability (topo.h ncclTopoNVLinkBw)."""
     cc = _cc(gpu)
     if cc is None:
         return None
@@ -275,11 +268,7 @@ def _gpu_path(topo: Topology, i: int, j: int) -> _Path:
         links = max(direct, switched)
         how = f"{direct} direct NVLink(s)" if direct else f"NVSwitch ({switched} links each)"
         return _Path("NVL", links * nvl_bw if nvl_bw else None, why=f"NVL: {how} [{CITE['setpaths']}]")
-    pci = nccl_path(label)
-    pci_path_bw = None
-    if pci is not None:
-        bws = [b for b in (pci_bw(gi), pci_bw(gj)) if b is not None]
-        pci_path_bw = min(bws) if len(bws) == 2 else None
+    pcie = _pcie_path(gi, gj, label)
     version = _version_tuple(topo.nccl_version)
     # PATH_NVB exists from v2.8.3 (NVIDIA/nccl@v2.8.3-1:src/graph/topo.cc topoPathTypeStr)
     if _param(topo.env, "NCCL_NVB_DISABLE", 0) == 0 and (version is None or version >= (2, 8)):
@@ -293,10 +282,10 @@ def _gpu_path(topo: Topology, i: int, j: int) -> _Path:
         if best is not None:
             bw = best[0] * nvl_bw if nvl_bw else None
             # the BFS keeps a PCIe path of the same hop count (one switch, PIX) only when it is faster
-            if not (pci == "PIX" and bw is not None and pci_path_bw is not None and pci_path_bw >= bw):
+            if not (pcie.type == "PIX" and bw is not None and pcie.bw is not None and pcie.bw >= bw):
                 k = best[1]
                 return _Path("NVB", bw, via=k, why=f"NVB: NVLink through GPU{k} [{CITE['setpaths']}]")
-    return _pcie_path(gi, gj, label)
+    return pcie
 
 
 def _no_nvlink(gpu: Gpu) -> bool:
@@ -417,9 +406,9 @@ def _nearest_nic(topo: Topology, g: int, nics: list[Nic]) -> tuple[Optional[Nic]
 
 def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) -> NetPrediction:
     if network is None:
-        return NetPrediction(g, "unknown", None, reasons=("the network NCCL takes is unknown",))
+        return NetPrediction(g, "unknown", reasons=("the network NCCL takes is unknown",))
     if network == "Socket":
-        return NetPrediction(g, "socket", "Socket", reasons=("sockets: no GPUDirect RDMA",))
+        return NetPrediction(g, "socket", reasons=("sockets: no GPUDirect RDMA",))
     env = topo.env
     active = [n for n in topo.nics or () if n.active]
     nic, path = _nearest_nic(topo, g, active)
@@ -432,10 +421,7 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
         codes.append("nic-down")
     if nic is None:
         return NetPrediction(
-            g,
-            "unknown",
-            "IB",
-            reasons=(*reasons, f"the PCIe distance from GPU{g} to the active NICs is not known"),
+            g, "unknown", reasons=(*reasons, f"the PCIe distance from GPU{g} to the active NICs is not known")
         )
     reasons.append(f"NIC {nic.name}, path {path} [{CITE['checkgdr']}]")
     pxn_via = None
@@ -460,7 +446,6 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
         return NetPrediction(
             g,
             "unknown",
-            "IB",
             nic.name,
             path,
             None,
@@ -475,7 +460,7 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
         )
         if RANK[distance] <= RANK["PXB"]:
             codes.append("peermem")
-        return NetPrediction(g, "ib", "IB", nic.name, path, False, pxn_via, tuple(reasons), tuple(codes))
+        return NetPrediction(g, "ib", nic.name, path, False, pxn_via, tuple(reasons), tuple(codes))
     if RANK[distance] > RANK[level]:
         reasons.append(
             f"GPUDirect RDMA off: distance {distance} > {var or 'default'} {level} [{CITE['checkgdr']}]"
@@ -484,13 +469,13 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
             codes.append("env-gdr-level")
         elif not var:
             codes.append("distance")
-        return NetPrediction(g, "ib", "IB", nic.name, path, False, pxn_via, tuple(reasons), tuple(codes))
+        return NetPrediction(g, "ib", nic.name, path, False, pxn_via, tuple(reasons), tuple(codes))
     reasons.append(
         f"GPUDirect RDMA on ({topo.gdr_path}): distance {distance} <= {level} [{CITE['checkgdr']}], as long "
         "as CUDA reports the GPU capable (cudaDevAttrGPUDirectRDMASupported, src/net.cc ncclGpuGdrSupport; "
         "GeForce boards are not)"
     )
-    return NetPrediction(g, "ib-gdr", "IB", nic.name, path, True, pxn_via, tuple(reasons), tuple(codes))
+    return NetPrediction(g, "ib-gdr", nic.name, path, True, pxn_via, tuple(reasons), tuple(codes))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -535,21 +520,18 @@ def _pair(topo: Topology, i: int, j: int, path: _Path, network: Optional[str]) -
         return PairPrediction(i, j, "unknown", None, (path.why,))
     reasons = [path.why]
     codes: list[str] = []
+
+    def unknown(why: str) -> PairPrediction:
+        return PairPrediction(i, j, "unknown", path.type, (*reasons, why), path.via, tuple(codes))
+
     level, var = user_level(env, "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", topo.nccl_version)
     default = "PXB"
     if topo.cpu_vendor == "amd" and n <= 2:
         default = "SYS"
     elif topo.cpu_vendor is None and n <= 2 and RANK[path.type] > RANK["PXB"] and level is None:
-        return PairPrediction(
-            i,
-            j,
-            "unknown",
-            path.type,
-            (
-                *reasons,
-                "with two GPUs NCCL allows P2P up to SYS on AMD x86 CPUs only; the CPU vendor is not known "
-                f"[{CITE['checkp2p']}]",
-            ),
+        return unknown(
+            "with two GPUs NCCL allows P2P up to SYS on AMD x86 CPUs only; the CPU vendor is not known "
+            f"[{CITE['checkp2p']}]"
         )
     p2p_level = level or default
     p2p = RANK[path.type] <= RANK[p2p_level]
@@ -583,32 +565,14 @@ def _pair(topo: Topology, i: int, j: int, path: _Path, network: Optional[str]) -
                 break
         if p2p and status_unknown:
             if RANK[path.type] > RANK["NVB"]:
-                return PairPrediction(
-                    i,
-                    j,
-                    "unknown",
-                    path.type,
-                    (
-                        *reasons,
-                        "NVML's P2P status was not read: NCCL uses P2P only when it is OK "
-                        f"[{CITE['checkp2p']}]",
-                    ),
-                    path.via,
-                    tuple(codes),
+                return unknown(
+                    f"NVML's P2P status was not read: NCCL uses P2P only when it is OK [{CITE['checkp2p']}]"
                 )
             reasons.append("NVML's P2P status was not read (NCCL requires it OK on NVLink, else it stops)")
     if p2p:
         use_net = _check_net(topo, i, j, path.bw, network) if path.type not in ("NVL", "NVB") else False
         if use_net is None:
-            return PairPrediction(
-                i,
-                j,
-                "unknown",
-                path.type,
-                (*reasons, f"whether a NIC would be faster than this path is unknown [{CITE['checknet']}]"),
-                path.via,
-                tuple(codes),
-            )
+            return unknown(f"whether a NIC would be faster than this path is unknown [{CITE['checknet']}]")
         if use_net:
             reasons.append(
                 f"both GPUs reach a NIC faster than each other: NET [{CITE['checknet']}; {CITE['p2p']}]"
@@ -629,17 +593,8 @@ def _pair(topo: Topology, i: int, j: int, path: _Path, network: Optional[str]) -
     speed = _through_cpu_bw(topo, i, j, path)
     use_net = _check_net(topo, i, j, speed, network)
     if use_net is None:
-        return PairPrediction(
-            i,
-            j,
-            "unknown",
-            path.type,
-            (
-                *reasons,
-                f"no P2P; whether a NIC would beat SHM through the CPU is unknown [{CITE['checknet']}]",
-            ),
-            path.via,
-            tuple(codes),
+        return unknown(
+            f"no P2P; whether a NIC would beat SHM through the CPU is unknown [{CITE['checknet']}]"
         )
     if use_net:
         reasons.append(
@@ -792,19 +747,13 @@ def _findings(
 # ---------------------------------------------------------------------------------------------------
 # what NCCL printed, against the prediction
 
-_VIA = (
-    ("P2P/", "p2p"),  # p2p.cc p2pSendSetup: P2P/direct pointer, P2P/IPC, P2P/CUMEM[/read], P2P/indirect
-    ("SHM/", "shm"),  # shm.cc shmSendSetup: SHM/direct/direct, SHM/CE/...
-    ("direct shared memory", "shm"),  # shm.cc before v2.8 (NVIDIA/nccl@v2.7.8-1:src/transport/shm.cc)
-    ("NET/", "net"),  # net.cc: NET/IB/0/GDRDMA, NET/Socket/0
-)
-
 
 def observed_transport(via: str) -> Optional[str]:
-    """The transport of a `Channel ... via X` line of NCCL_DEBUG=INFO (the text after "via"): p2p, shm, net;
-    None for anything else (COLLNET, NVLS). A log does not say whether P2P runs over NVLink or PCIe."""
-    text = via.strip()
-    return next((kind for prefix, kind in _VIA if text.startswith(prefix)), None)
+    """The transport of a `Channel ... via X` line of NCCL_DEBUG=INFO (the text after "via"), as log.py's
+    parse_transport reads it: p2p, shm, net; None for anything else (COLLNET, NVLS). A log does not say
+    whether P2P runs over NVLink or PCIe."""
+    kind = parse_transport(via).kind
+    return kind if kind in ("p2p", "shm", "net") else None
 
 
 def disagreements(prediction: Prediction, observed: dict) -> tuple[str, ...]:

@@ -16,11 +16,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-__all__ = ["CELL_VALUES", "TopoMatrix", "parse_topo"]
+__all__ = ["TopoMatrix", "parse_topo"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _CELL = re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)$")
-CELL_VALUES = ("X", "NV#", "PIX", "PXB", "PHB", "NODE", "SYS", "SOC")
 # Header labels after the device columns, longest first so that `GPU NUMA ID` is not read as a device.
 _TRAILERS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 _LEGEND_NIC = re.compile(r"^\s*(?P<nic>NIC\d+):\s*(?P<name>\S+)\s*$")

@@ -20,9 +20,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ..probes.gpus import MAX_NVLINKS, SELF, TOPOLOGY_LABELS
+from ..probes.kernel_log import normalise_pci
 from ..probes.system import NCCL_PATH_VARIABLES
 
-LABELS = ("X", "PIX", "PXB", "PHB", "NODE", "SYS")
+# X, PIX, PXB, PHB, NODE, SYS: the labels gpus[].topology.levels holds, as `nvidia-smi topo -m` prints them
+LABELS = (SELF, *TOPOLOGY_LABELS.values())
 
 # NCCL's path types in their order of distance (NVIDIA/nccl@v2.29.7-1:src/graph/topo.cc topoPathTypeStr:
 # LOC NVL NVB C2C PIX PXB P2C PXN PHB SYS NET DIS). The numbers differ between releases (C2C came in
@@ -158,14 +161,10 @@ def _int(value: Any) -> Optional[int]:
         return None
 
 
-def _norm_bus(bus: Optional[str]) -> Optional[str]:
-    """00000000:1B:00.0 and 0000:1b:00.0 as one key: domain stripped of leading zeros, lower case."""
-    if not bus:
-        return None
-    m = re.fullmatch(r"(?:([0-9a-fA-F]+):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])", bus.strip())
-    if not m:
-        return bus.strip().lower()
-    return f"{int(m.group(1) or '0', 16):x}:{m.group(2).lower()}:{m.group(3).lower()}.{m.group(4)}"
+def _bus_key(bus: Any) -> Optional[str]:
+    """00000000:1B:00.0 (NVML) and 0000:1b:00.0 (sysfs) as one key (probes/kernel_log.normalise_pci); None
+    for no bus id or one that is no PCI address."""
+    return normalise_pci(str(bus)) if bus else None
 
 
 def _gpu_from_facts(facts: Any, i: int, n: int, bus_index: dict[str, int]) -> Gpu:
@@ -192,8 +191,8 @@ def _gpu_from_facts(facts: Any, i: int, n: int, bus_index: dict[str, int]) -> Gp
         for peer in peers:
             if str(peer).lower() == "nvswitch":
                 nvswitch += 1
-            elif _norm_bus(str(peer)) in bus_index:
-                counts[bus_index[_norm_bus(str(peer))]] += 1
+            elif _bus_key(peer) in bus_index:
+                counts[bus_index[_bus_key(peer)]] += 1
             else:
                 unmatched = True  # a peer that is no GPU here (a CPU, a GPU not visible): not counted
         nvlink_to = tuple(counts)
@@ -224,12 +223,13 @@ def _nics_from_facts(facts: Any, gpus: tuple[Gpu, ...]) -> Optional[tuple[Nic, .
     if not count.known or not isinstance(count.value, int):
         return None
     n = len(gpus)
-    near: dict[tuple[str, str], str] = {}  # (nic device, gpu bus) -> label
+    near: dict[tuple[str, Optional[str]], str] = {}  # (nic device, gpu bus) -> label
     for k in range(facts.count("interconnect.gpu_nics")):
         q = f"interconnect.gpu_nics[{k}]"
         gpu, nic, rel = (_value(facts, f"{q}.{x}") for x in ("gpu", "nic", "relation"))
-        if gpu and nic and rel in _RELATION_TO_LABEL:
-            near[(str(nic), _norm_bus(str(gpu)) or "")] = _RELATION_TO_LABEL[rel]
+        bus = _bus_key(gpu)
+        if bus and nic and rel in _RELATION_TO_LABEL:
+            near[(str(nic), bus)] = _RELATION_TO_LABEL[rel]
     nics = []
     for k in range(count.value):
         q = f"interconnect.ib_ports[{k}]"
@@ -238,7 +238,7 @@ def _nics_from_facts(facts: Any, gpus: tuple[Gpu, ...]) -> Optional[tuple[Nic, .
             continue
         device = str(port).split("/", 1)[0]
         rate = _value(facts, f"{q}.rate_gbps")
-        paths = tuple(near.get((device, _norm_bus(g.bus_id) or "")) for g in gpus)
+        paths = tuple(near.get((device, _bus_key(g.bus_id))) for g in gpus)
         nics.append(
             Nic(
                 name=device,
@@ -258,7 +258,7 @@ def from_facts(facts: Any) -> Topology:
     n = n if isinstance(n, int) else 0
     bus_index = {}
     for i in range(n):
-        bus = _norm_bus(facts.value(f"gpus[{i}].bus_id"))
+        bus = _bus_key(facts.value(f"gpus[{i}].bus_id"))
         if bus:
             bus_index[bus] = i
     gpus = tuple(_gpu_from_facts(facts, i, n, bus_index) for i in range(n))
@@ -294,7 +294,7 @@ def from_facts(facts: Any) -> Topology:
 # from an `nvidia-smi topo -m` matrix
 
 _NV = re.compile(r"NV(\d+)")
-MAX_NVLINKS = 18  # NVLinks of an H100 SXM5 (18 x NVLink4) and of a B200 (18 x NVLink5), the most of any GPU
+# MAX_NVLINKS (probes/gpus.py, NVML_NVLINK_MAX_LINKS): 18, an H100 SXM5's and a B200's, the most of any GPU
 
 
 def from_topo_matrix(

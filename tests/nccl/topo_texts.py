@@ -1,12 +1,11 @@
 # ruff: noqa: E501 - the matrices are real nvidia-smi output, kept whole
 """Real `nvidia-smi topo -m` outputs from public issue threads, verbatim but for the legend and the
-lines after the matrix (cut), and a minimal reader of their cells for the tests (the corpus parser,
-gpudoctor/nccl/topo_text.py, is another helper's; the lead joins them)."""
+lines after the matrix (cut), and readers for the tests: read_matrix (their cells, by
+gpudoctor/nccl/topo_text.py), read_channels (an NCCL_DEBUG=INFO excerpt, by gpudoctor/nccl/log.py), read_p2p."""
 
 from __future__ import annotations
 
-import re
-
+from gpudoctor.nccl.log import parse_log
 from gpudoctor.nccl.topo_text import parse_topo
 
 # https://github.com/NVIDIA/nccl/issues/1264 (HGX H100 SXM, "it is NV18 across all to all gpus within a
@@ -149,8 +148,6 @@ GPU6    SYS     SYS     SYS     SYS     PHB     PHB      X      PIX     14-27,42
 GPU7    SYS     SYS     SYS     SYS     PHB     PHB     PIX      X      14-27,42-55     1               N/A
 """
 
-_ROW = re.compile(r"^\s*(GPU\d+|NIC\d+|mlx5_\d+)\s")
-
 
 def read_matrix(text: str):
     """(cells {(row, col): label}, gpu names, nic names, {gpu: numa}) of a topo -m text, as
@@ -161,9 +158,8 @@ def read_matrix(text: str):
 
 
 def read_channels(text: str) -> dict[tuple[int, int], str]:
-    """`Channel NN[/c] : r[dev] -> r[dev] [send|receive] via X` lines: {(dev, dev): X}."""
-    pat = re.compile(r"Channel \d+(?:/\d+)? : \d+\[(\w+)\] -> \d+\[(\w+)\](?: \[\w+\])? via (\S+)")
-    return {(int(m.group(1)), int(m.group(2))): m.group(3) for m in pat.finditer(text)}
+    """`Channel NN[/c] : r[dev] -> r[dev] ... via X` lines, as gpudoctor/nccl/log.py reads them: {(dev, dev): X}."""
+    return {(int(c.src_tag), int(c.dst_tag)): c.transport.raw for c in parse_log(text).channels}
 
 
 def read_p2p(text: str) -> dict[int, tuple[int, ...]]:
