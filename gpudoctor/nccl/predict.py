@@ -420,9 +420,8 @@ def _net_for_gpu(topo: Topology, g: int, network: Optional[str], paths: dict) ->
         reasons.append(f"its nearest NIC {own.port or own.name} ({own_path}) is {own.state}")
         codes.append("nic-down")
     if nic is None:
-        return NetPrediction(
-            g, "unknown", reasons=(*reasons, f"the PCIe distance from GPU{g} to the active NICs is not known")
-        )
+        why = f"the PCIe distance from GPU{g} to the active NICs is not known"
+        return NetPrediction(g, "unknown", reasons=(*reasons, why), limited_by=tuple(codes))
     reasons.append(f"NIC {nic.name}, path {path} [{CITE['checkgdr']}]")
     pxn_via = None
     distance = path

@@ -302,6 +302,18 @@ def test_gpus_nearest_port_down_uses_a_farther_one():
     assert [f.code for f in pred.findings] == ["nic-down", "distance"]
 
 
+def test_a_down_nearest_port_is_a_finding_even_where_the_other_ports_distance_is_unknown():
+    topo = from_facts(_ib_facts())
+    nics = (
+        dataclasses.replace(topo.nics[0], state="DOWN"),
+        Nic("mlx5_1", "mlx5_1/1", "ACTIVE", "InfiniBand", 200.0, (None, None)),
+    )
+    pred = predict(dataclasses.replace(topo, nics=nics))
+    q = pred.network[0]
+    assert (q.transport, q.reasons[0]) == ("unknown", "its nearest NIC mlx5_0/1 (PXB) is DOWN")
+    assert q.limited_by == ("nic-down",) and [f.code for f in pred.findings] == ["nic-down"]
+
+
 def test_rdma_devices_not_read_is_unknown():
     facts = _facts(**{"interconnect.ib_ports.count": None, "env.nccl_ib_disable": None})
     pred = predict(from_facts(facts))
