@@ -224,7 +224,6 @@ def test_none_known_is_exit_1_with_the_reason_and_no_command_is_exit_2(home, cap
     assert e.value.code == 2
 
 
-
 def test_a_working_directory_since_removed_is_exit_2_with_why(monkeypatch):
     def gone():
         raise FileNotFoundError(2, "No such file or directory")
@@ -233,7 +232,9 @@ def test_a_working_directory_since_removed_is_exit_2_with_why(monkeypatch):
     with pytest.raises(which_module.CommandError) as e:
         which_module.run(("python3", "x.py"))
     assert e.value.code == 2
-    assert str(e.value) == "which: the working directory is gone (No such file or directory); cd into one first"
+    assert (
+        str(e.value) == "which: the working directory is gone (No such file or directory); cd into one first"
+    )
 
 
 def test_the_text_answer(home, monkeypatch, capsys):
